@@ -1,0 +1,7 @@
+"""``python -m generator``: the bcfg command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,87 @@
+"""The ``bcfg`` command line: generate and check."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from .diagnostics import SpecError, use_color
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+REPORT = "please report it with the command and the spec at https://github.com/bcfg/bcfg/issues"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bcfg",
+        description="Compile .bcfg specs into PyTorch BackendConfig modules.",
+        epilog="exit codes: 0 success, 1 findings (generated/ out of date), 2 bad usage or spec errors, 3 internal error",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    g = sub.add_parser("generate", help="write generated modules for the specs")
+    g.add_argument("specs", nargs="*", type=Path, metavar="SPEC", help="spec files (default: every spec in [tool.bcfg] specs)")
+    g.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: [tool.bcfg] out, generated/)")
+    c = sub.add_parser("check", help="exit 1 with a diff if generated modules are stale; writes nothing")
+    c.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: [tool.bcfg] out, generated/)")
+    return p
+
+
+def _print_diagnostics(diags, stream=sys.stderr) -> None:
+    color = use_color(stream)
+    for d in diags:
+        print(d.format(color=color), file=stream)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except SpecError as exc:
+        _print_diagnostics(exc.diagnostics)
+        n = sum(d.severity == "error" for d in exc.diagnostics)
+        print(f"bcfg: {n} error{'s' if n != 1 else ''}; nothing was written", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the one place a bug becomes a message, not a traceback
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"bcfg: internal error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno}); {REPORT}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(args) -> int:
+    from .config import ConfigError, find_project
+    from .pipeline import compile_project
+    from .write import diff_outputs, write_outputs
+
+    try:
+        project = find_project()
+    except ConfigError as exc:
+        print(f"bcfg: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    specs = None
+    if getattr(args, "specs", None):
+        missing = [s for s in args.specs if not s.is_file()]
+        if missing:
+            print(f"bcfg: no such spec file: {missing[0]}", file=sys.stderr)
+            return EXIT_USAGE
+        specs = list(args.specs)
+    outputs, warnings = compile_project(project, specs, args.out)
+    _print_diagnostics(warnings)
+    if args.command == "check":
+        diffs = diff_outputs(outputs, project.rel)
+        if diffs:
+            sys.stdout.writelines(diffs)
+            print(f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`", file=sys.stderr)
+            return EXIT_FINDINGS
+        print(f"bcfg check: {len(outputs.files)} generated file(s) up to date", file=sys.stderr)
+        return EXIT_OK
+    written, removed = write_outputs(outputs)
+    for p in written:
+        print(f"wrote {project.rel(p)}", file=sys.stderr)
+    for p in removed:
+        print(f"removed {project.rel(p)}", file=sys.stderr)
+    print(f"bcfg generate: {len(outputs.files)} file(s), {len(written)} written, {len(removed)} removed", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,16 @@
+"""Where the grammar and templates are: beside the package in a wheel, at the repo root in a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+
+def resource_path(folder: str, name: str) -> Path:
+    """Return ``folder/name`` from the installed package, or from the source tree."""
+    for base in (_HERE, _HERE.parent):
+        candidate = base / folder / name
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"bcfg is installed without its {folder}/{name}")
