@@ -217,7 +217,8 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
         body.append(f"    raise AssertionError({(listed + ' must all be in the same mode (train or eval)')!r})")
     if f.eval_only:
         body.append("if is_qat:")
-        body.append(f'    raise NotImplementedError(f"Cannot fuse train modules: {{({", ".join(leaves)},)}}")')
+        shown = ", ".join(leaves) + ("," if len(leaves) == 1 else "")
+        body.append(f'    raise NotImplementedError(f"Cannot fuse train modules: {{({shown})}}")')
 
     def expr(e: m.FuseExpr) -> str:
         if isinstance(e, m.FuseArg):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -89,8 +90,9 @@ class UnknownSymbol(LookupError):
         self.suggestion = suggestion
 
 
-def _is_source_module(obj: Any) -> bool:
-    return isinstance(obj, types.ModuleType) and getattr(obj, "__file__", None) is not None
+def _is_importable_module(obj: Any, name: str) -> bool:
+    """True if ``import name`` works and gives ``obj`` (torch.ops.aten is no such module)."""
+    return isinstance(obj, types.ModuleType) and sys.modules.get(name) is obj
 
 
 def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
@@ -121,7 +123,7 @@ def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
                 path, f"unknown symbol '{path}'", _did_you_mean(obj, parts[:i], part)
             )
         obj = nxt
-        if module == ".".join(parts[:i]) and _is_source_module(obj):
+        if module == ".".join(parts[:i]) and _is_importable_module(obj, prefix):
             module = prefix
     return Resolved(path, obj, module)
 
