@@ -106,10 +106,10 @@ def _batch_norm(cls: type[nn.Module]) -> nn.Module:
     random, so that folding it into a convolution is visible in the weights."""
     bn = cls(_CHANNELS)
     with torch.no_grad():
-        bn.weight.uniform_(0.5, 1.5)
-        bn.bias.uniform_(-0.5, 0.5)
-        bn.running_mean.uniform_(-0.5, 0.5)
-        bn.running_var.uniform_(0.5, 1.5)
+        bn.get_parameter("weight").uniform_(0.5, 1.5)
+        bn.get_parameter("bias").uniform_(-0.5, 0.5)
+        bn.get_buffer("running_mean").uniform_(-0.5, 0.5)
+        bn.get_buffer("running_var").uniform_(0.5, 1.5)
     return bn
 
 
@@ -200,7 +200,8 @@ def _wrapped_sequential(fn: Any) -> type | None:
     if code is not _SEQUENTIAL_WRAPPER_CODE:
         return None
     cell = fn.__closure__[code.co_freevars.index("sequential")]
-    return cell.cell_contents
+    wrapped: type = cell.cell_contents
+    return wrapped
 
 
 def _describe(value: Any) -> str:
@@ -365,9 +366,11 @@ def _dtype_config_differences(
     """Differences between two ``dtype_configs`` lists, entry by entry."""
     if len(expected) != len(actual):
         return [
-            f"dtype_configs differs: expected {len(expected)} entries, "
-            f"got {len(actual)}: expected {_describe(expected)}, "
-            f"got {_describe(actual)}"
+            (
+                f"dtype_configs differs: expected {len(expected)} entries, "
+                f"got {len(actual)}: expected {_describe(expected)}, "
+                f"got {_describe(actual)}"
+            )
         ]
     out: list[str] = []
     for j, (exp, act) in enumerate(zip(expected, actual)):
