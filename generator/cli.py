@@ -52,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    import warnings
+
+    # torch warns on import when NumPy is absent; bcfg never needs NumPy.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     from .config import ConfigError, find_project
     from .pipeline import compile_project
     from .write import diff_outputs, write_outputs
