@@ -1,13 +1,17 @@
 """Diagnostics: errors and warnings about specs, reported as ``file:line:col``.
 
 Every problem in a spec becomes a ``Diagnostic``. Stages collect them and raise
-one ``SpecError`` holding all of a run's errors, so a user sees every
-independent mistake at once; the CLI prints them in the compiler format::
+one ``SpecError`` holding all of a run's errors (up to ``MAX_ERRORS``), so a
+user sees every independent mistake at once; the CLI prints them in the
+compiler format::
 
     specs/fbgemm.bcfg:12:5: error: unknown symbol 'torch.nn.Conv2dd'
        12 |     pattern torch.nn.Conv2dd {
           |             ^^^^^^^^^^^^^^^^
     hint: did you mean 'torch.nn.Conv2d'?
+
+Warnings have the same form with ``warning:``; a ``note:`` line may follow with
+where a group was used from.
 """
 
 from __future__ import annotations
@@ -21,47 +25,75 @@ from .model import Span
 
 MAX_ERRORS = 50
 
+# The text of every spec read in this process, by display name, so that an
+# excerpt shows what was parsed even when the working folder is elsewhere.
+_SOURCES: dict[str, str] = {}
+
+
+def remember_source(file: str, text: str) -> None:
+    """Keep ``text`` as the source of ``file`` for excerpts."""
+    _SOURCES[file] = text
+
 
 @dataclass(frozen=True)
 class Diagnostic:
-    severity: str  # "error" or "warning"
+    severity: str  # "error", "warning" or "note"
     span: Span | None
     message: str
     hint: str | None = None
+    notes: tuple[str, ...] = ()
 
     def format(self, source: str | None = None, color: bool = False) -> str:
         """Render as ``file:line:col: severity: message``, the source line, a caret, a hint."""
         where = f"{self.span}: " if self.span else ""
         sev = self.severity
+        bold = _paint(color, "1")
         if color:
-            code = "31" if sev == "error" else "33"
-            sev = f"\033[1;{code}m{sev}\033[0m"
-        lines = [f"{where}{sev}: {self.message}"]
+            code = {"error": "1;31", "warning": "1;33"}.get(sev, "1;36")
+            sev = _paint(color, code)(sev)
+        lines = [f"{bold(where)}{sev}: {bold(self.message)}"]
         excerpt = _excerpt(self.span, source) if self.span else None
         if excerpt:
-            lines.extend(excerpt)
+            lines.append(excerpt[0])
+            lines.append(excerpt[1][: excerpt[2]] + _paint(color, "1;32")(excerpt[1][excerpt[2] :]))
         if self.hint:
-            lines.append(f"hint: {self.hint}")
+            lines.append(f"{_paint(color, '1;36')('hint:')} {self.hint}")
+        lines.extend(f"{_paint(color, '1;36')('note:')} {n}" for n in self.notes)
         return "\n".join(lines)
 
 
-def _excerpt(span: Span, source: str | None) -> list[str] | None:
+def _paint(color: bool, code: str):
+    if not color:
+        return lambda s: s
+    return lambda s: f"\033[{code}m{s}\033[0m" if s else s
+
+
+def _excerpt(span: Span, source: str | None) -> tuple[str, str, int] | None:
+    """The source line of ``span``, a caret line under it, and where the carets start."""
+    if source is None:
+        source = _SOURCES.get(span.file)
     if source is None:
         try:
             source = Path(span.file).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError):
             return None
-    src_lines = source.splitlines()
+    src_lines = source.split("\n")
     if not 1 <= span.line <= len(src_lines):
         return None
-    text = src_lines[span.line - 1].replace("\t", " ")
-    end = span.end_column if span.end_line == span.line else len(text) + 1
-    width = max(1, end - span.column)
+    text = src_lines[span.line - 1].rstrip("\r").replace("\t", " ")
+    text = "".join(c if c.isprintable() else " " for c in text)
+    if len(text) > 200:  # a huge line: show the part around the span
+        start = max(0, span.column - 60)
+        shift = start - 4 if start else 0
+        text = ("... " if start else "") + text[start : start + 160] + " ..."
+    else:
+        shift = 0
+    column = span.column - shift
+    end = span.end_column - shift if span.end_line == span.line else len(text) + 1
+    width = max(1, min(end, len(text) + 1) - column)
     gutter = f"{span.line:>5} | "
-    return [
-        f"{gutter}{text}",
-        " " * (len(gutter) - 2) + "| " + " " * (span.column - 1) + "^" * width,
-    ]
+    pad = " " * (len(gutter) - 2) + "| " + " " * (column - 1)
+    return f"{gutter}{text}", pad + "^" * width, len(pad)
 
 
 class SpecError(Exception):
@@ -73,18 +105,40 @@ class SpecError(Exception):
 
 
 class Collector:
-    """Gathers the diagnostics of one stage; ``raise_if_errors`` ends the stage."""
+    """Gathers the diagnostics of one stage; ``raise_if_errors`` ends the stage.
+
+    The same message at the same place is kept once (a group used twice would
+    otherwise report each of its mistakes twice). At ``MAX_ERRORS`` errors the
+    stage stops with a note saying so.
+    """
 
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
+        self._seen: set[tuple[str, Span | None, str]] = set()
 
-    def error(self, span: Span | None, message: str, hint: str | None = None) -> None:
-        self.diagnostics.append(Diagnostic("error", span, message, hint))
-        if self.error_count >= MAX_ERRORS:
+    def add(self, d: Diagnostic) -> None:
+        key = (d.severity, d.span, d.message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.diagnostics.append(d)
+        if d.severity == "error" and self.error_count >= MAX_ERRORS:
+            self.diagnostics.append(
+                Diagnostic(
+                    "note", None, f"stopped after {MAX_ERRORS} errors; fix these and run again"
+                )
+            )
             raise SpecError(self.diagnostics)
 
-    def warning(self, span: Span | None, message: str, hint: str | None = None) -> None:
-        self.diagnostics.append(Diagnostic("warning", span, message, hint))
+    def error(
+        self, span: Span | None, message: str, hint: str | None = None, notes: tuple[str, ...] = ()
+    ) -> None:
+        self.add(Diagnostic("error", span, message, hint, notes))
+
+    def warning(
+        self, span: Span | None, message: str, hint: str | None = None, notes: tuple[str, ...] = ()
+    ) -> None:
+        self.add(Diagnostic("warning", span, message, hint, notes))
 
     @property
     def error_count(self) -> int:
@@ -99,6 +153,12 @@ class Collector:
             raise SpecError(self.diagnostics)
 
 
-def use_color(stream=sys.stderr) -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set."""
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+def use_color(stream=None) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org)."""
+    stream = sys.stderr if stream is None else stream
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

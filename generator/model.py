@@ -283,6 +283,7 @@ class DType:
     scale_max_upper_bound: int | float | None = None
     scale_exact_match: float | None = None
     zero_point_exact_match: int | None = None
+    name: str | None = field(default=None, compare=False)  # the constraint it came from
 
     @property
     def constrained(self) -> bool:

@@ -10,7 +10,31 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-BACKENDS = ["native", "fbgemm", "qnnpack", "x86", "onednn", "executorch", "tensorrt", "qnnpack_pt2e"]
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Keep bcfg's cache (and the CLI runs' caches) out of the user's cache folder."""
+    import os
+
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
+BACKENDS = [
+    "native",
+    "fbgemm",
+    "qnnpack",
+    "x86",
+    "onednn",
+    "executorch",
+    "tensorrt",
+    "qnnpack_pt2e",
+]
 
 # torch 2.13's pattern config counts (shared/notes/torch-facts.md).
 CONFIG_COUNTS = {
@@ -30,7 +54,9 @@ def torch_getter(name: str):
     import torch.ao.quantization.backend_config as bc
 
     if name == "x86":
-        return importlib.import_module("torch.ao.quantization.backend_config.x86").get_x86_backend_config
+        return importlib.import_module(
+            "torch.ao.quantization.backend_config.x86"
+        ).get_x86_backend_config
     if name == "qnnpack_pt2e":
         return importlib.import_module(
             "torch.ao.quantization.backend_config._qnnpack_pt2e"
@@ -62,3 +88,12 @@ def project_copy(tmp_path):
         shutil.copytree(REPO / name, tmp_path / name)
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--accept",
+        action="store_true",
+        default=False,
+        help="tests/test_errors.py: write the current message of each error case as its expected one",
+    )
