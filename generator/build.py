@@ -8,7 +8,8 @@ fusers and getters are interpreted here rather than printed as Python.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch.ao.quantization.backend_config.utils  # noqa: F401  (BackendConfig needs it loaded)
 from torch.ao.quantization.backend_config import (

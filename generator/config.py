@@ -53,7 +53,9 @@ def _project(root: Path, table: dict, pp: Path) -> Project:
         return v
 
     extra = table.get("allow", [])
-    if not isinstance(extra, list) or not all(isinstance(x, str) and x.isidentifier() for x in extra):
+    if not isinstance(extra, list) or not all(
+        isinstance(x, str) and x.isidentifier() for x in extra
+    ):
         raise ConfigError(f"{pp}: [tool.bcfg] allow must be a list of top-level module names")
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     return Project(root, root / string("specs", "specs"), root / string("out", "generated"), allow)

@@ -1,22 +1,24 @@
 """Render: resolved backends to formatted Python source.
 
 Python decides everything here (local names, imports, literals, order); the
-Jinja templates in ``templates/`` only print what they are handed. The result
-is checked with ``ast.parse`` (a template bug is reported as such), formatted
-in-process by black, and stamped with a header that review tools recognise.
+Jinja templates in ``templates/`` only print what they are handed. Each
+statement is laid out as black would lay it out (``layout``; a fragment of a
+shape it does not model is formatted by black itself), the whole is checked
+with ``compile`` (a template bug is reported as such), and stamped with a
+header that review tools recognise. Running black over every generated line
+would cost seconds; the output is the same byte for byte.
 """
 
 from __future__ import annotations
 
-import ast
+import builtins
 import functools
 import hashlib
 import keyword
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-import black
-import jinja2
-
+from . import layout
 from . import model as m
 from .resources import resource_path
 
@@ -33,16 +35,28 @@ GEN_ALIASES = {
     "torch.ao.nn.quantized": "nnq",
     "torch.ao.nn.quantized.reference": "nnqr",
 }
-_RESERVED = set(GEN_ALIASES.values()) | {
-    "torch",
-    "operator",
-    "configs",
-    "BackendConfig",
-    "BackendPatternConfig",
-    "DTypeConfig",
-    "DTypeWithConstraints",
-    "ObservationType",
+# ObservationType members, held in locals named as in the spec language: an
+# enum member lookup costs several times a local one, once per pattern.
+_OBSERVATION_LOCALS = {
+    "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT": "different_observer",
+    "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
+    "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
 }
+_BUILTINS = frozenset(dir(builtins))
+_RESERVED = (
+    set(GEN_ALIASES.values())
+    | set(_OBSERVATION_LOCALS.values())
+    | {
+        "torch",
+        "operator",
+        "configs",
+        "BackendConfig",
+        "BackendPatternConfig",
+        "DTypeConfig",
+        "DTypeWithConstraints",
+        "ObservationType",
+    }
+)
 _DTYPE_FIELDS = (
     "quant_min_lower_bound",
     "quant_max_upper_bound",
@@ -51,11 +65,12 @@ _DTYPE_FIELDS = (
     "scale_exact_match",
     "zero_point_exact_match",
 )
-BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY310})
 
 
 @functools.lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
+def _env():
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_path("templates", "backend.py.jinja").parent)),
         undefined=jinja2.StrictUndefined,
@@ -93,13 +108,109 @@ def stamp(source_label: str, in_hash: str, body: str) -> str:
     )
 
 
-def format_source(source: str, what: str) -> str:
-    """Check that rendered code parses, then format it with black."""
+def check_source(source: str, what: str) -> str:
+    """Return ``source`` if it compiles; a template bug is reported as such."""
     try:
-        ast.parse(source)
+        compile(source, what, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise RuntimeError(f"bcfg rendered invalid Python for {what} (line {exc.lineno}): {exc.msg}; this is a bug in bcfg") from None
-    return black.format_str(source, mode=BLACK_MODE)
+        raise RuntimeError(
+            f"bcfg rendered invalid Python for {what} (line {exc.lineno}): {exc.msg}; this is a bug in bcfg"
+        ) from None
+    return source
+
+
+@functools.lru_cache(maxsize=1)
+def _black_mode():
+    import black
+
+    return black.Mode(target_versions={black.TargetVersion.PY310})
+
+
+def black_format(source: str) -> str:
+    """Format with black, as bcfg's output is defined to be formatted."""
+    import black
+
+    return black.format_str(source, mode=_black_mode())
+
+
+@functools.lru_cache(maxsize=1)
+def layout_matches_black() -> bool:
+    """True if ``layout`` models the installed black; otherwise black formats everything."""
+    from .cache import dist_version
+
+    return dist_version("black") == layout.BLACK_VERSION
+
+
+class _Fragments:
+    """Lays out fragments with ``layout``, or with black where layout declines."""
+
+    # Shared by all modules of a run: torch's backends have many configs in common.
+    _memo: ClassVar[dict[tuple[bool, str, str, int], list[str]]] = {}
+    MEMO_SIZE = 100_000
+
+    def __init__(self, fast: bool):
+        self.fast = fast
+        if len(self._memo) > self.MEMO_SIZE:
+            self._memo.clear()
+
+    def _lay(self, kind: str, text: str, depth: int, lay, wrap) -> list[str]:
+        """``lay()`` the fragment, or ``wrap()`` it for black if layout declines it."""
+        key = (self.fast, kind, text, depth)
+        lines = self._memo.get(key)
+        if lines is None:
+            try:
+                if not self.fast:
+                    raise layout.Unsupported("black requested")
+                lines = lay()
+            except layout.Unsupported:
+                lines = wrap()
+            self._memo[key] = lines
+        return lines
+
+    def item(self, text: str, depth: int) -> list[str]:
+        """An element of an exploded list at ``depth``, with its trailing comma."""
+
+        def wrap() -> list[str]:
+            return black_format(_nest(f"_ = [\n    {text},\n]", depth - 1)).splitlines()[depth:-1]
+
+        return self._lay("item", text, depth, lambda: layout.list_item(text, depth), wrap)
+
+    def statement(self, text: str, depth: int) -> list[str]:
+        """A simple statement at ``depth``."""
+
+        def wrap() -> list[str]:
+            return black_format(_nest(text, depth)).splitlines()[depth:]
+
+        return self._lay("stmt", text, depth, lambda: layout.statement(text, depth), wrap)
+
+    def function(self, fn: dict) -> list[str]:
+        """A module-level function: name, params, one-line doc, body lines."""
+
+        def lay() -> list[str]:
+            head = f"def {fn['name']}({fn['params']}):"
+            if len(head) > layout.LINE_LENGTH:
+                raise layout.Unsupported("long def line")
+            out = [head, layout.docstring(fn["doc"], 1)]
+            for line in fn["body"]:
+                stripped = line.lstrip(" ")
+                out.extend(layout.statement(stripped, 1 + (len(line) - len(stripped)) // 4))
+            return out
+
+        def wrap() -> list[str]:
+            body = "".join(f"    {line}\n" for line in fn["body"])
+            return black_format(
+                f'def {fn["name"]}({fn["params"]}):\n    """{fn["doc"]}"""\n{body}'
+            ).splitlines()
+
+        return self._lay("def", repr(fn), 0, lay, wrap)
+
+
+def _nest(text: str, depth: int) -> str:
+    """``text`` as a statement ``depth`` function bodies deep, for black to format in place."""
+    out = ""
+    for d in range(depth):
+        out += "    " * d + "def _():\n"
+    return out + "".join("    " * depth + line + "\n" for line in text.split("\n"))
 
 
 # ---------------------------------------------------------------- backends
@@ -107,11 +218,35 @@ def format_source(source: str, what: str) -> str:
 
 @dataclass
 class _Names:
-    """Imports and module-level helper functions one generated module needs."""
+    """Imports, module-level helper functions and getter locals one generated module needs.
+
+    Each distinct dtype (with its constraints) becomes one DTypeWithConstraints
+    that the call's DTypeConfigs share, and each distinct list of DTypeConfigs,
+    or map of argument counts to observation types, one that the call's
+    patterns share, as torch's own backends share them. Torch shares them
+    across calls, too; a generated getter builds new ones every call. Fewer
+    objects and lookups per call make it faster than torch's own getters.
+    """
 
     imports: set[str]
     from_imports: dict[str, set[str]]
     functions: dict[str, dict]  # python name -> template context
+    observations: dict[str, str] = field(default_factory=dict)  # ObservationType member -> local
+    dtypes: dict[m.DType, tuple[str, str]] = field(default_factory=dict)  # -> (local, expression)
+    dtype_lists: dict[tuple[str, ...], str] = field(
+        default_factory=dict
+    )  # DTypeConfig locals -> list local
+    shared_dicts: dict[str, str] = field(default_factory=dict)  # dict display -> local
+    taken: set[str] = field(default_factory=set)  # local names of the getter
+
+    def local(self, base: str) -> str:
+        """A fresh local name of the getter, ``base`` if it is free."""
+        name, n = base, 2
+        while name in self.taken or keyword.iskeyword(name) or name in _BUILTINS:
+            name = f"{base}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
 
     def need(self, module: str, name: str) -> str:
         self.from_imports.setdefault(module, set()).add(name)
@@ -136,23 +271,34 @@ def _pattern(p: m.PatternValue, names: _Names) -> str:
         return "(" + ", ".join(_pattern(x, names) for x in p) + ")"
     if isinstance(p, m.Symbol):
         return _sym(p, names)
-    return repr(p)
+    return layout.string(p) if isinstance(p, str) else repr(p)
 
 
 def _dtype(d: m.DType, names: _Names) -> str:
-    names.imports.add("import torch")
-    base = f"torch.{d.dtype}"
-    if not d.constrained:
-        return base
-    names.need("torch.ao.quantization.backend_config", "DTypeWithConstraints")
-    args = [f"dtype={base}"] + [f"{f}={getattr(d, f)!r}" for f in _DTYPE_FIELDS if getattr(d, f) is not None]
-    return f"DTypeWithConstraints({', '.join(args)})"
+    """The local holding ``d`` as a DTypeWithConstraints, defined on first use."""
+    entry = names.dtypes.get(d)
+    if entry is None:
+        names.imports.add("import torch")
+        names.need("torch.ao.quantization.backend_config", "DTypeWithConstraints")
+        args = [f"dtype=torch.{d.dtype}"] + [
+            f"{f}={getattr(d, f)!r}" for f in _DTYPE_FIELDS if getattr(d, f) is not None
+        ]
+        base = d.dtype if d.dtype.isidentifier() else "dtype"
+        if d.constrained:
+            base = d.name if d.name and d.name.isidentifier() else f"{base}_constrained"
+        entry = (names.local(base), f"DTypeWithConstraints({', '.join(args)})")
+        names.dtypes[d] = entry
+    return entry[0]
 
 
 def _dtype_config(c: m.DTypeConfig, names: _Names) -> str:
     names.need("torch.ao.quantization.backend_config", "DTypeConfig")
     args = []
-    for key, val in (("input_dtype", c.input), ("output_dtype", c.output), ("weight_dtype", c.weight)):
+    for key, val in (
+        ("input_dtype", c.input),
+        ("output_dtype", c.output),
+        ("weight_dtype", c.weight),
+    ):
         if val is not None:
             args.append(f"{key}={_dtype(val, names)}")
     if c.bias is not None:
@@ -164,7 +310,12 @@ def _dtype_config(c: m.DTypeConfig, names: _Names) -> str:
 
 
 def _obs(name: str, names: _Names) -> str:
-    return f"{names.need('torch.ao.quantization.backend_config', 'ObservationType')}.{name}"
+    member = f"{names.need('torch.ao.quantization.backend_config', 'ObservationType')}.{name}"
+    local = _OBSERVATION_LOCALS.get(name)
+    if local is None:
+        return member
+    names.observations[name] = local
+    return local
 
 
 def _getter_fn(kind: str, paths: tuple[tuple[int, ...], ...], names: _Names) -> str:
@@ -191,7 +342,7 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
         return f"{fn}({_sym(f.fused, names)})"
     if isinstance(f, m.SymbolFuser):
         return _sym(f.function, names)
-    fname = "_" + f.name if f.name.startswith("fuse") else "_fuse_" + f.name
+    fname = "_fuse_" + f.name  # one-to-one with spec names, so two fusers never collide
     if fname in names.functions:
         return fname
     counter = iter(range(1000))
@@ -214,7 +365,9 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
     if f.same_mode and len(leaves) > 1:
         listed = ", ".join(leaves[:-1]) + " and " + leaves[-1]
         body.append(f"if not ({' == '.join(n + '.training' for n in leaves)}):")
-        body.append(f"    raise AssertionError({(listed + ' must all be in the same mode (train or eval)')!r})")
+        body.append(
+            f"    raise AssertionError({layout.string(listed + ' must all be in the same mode (train or eval)')})"
+        )
     if f.eval_only:
         body.append("if is_qat:")
         shown = ", ".join(leaves) + ("," if len(leaves) == 1 else "")
@@ -235,16 +388,32 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
     return fname
 
 
-def _config_lines(c: m.PatternConfig, dtype_names: dict[m.DTypeConfig, str], names: _Names) -> list[str]:
+def _list_name(members: tuple[str, ...]) -> str:
+    """A reviewable name for a shared list of DTypeConfigs: what it holds."""
+    name = "dtypes_" + "__".join(members)
+    if len(name) > 48 and len(members) > 1:
+        name = f"dtypes_{members[0]}_and_{len(members) - 1}_more"
+    return name
+
+
+def _config_lines(
+    c: m.PatternConfig, dtype_names: dict[m.DTypeConfig, str], names: _Names
+) -> list[str]:
     names.need("torch.ao.quantization.backend_config", "BackendPatternConfig")
     if c.complex:
-        lines = ["BackendPatternConfig()", f"._set_pattern_complex_format({_pattern(c.pattern, names)})"]
+        lines = [
+            "BackendPatternConfig()",
+            f"._set_pattern_complex_format({_pattern(c.pattern, names)})",
+        ]
     else:
         lines = [f"BackendPatternConfig({_pattern(c.pattern, names)})"]
     if c.observation != "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT":
         lines.append(f".set_observation_type({_obs(c.observation, names)})")
     if c.dtype_configs:
-        lines.append(f".set_dtype_configs([{', '.join(dtype_names[d] for d in c.dtype_configs)}])")
+        members = tuple(dtype_names[d] for d in c.dtype_configs)
+        if members not in names.dtype_lists:
+            names.dtype_lists[members] = names.local(_list_name(members))
+        lines.append(f".set_dtype_configs({names.dtype_lists[members]})")
     for method, sym in (
         ("set_root_module", c.root_module),
         ("set_qat_module", c.qat_module),
@@ -256,14 +425,22 @@ def _config_lines(c: m.PatternConfig, dtype_names: dict[m.DTypeConfig, str], nam
     if c.fuser is not None:
         lines.append(f".set_fuser_method({_fuser(c.fuser, names)})")
     if c.root_node_getter is not None:
-        lines.append(f"._set_root_node_getter({_getter_fn('root', (c.root_node_getter.path,), names)})")
+        lines.append(
+            f"._set_root_node_getter({_getter_fn('root', (c.root_node_getter.path,), names)})"
+        )
     if c.extra_inputs_getter is not None:
-        lines.append(f"._set_extra_inputs_getter({_getter_fn('extra', c.extra_inputs_getter.paths, names)})")
+        lines.append(
+            f"._set_extra_inputs_getter({_getter_fn('extra', c.extra_inputs_getter.paths, names)})"
+        )
     if c.num_tensor_args:
-        items = ", ".join(f"{k}: {_obs(v, names)}" for k, v in c.num_tensor_args)
-        lines.append(f"._set_num_tensor_args_to_observation_type({{{items}}})")
+        items = "{" + ", ".join(f"{k}: {_obs(v, names)}" for k, v in c.num_tensor_args) + "}"
+        if items not in names.shared_dicts:
+            names.shared_dicts[items] = names.local(
+                f"num_tensor_args_{len(names.shared_dicts) + 1}"
+            )
+        lines.append(f"._set_num_tensor_args_to_observation_type({names.shared_dicts[items]})")
     if c.input_type_to_index:
-        items = ", ".join(f"{k!r}: {v}" for k, v in c.input_type_to_index)
+        items = ", ".join(f"{layout.string(k)}: {v}" for k, v in c.input_type_to_index)
         lines.append(f"._set_input_type_to_index({{{items}}})")
     return lines
 
@@ -288,29 +465,76 @@ def _dtype_locals(backend: m.Backend) -> dict[m.DTypeConfig, str]:
     return out
 
 
-def render_backend(backend: m.Backend) -> str:
-    """The complete text of ``generated/<backend.module>.py``."""
+def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
+    """The complete text of ``generated/<backend.module>.py``.
+
+    ``fast`` (default: if the installed black is the one ``layout`` models)
+    lays statements out without black; False formats every fragment with black.
+    """
+    frag = _Fragments(layout_matches_black() if fast is None else fast)
     names = _Names(set(), {}, {})
     names.need("torch.ao.quantization.backend_config", "BackendConfig")
     dtype_names = _dtype_locals(backend)
-    dtype_locals = [{"name": n, "expr": _dtype_config(d, names)} for d, n in dtype_names.items()]
+    names.taken.update(_RESERVED, dtype_names.values())
+    dtype_exprs = [(n, _dtype_config(d, names)) for d, n in dtype_names.items()]
     configs = []
     for c in backend.configs:
         origin = f"{c.span.file}:{c.span.line}" if c.span else backend.spec_file
-        configs.append({"origin": safe_text(origin), "lines": _config_lines(c, dtype_names, names)})
-    source = _env().get_template("backend.py.jinja").render(
-        spec_file=safe_text(backend.spec_file),
-        backend_name=repr(backend.name),
-        backend_label=backend.module,
-        getter=getter_name(backend.module),
-        count=len(backend.configs),
-        imports=_import_block(names),
-        functions=[names.functions[k] for k in sorted(names.functions)],
-        dtype_locals=dtype_locals,
-        configs=configs,
+        chain = "".join(_config_lines(c, dtype_names, names))
+        configs.append({"origin": safe_text(origin), "lines": frag.item(f"({chain})", 2)})
+    local_lines = (
+        [
+            f"{local} = ObservationType.{member}"
+            for member, local in sorted(names.observations.items(), key=lambda x: x[1])
+        ]
+        + [f"{local} = {expr}" for local, expr in names.dtypes.values()]
+        + [f"{n} = {expr}" for n, expr in dtype_exprs]
+        + [f"{local} = [{', '.join(members)}]" for members, local in names.dtype_lists.items()]
+        + [f"{local} = {items}" for items, local in names.shared_dicts.items()]
     )
-    body = format_source(source, f"backend {backend.module}")
-    return stamp(safe_text(backend.spec_file), inputs_hash(backend.inputs), body)
+    dtype_lines = [line for text in local_lines for line in frag.statement(text, 1)]
+    getter = getter_name(backend.module)
+    spec_file = safe_text(backend.spec_file)
+    try:
+        doc = layout.docstring(
+            f"Return the {backend.module} BackendConfig ({len(configs)} pattern configs).", 1
+        )
+        whole = (
+            not frag.fast
+            or not _plain(spec_file)
+            or len(f"def {getter}() -> BackendConfig:") > layout.LINE_LENGTH
+        )
+    except layout.Unsupported:
+        doc, whole = (
+            f'    """Return the {backend.module} BackendConfig ({len(configs)} pattern configs)."""',
+            True,
+        )
+    source = (
+        _env()
+        .get_template("backend.py.jinja")
+        .render(
+            spec_file=spec_file,
+            backend_label=backend.module,
+            getter=getter,
+            doc=doc,
+            imports=_import_block(names),
+            exports=frag.statement(f"__all__ = [{layout.string(getter)}]", 0),
+            functions=[frag.function(names.functions[k]) for k in sorted(names.functions)],
+            dtype_locals=dtype_lines,
+            configs=configs,
+            ret=frag.statement(
+                f"return BackendConfig({layout.string(backend.name)}).set_backend_pattern_configs(configs)",
+                1,
+            ),
+        )
+    )
+    body = check_source(black_format(source) if whole else source, f"backend {backend.module}")
+    return stamp(spec_file, inputs_hash(backend.inputs), body)
+
+
+def _plain(label: str) -> bool:
+    """Text that black leaves alone inside a docstring."""
+    return label.isascii() and "\\" not in label and label == label.strip()
 
 
 def _import_block(names: _Names) -> list[str]:
@@ -318,16 +542,31 @@ def _import_block(names: _Names) -> list[str]:
     stdlib = sorted(i for i in names.imports if i.split()[1].split(".")[0] not in ("torch",))
     third = sorted(i for i in names.imports if i not in stdlib)
     froms = [
-        f"from {mod} import {', '.join(sorted(ns))}" for mod, ns in sorted(names.from_imports.items())
+        line
+        for mod, ns in sorted(names.from_imports.items())
+        for line in layout.from_import(mod, sorted(ns))
     ]
     block = stdlib + ([""] if stdlib else []) + third + froms
     return block
 
 
-def render_init(backends: list[m.Backend], spec_dir: str) -> str:
+def render_init(backends: list[m.Backend], spec_dir: str, fast: bool | None = None) -> str:
     """The text of ``generated/__init__.py``: every backend getter, by name."""
+    fast = layout_matches_black() if fast is None else fast
     entries = sorted((b.module, getter_name(b.module)) for b in backends)
-    source = _env().get_template("init.py.jinja").render(entries=entries, spec_dir=safe_text(spec_dir))
-    body = format_source(source, "generated/__init__.py")
+    label = safe_text(spec_dir)
+    source = (
+        _env()
+        .get_template("init.py.jinja")
+        .render(
+            imports=[
+                line for mod, getter in entries for line in layout.from_import(f".{mod}", [getter])
+            ],
+            getters=[layout.string(getter) for _, getter in entries],
+            spec_dir=label,
+        )
+    )
+    whole = not fast or not entries or not _plain(label)
+    body = check_source(black_format(source) if whole else source, "generated/__init__.py")
     ins = tuple(sorted(x for b in backends for x in b.inputs))
-    return stamp(safe_text(spec_dir) + "/", inputs_hash(tuple(dict.fromkeys(ins))), body)
+    return stamp(label + "/", inputs_hash(tuple(dict.fromkeys(ins))), body)

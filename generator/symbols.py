@@ -97,6 +97,19 @@ def _is_importable_module(obj: Any, name: str) -> bool:
 
 def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
     """Resolve a full dotted path (no aliases) to the object it names."""
+    allow = tuple(allow)
+    found = _found.get((path, allow))
+    if found is None:
+        found = _resolve(path, allow)
+        _found[(path, allow)] = found
+    return found
+
+
+# Paths resolved so far: a spec names the same few hundred objects thousands of times.
+_found: dict[tuple[str, tuple[str, ...]], Resolved] = {}
+
+
+def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
     parts = path.split(".")
     if parts[0] not in allow:
         hint = difflib.get_close_matches(parts[0], allow, n=1)

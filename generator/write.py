@@ -76,6 +76,10 @@ def write_outputs(outputs: Outputs) -> tuple[list[Path], list[Path]]:
     removed = _stale(outputs)
     for p in removed:
         p.unlink()
+    # Temporary files of a run that was killed before its rename: never modules, safe to drop.
+    for name in outputs.files:
+        for tmp in outputs.out_dir.glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
     return written, removed
 
 
@@ -102,5 +106,7 @@ def diff_outputs(outputs: Outputs, label) -> list[str]:
             )
         )
     for p in _stale(outputs):
-        diffs.append(f"--- {label(p)} (on disk)\n+++ /dev/null\n@@ stale: no spec generates {label(p)} @@\n")
+        diffs.append(
+            f"--- {label(p)} (on disk)\n+++ /dev/null\n@@ stale: no spec generates {label(p)} @@\n"
+        )
     return diffs

@@ -45,8 +45,8 @@ def test_check_fails_after_a_spec_edit_without_writing(project_copy):
     out = bcfg(project_copy, "check")
     assert out.returncode == 1
     assert "generated/my_backend.py" in out.stdout
-    assert "-        weight_dtype=torch.qint8," in out.stdout
-    assert "+        weight_dtype=torch.quint8," in out.stdout
+    assert "-        weight_dtype=qint8," in out.stdout
+    assert "+        weight_dtype=quint8," in out.stdout
     assert snapshot(project_copy / "generated") == before
 
 

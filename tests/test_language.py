@@ -24,7 +24,11 @@ def resolve(tmp_path, text: str, extra: dict[str, str] | None = None) -> m.Backe
 def errors(tmp_path, text: str) -> list[str]:
     with pytest.raises(SpecError) as exc:
         resolve(tmp_path, text)
-    return [f"{d.span.line}:{d.span.column}: {d.message}" for d in exc.value.diagnostics if d.severity == "error"]
+    return [
+        f"{d.span.line}:{d.span.column}: {d.message}"
+        for d in exc.value.diagnostics
+        if d.severity == "error"
+    ]
 
 
 def test_loops_interpolation_and_groups(tmp_path):
@@ -86,7 +90,10 @@ def test_override_replaces_in_place_and_duplicates_are_errors(tmp_path):
 
 def test_same_object_under_two_names_is_a_duplicate(tmp_path):
     # F.avg_pool2d is torch._C._nn.avg_pool2d; torch keys configs by object.
-    msgs = errors(tmp_path, "backend b {\n  pattern F.avg_pool2d {}\n  pattern torch._C._nn.avg_pool2d {}\n}\n")
+    msgs = errors(
+        tmp_path,
+        "backend b {\n  pattern F.avg_pool2d {}\n  pattern torch._C._nn.avg_pool2d {}\n}\n",
+    )
     assert "already defined" in msgs[0]
 
 
@@ -134,7 +141,10 @@ def test_complex_patterns_getters_and_fusers(tmp_path):
     assert c.complex and c.root_node_getter == m.NodeGetter((1, 1))
     assert c.extra_inputs_getter == m.ExtraInputsGetter(((2,),))
     assert isinstance(c.fuser, m.DefinedFuser) and c.fuser.eval_only
-    assert c.num_tensor_args == ((0, "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"), (2, "OUTPUT_SHARE_OBSERVER_WITH_INPUT"))
+    assert c.num_tensor_args == (
+        (0, "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"),
+        (2, "OUTPUT_SHARE_OBSERVER_WITH_INPUT"),
+    )
     assert b.configs[1].pattern[2] == 0
     built = build_backend(b).configs
     assert built[0]._root_node_getter(("a", ("b", "c"), "d")) == "c"
@@ -150,13 +160,11 @@ def test_imports_aliases_and_backend_name(tmp_path):
         import "lib.bcfg"
         backend b "b_v2.0" { use relus(d) }
         """,
-        {
-            "lib.bcfg": """
+        {"lib.bcfg": """
             alias qnn = torch.ao.nn.quantized
             dtypes d = {input: quint8, output: quint8}
             group relus(ds) { pattern qnn.ReLU6 { dtypes: ds } }
-            """
-        },
+            """},
     )
     assert b.name == "b_v2.0" and b.module == "b"
     assert b.configs[0].pattern.path == "torch.ao.nn.quantized.ReLU6"
@@ -180,3 +188,26 @@ def test_specs_cannot_import_arbitrary_modules(tmp_path):
     import sys
 
     assert "os.system" not in str(sys.modules.get("__main__"))
+
+
+def test_fusers_named_alike_stay_distinct(tmp_path):
+    # `fuse a` and `fuse fuse_a` once both rendered as `_fuse_a`.
+    from generator.render import render_backend
+
+    b = resolve(
+        tmp_path,
+        """
+        fuse a(x, y) = nni.LinearReLU(x, y)
+        fuse fuse_a(x, y) = nni.ConvReLU2d(x, y)
+        backend b {
+            pattern (nn.Linear, nn.ReLU) { fuser: a  fused: nni.LinearReLU }
+            pattern (nn.Conv2d, nn.ReLU) { fuser: fuse_a  fused: nni.ConvReLU2d }
+        }
+        """,
+    )
+    namespace: dict = {}
+    exec(compile(render_backend(b), "b.py", "exec"), namespace)
+    linear, conv = namespace["get_b_backend_config"]().configs
+    assert linear.fuser_method is not conv.fuser_method
+    assert linear.fuser_method.__name__ == "_fuse_a"
+    assert conv.fuser_method.__name__ == "_fuse_fuse_a"
