@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import re
 import warnings
 from pathlib import Path as FsPath
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedInput, VisitError
+from lark import Lark, Token
+from lark.exceptions import UnexpectedInput
 
 from . import model as m
 from .diagnostics import Diagnostic, SpecError, remember_source
@@ -39,7 +40,6 @@ _comments: list[Token] = []
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
     import hashlib
-    import operator
 
     from .cache import file_path
 
@@ -55,20 +55,7 @@ def _parser() -> Lark:
         lexer_callbacks={"COMMENT": lambda tok: _comments.append(tok)},
         cache=str(cached) if cached is not None else False,
     )
-    # A `?rule: x` reduction only hands its one child on, yet Lark still runs its
-    # position bookkeeping on it, which then sets the child's own positions
-    # again. Handing the child on directly parses a fifth faster, same spans.
-    from lark.parse_tree_builder import ExpandSingleChild, PropagatePositions
-
-    for rule, callback in list(parser._callbacks.items()):
-        if (
-            isinstance(callback, PropagatePositions)
-            and callback.node_filter is None
-            and isinstance(callback.node_builder, ExpandSingleChild)
-            and rule.options.expand1
-            and len(rule.expansion) == 1
-        ):
-            parser._callbacks[rule] = operator.itemgetter(0)
+    _install_callbacks(parser)
     return parser
 
 
@@ -138,16 +125,11 @@ def parse_text(text: str, file: str) -> m.Spec:
     _check_nesting(text, file)
     parser = _parser()
     _comments.clear()
+    _state.file = file
     try:
-        tree = parser.parse(text)
+        decls = parser.parse(text)
     except UnexpectedInput as exc:
         raise SpecError([syntax_diagnostic(exc, text, file)]) from None
-    try:
-        decls = _ToModel(file).transform(tree)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, SpecError):
-            raise exc.orig_exc from None
-        raise
     spans = tuple(
         (m.Span(file, t.line, t.column, t.end_line, t.end_column), str(t)) for t in _comments
     )
@@ -179,12 +161,6 @@ def _check_nesting(text: str, file: str) -> None:
             depth = max(0, depth - 1)
 
 
-def _span(file: str, meta) -> m.Span:
-    if getattr(meta, "empty", True):
-        return m.Span(file, 1, 1, 1, 1)
-    return m.Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
-
-
 def _unquote(tok: Token, file: str) -> str:
     """The value of a STRING token; a bad escape is a spec error, not a Python warning."""
     with warnings.catch_warnings():
@@ -208,154 +184,209 @@ def _unquote(tok: Token, file: str) -> str:
     return value
 
 
-@v_args(meta=True, inline=True)
-class _ToModel(Transformer):
-    """Rule names map one-to-one onto model classes."""
+class _Splice(list):
+    """The children of an inlined rule (``_rule``, ``x*``), spliced into the parent's."""
 
-    def __init__(self, file: str):
-        super().__init__()
-        self.file = file
 
-    def __default__(self, data, children, meta):
-        raise AssertionError(f"grammar rule {data!r} has no model class")
+def _first(children) -> tuple[int, int] | None:
+    for c in children:
+        if isinstance(c, Token):
+            return c.line, c.column
+        if isinstance(c, _Splice):
+            pos = _first(c)
+            if pos is not None:
+                return pos
+        elif hasattr(c, "span"):
+            return c.span.line, c.span.column
+    return None
 
-    def _s(self, meta) -> m.Span:
-        return _span(self.file, meta)
 
-    def _int(self, tok: Token) -> int:
-        if len(tok) > 100:
-            raise SpecError(
-                [
-                    Diagnostic(
-                        "error",
-                        token_span(self.file, tok),
-                        f"this integer has {len(tok)} digits; at most 100 are allowed",
-                    )
-                ]
-            )
-        return int(tok)
+def _last(children) -> tuple[int, int] | None:
+    for c in reversed(children):
+        if isinstance(c, Token):
+            return c.end_line, c.end_column
+        if isinstance(c, _Splice):
+            pos = _last(c)
+            if pos is not None:
+                return pos
+        elif hasattr(c, "span"):
+            return c.span.end_line, c.span.end_column
+    return None
 
-    # declarations
-    def start(self, meta, *decls):
-        return list(decls)
 
-    def import_decl(self, meta, s):
-        return m.ImportDecl(_unquote(s, self.file), self._s(meta))
+def _reduction(name: str, keep: tuple[bool, ...], expand1: bool, build):
+    """A parser callback for one grammar rule: filter, splice, build the model node."""
 
-    def alias_decl(self, meta, name, target):
-        return m.AliasDecl(str(name), target, self._s(meta))
-
-    def constraint_decl(self, meta, name, dtype, *entries):
-        return m.ConstraintDecl(str(name), dtype, tuple(entries), self._s(meta))
-
-    def dtypes_decl(self, meta, name, value):
-        return m.DTypesDecl(str(name), value, self._s(meta))
-
-    def fuse_decl(self, meta, name, *rest):
-        params = tuple(x for x in rest if isinstance(x, m.Param))
-        flags = tuple(str(x) for x in rest if isinstance(x, Token))
-        body = rest[-1]
-        return m.FuseDecl(str(name), params, flags, body, self._s(meta))
-
-    def group_decl(self, meta, name, *rest):
-        params = tuple(str(x) for x in rest if isinstance(x, Token))
-        body = tuple(x for x in rest if not isinstance(x, Token))
-        return m.GroupDecl(str(name), params, body, self._s(meta))
-
-    def backend_decl(self, meta, name, *rest):
-        backend_name = None
-        if rest and isinstance(rest[0], Token) and rest[0].type == "STRING":
-            backend_name, rest = _unquote(rest[0], self.file), rest[1:]
-        return m.BackendDecl(str(name), backend_name, tuple(rest), self._s(meta))
-
-    def param(self, meta, name):
-        return m.Param(str(name), (), token_span(self.file, name))
-
-    def param_tuple(self, meta, *items):
-        return m.Param(None, tuple(items), self._s(meta))
-
-    # items
-    def pattern_item(self, meta, head, *fields):
-        expr, is_complex = head
-        return m.PatternItem(expr, is_complex, False, tuple(fields), self._s(meta))
-
-    def override_item(self, meta, head, *fields):
-        expr, is_complex = head
-        return m.PatternItem(expr, is_complex, True, tuple(fields), self._s(meta))
-
-    def pattern_head(self, meta, expr):
-        return (expr, False)
-
-    def complex_head(self, meta, expr):
-        return (expr, True)
-
-    def use_item(self, meta, name, *args):
-        return m.UseItem(str(name), tuple(args), self._s(meta))
-
-    def for_item(self, meta, target, iterable, *body):
-        names, destructure = target
-        return m.ForItem(names, destructure, iterable, tuple(body), self._s(meta))
-
-    def loop_target(self, meta, name):
-        return ((str(name),), False)
-
-    def loop_tuple(self, meta, *names):
-        return (tuple(str(n) for n in names), True)
-
-    def field(self, meta, key, value):
-        return m.Field(str(key), value, self._s(meta))
-
-    def entry(self, meta, key, value):
-        if key.type == "INT":
-            k: str | int = self._int(key)
-        elif key.type == "STRING":
-            k = _unquote(key, self.file)
+    def callback(children):
+        kept = []
+        for c, k in zip(children, keep):
+            if not k:
+                continue
+            if isinstance(c, _Splice):
+                kept.extend(c)
+            else:
+                kept.append(c)
+        if build is None:  # an inlined rule: hand the children to the parent
+            return _Splice(kept)
+        if expand1 and len(kept) == 1:
+            return kept[0]
+        first, last = _first(children), _last(children)
+        if first is None or last is None:
+            span = m.Span(_state.file, 1, 1, 1, 1)
         else:
-            k = str(key)
-        return m.Entry(k, value, self._s(meta))
+            span = m.Span(_state.file, first[0], first[1], last[0], last[1])
+        return build(span, *kept)
 
-    # expressions
-    def path(self, meta, *names):
-        return m.Path(tuple(str(n) for n in names), self._s(meta))
+    callback.__name__ = f"reduce_{name}"
+    return callback
 
-    def pattern_ref(self, meta, tok):
-        return m.PatternRef(token_span(self.file, tok))
 
-    def string(self, meta, tok):
-        return m.Str(_unquote(tok, self.file), token_span(self.file, tok))
+class _State:
+    """The file being parsed: spans name it (parse_text sets it for each parse)."""
 
-    def int(self, meta, tok):
-        return m.Int(self._int(tok), token_span(self.file, tok))
+    file = "<spec>"
 
-    def float(self, meta, tok):
-        return m.Float(float(tok), token_span(self.file, tok))
 
-    def _bin(op):  # noqa: N805 - a factory used in the class body
-        def rule(self, meta, left, right):
-            return m.BinOp(op, left, right, self._s(meta))
+_state = _State()
 
-        return rule
 
-    add = _bin("+")
-    sub = _bin("-")
-    mul = _bin("*")
-    div = _bin("/")
-    pow = _bin("**")
+def _install_callbacks(parser: Lark) -> None:
+    """Build model nodes as the parser reduces: no parse tree, no transformer pass."""
+    for rule in list(parser._callbacks):
+        name = rule.alias or rule.origin.name
+        name = getattr(name, "value", name)
+        inlined = name.startswith("_")
+        keep = tuple(not (sym.is_term and sym.filter_out) for sym in rule.expansion)
+        expand1 = bool(rule.options.expand1) and not rule.alias
+        build = None if inlined else _BUILDERS.get(name)
+        if build is None and not inlined:
+            if not (expand1 and sum(keep) == 1):
+                raise AssertionError(f"grammar rule {name!r} has no model class")
+            if len(keep) == 1:  # `?sum: product`: the most common reduction by far
+                parser._callbacks[rule] = operator.itemgetter(0)
+                continue
+            build = _only_child  # `?primary: "(" expr ")"`
+        parser._callbacks[rule] = _reduction(name, keep, expand1, build)
 
-    def neg(self, meta, operand):
-        return m.Neg(operand, self._s(meta))
 
-    def index(self, meta, target, idx):
-        return m.Index(target, idx, self._s(meta))
+def _only_child(span, child):
+    return child
 
-    def call(self, meta, func, *args):
-        return m.Call(func, tuple(args), self._s(meta))
 
-    def tuple(self, meta, *items):
-        return m.TupleExpr(tuple(items), self._s(meta))
+def _check_int(tok: Token) -> int:
+    if len(tok) > 100:
+        raise SpecError(
+            [
+                Diagnostic(
+                    "error",
+                    token_span(_state.file, tok),
+                    f"this integer has {len(tok)} digits; at most 100 are allowed",
+                )
+            ]
+        )
+    return int(tok)
 
-    def list(self, meta, *items):
-        return m.ListExpr(tuple(items), self._s(meta))
 
-    def record(self, meta, *entries):
-        return m.Record(tuple(entries), self._s(meta))
+def _fuse_decl(span, name, *rest):
+    params = tuple(x for x in rest if isinstance(x, m.Param))
+    flags = tuple(str(x) for x in rest if isinstance(x, Token))
+    return m.FuseDecl(str(name), params, flags, rest[-1], span)
+
+
+def _group_decl(span, name, *rest):
+    params = tuple(str(x) for x in rest if isinstance(x, Token))
+    body = tuple(x for x in rest if not isinstance(x, Token))
+    return m.GroupDecl(str(name), params, body, span)
+
+
+def _backend_decl(span, name, *rest):
+    backend_name = None
+    if rest and isinstance(rest[0], Token) and rest[0].type == "STRING":
+        backend_name, rest = _unquote(rest[0], _state.file), rest[1:]
+    return m.BackendDecl(str(name), backend_name, tuple(rest), span)
+
+
+class _Head:
+    """A pattern head: the expression and whether it is in complex form."""
+
+    __slots__ = ("expr", "complex", "span")
+
+    def __init__(self, expr, is_complex: bool, span: m.Span):
+        self.expr, self.complex, self.span = expr, is_complex, span
+
+
+class _Target:
+    """A loop target: its names and whether it destructures a tuple."""
+
+    __slots__ = ("names", "destructure", "span")
+
+    def __init__(self, names: tuple[str, ...], destructure: bool, span: m.Span):
+        self.names, self.destructure, self.span = names, destructure, span
+
+
+def _entry(span, key, value):
+    if key.type == "INT":
+        k: str | int = _check_int(key)
+    elif key.type == "STRING":
+        k = _unquote(key, _state.file)
+    else:
+        k = str(key)
+    return m.Entry(k, value, span)
+
+
+def _tok(tok: Token) -> m.Span:
+    return token_span(_state.file, tok)
+
+
+def _binop(op: str):
+    return lambda span, left, right: m.BinOp(op, left, right, span)
+
+
+# Rule (or alias) name -> builder(span, *kept children). Rule names map
+# one-to-one onto model classes; a rule without a builder fails at start-up.
+_BUILDERS = {
+    "start": lambda span, *decls: list(decls),
+    "import_decl": lambda span, s: m.ImportDecl(_unquote(s, _state.file), span),
+    "alias_decl": lambda span, name, target: m.AliasDecl(str(name), target, span),
+    "constraint_decl": lambda span, name, dtype, *entries: m.ConstraintDecl(
+        str(name), dtype, tuple(entries), span
+    ),
+    "dtypes_decl": lambda span, name, value: m.DTypesDecl(str(name), value, span),
+    "fuse_decl": _fuse_decl,
+    "group_decl": _group_decl,
+    "backend_decl": _backend_decl,
+    "param": lambda span, name: m.Param(str(name), (), _tok(name)),
+    "param_tuple": lambda span, *items: m.Param(None, tuple(items), span),
+    "pattern_item": lambda span, head, *fields: m.PatternItem(
+        head.expr, head.complex, False, tuple(fields), span
+    ),
+    "override_item": lambda span, head, *fields: m.PatternItem(
+        head.expr, head.complex, True, tuple(fields), span
+    ),
+    "pattern_head": lambda span, expr: _Head(expr, False, span),
+    "complex_head": lambda span, expr: _Head(expr, True, span),
+    "use_item": lambda span, name, *args: m.UseItem(str(name), tuple(args), span),
+    "for_item": lambda span, target, iterable, *body: m.ForItem(
+        target.names, target.destructure, iterable, tuple(body), span
+    ),
+    "loop_target": lambda span, name: _Target((str(name),), False, span),
+    "loop_tuple": lambda span, *names: _Target(tuple(str(n) for n in names), True, span),
+    "field": lambda span, key, value: m.Field(str(key), value, span),
+    "entry": _entry,
+    "path": lambda span, *names: m.Path(tuple(str(n) for n in names), span),
+    "pattern_ref": lambda span, tok: m.PatternRef(_tok(tok)),
+    "string": lambda span, tok: m.Str(_unquote(tok, _state.file), _tok(tok)),
+    "int": lambda span, tok: m.Int(_check_int(tok), _tok(tok)),
+    "float": lambda span, tok: m.Float(float(tok), _tok(tok)),
+    "add": _binop("+"),
+    "sub": _binop("-"),
+    "mul": _binop("*"),
+    "div": _binop("/"),
+    "pow": _binop("**"),
+    "neg": lambda span, operand: m.Neg(operand, span),
+    "index": lambda span, target, idx: m.Index(target, idx, span),
+    "call": lambda span, func, *args: m.Call(func, tuple(args), span),
+    "tuple": lambda span, *items: m.TupleExpr(tuple(items), span),
+    "list": lambda span, *items: m.ListExpr(tuple(items), span),
+    "record": lambda span, *entries: m.Record(tuple(entries), span),
+}

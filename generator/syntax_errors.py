@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 
-from lark import Token, Tree
+from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from . import model as m
@@ -244,13 +244,18 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
 
 
 def _tokens(stack) -> list[Token]:
-    """Every token on the value stack, in order, including those inside reduced trees."""
+    """Every token on the value stack, in order, including those of inlined rules.
+
+    The parser builds model nodes as it reduces (parse.py), so a reduced rule is
+    either a model node (no tokens left) or, for an inlined ``_rule``, a list of
+    its children.
+    """
     out: list[Token] = []
     for item in stack:
         if isinstance(item, Token):
             out.append(item)
-        elif isinstance(item, Tree):
-            out.extend(t for t in item.scan_values(lambda v: isinstance(v, Token)))
+        elif isinstance(item, list):
+            out.extend(_tokens(item))
     return out
 
 
@@ -275,7 +280,8 @@ def _innermost_opener(stack) -> tuple[Token, str, Token] | None:
             return tok, "block", tok
         if tok.type == "LSQB":
             is_index = (
-                isinstance(prev, Tree)
+                prev is not None
+                and not isinstance(prev, (Token, list))
                 or isinstance(prev, Token)
                 and prev.type in ("PATTERN_KW", "RPAR", "RSQB", "NAME")
             )
