@@ -13,6 +13,15 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 REPORT = "please report it with the command and the spec at https://github.com/bcfg/bcfg/issues"
 
 
+def _out_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output folder (default: [tool.bcfg] out, generated/)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bcfg",
@@ -28,21 +37,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="spec files (default: every spec in [tool.bcfg] specs)",
     )
-    g.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="output folder (default: [tool.bcfg] out, generated/)",
-    )
+    _out_argument(g)
     c = sub.add_parser(
         "check", help="exit 1 with a diff if generated modules are stale; writes nothing"
     )
-    c.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="output folder (default: [tool.bcfg] out, generated/)",
-    )
+    _out_argument(c)
     f = sub.add_parser(
         "fmt", help="format specs in the one canonical layout; --check exits 1 if any would change"
     )

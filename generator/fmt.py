@@ -43,27 +43,8 @@ FIELD_ORDER = (
     "input_index",
 )
 DTYPE_KEY_ORDER = ("input", "output", "weight", "bias", "dynamic")
-CONSTRAINT_KEY_ORDER = {
-    **{
-        k: i
-        for i, k in enumerate(
-            ("quant_min", "quant_max", "scale_min", "scale_max", "scale", "zero_point")
-        )
-    },
-    **{
-        k: i
-        for i, k in enumerate(
-            (
-                "quant_min_lower_bound",
-                "quant_max_upper_bound",
-                "scale_min_lower_bound",
-                "scale_max_upper_bound",
-                "scale_exact_match",
-                "zero_point_exact_match",
-            )
-        )
-    },
-}
+# Either spelling of a constraint sorts to torch's order.
+CONSTRAINT_KEY_ORDER = {name: i for i, names in enumerate(m.CONSTRAINT_FIELDS) for name in names}
 FUSE_FLAG_ORDER = ("eval_only", "same_mode")
 
 _NAME = re.compile(

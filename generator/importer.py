@@ -43,14 +43,6 @@ OBSERVATION_WORDS = {
     "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
     "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
 }
-CONSTRAINT_FIELDS = (
-    ("quant_min_lower_bound", "quant_min"),
-    ("quant_max_upper_bound", "quant_max"),
-    ("scale_min_lower_bound", "scale_min"),
-    ("scale_max_upper_bound", "scale_max"),
-    ("scale_exact_match", "scale"),
-    ("zero_point_exact_match", "zero_point"),
-)
 KEYWORDS = {
     "import", "alias", "constraint", "dtypes", "fuse", "group", "backend", "pattern",
     "override", "use", "for", "in", "complex", "fuser", "sequential", "constrain",
@@ -276,7 +268,7 @@ class Reader:
         if not isinstance(value, DTypeWithConstraints) or not isinstance(value.dtype, torch.dtype):
             raise self.fail(i, f"{slot} {_show(value)} is not a dtype")
         bounds = []
-        for long, short in CONSTRAINT_FIELDS:
+        for long, short in m.CONSTRAINT_FIELDS:
             v = getattr(value, long)
             if v is None:
                 continue

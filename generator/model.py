@@ -272,6 +272,18 @@ Atom = Union[Symbol, str, int]
 PatternValue = Union[Atom, tuple["PatternValue", ...]]
 
 
+# The constraint fields of ``DTypeWithConstraints``, in torch's order, with the
+# short names specs use for them: (torch field, spec key).
+CONSTRAINT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("quant_min_lower_bound", "quant_min"),
+    ("quant_max_upper_bound", "quant_max"),
+    ("scale_min_lower_bound", "scale_min"),
+    ("scale_max_upper_bound", "scale_max"),
+    ("scale_exact_match", "scale"),
+    ("zero_point_exact_match", "zero_point"),
+)
+
+
 @dataclass(frozen=True)
 class DType:
     """A dtype, with the optional constraints of ``DTypeWithConstraints``."""

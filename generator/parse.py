@@ -188,29 +188,17 @@ class _Splice(list):
     """The children of an inlined rule (``_rule``, ``x*``), spliced into the parent's."""
 
 
-def _first(children) -> tuple[int, int] | None:
-    for c in children:
-        if isinstance(c, Token):
-            return c.line, c.column
+def _edge(children, end: bool) -> tuple[int, int] | None:
+    """Where the first child starts (or, with ``end``, where the last one ends)."""
+    for c in reversed(children) if end else children:
         if isinstance(c, _Splice):
-            pos = _first(c)
+            pos = _edge(c, end)
             if pos is not None:
                 return pos
-        elif hasattr(c, "span"):
-            return c.span.line, c.span.column
-    return None
-
-
-def _last(children) -> tuple[int, int] | None:
-    for c in reversed(children):
-        if isinstance(c, Token):
-            return c.end_line, c.end_column
-        if isinstance(c, _Splice):
-            pos = _last(c)
-            if pos is not None:
-                return pos
-        elif hasattr(c, "span"):
-            return c.span.end_line, c.span.end_column
+            continue
+        where = c if isinstance(c, Token) else getattr(c, "span", None)
+        if where is not None:
+            return (where.end_line, where.end_column) if end else (where.line, where.column)
     return None
 
 
@@ -230,7 +218,7 @@ def _reduction(name: str, keep: tuple[bool, ...], expand1: bool, build):
             return _Splice(kept)
         if expand1 and len(kept) == 1:
             return kept[0]
-        first, last = _first(children), _last(children)
+        first, last = _edge(children, end=False), _edge(children, end=True)
         if first is None or last is None:
             span = m.Span(_state.file, 1, 1, 1, 1)
         else:

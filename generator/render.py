@@ -57,14 +57,7 @@ _RESERVED = (
         "ObservationType",
     }
 )
-_DTYPE_FIELDS = (
-    "quant_min_lower_bound",
-    "quant_max_upper_bound",
-    "scale_min_lower_bound",
-    "scale_max_upper_bound",
-    "scale_exact_match",
-    "zero_point_exact_match",
-)
+_DTYPE_FIELDS = tuple(field for field, _ in m.CONSTRAINT_FIELDS)
 
 
 @functools.lru_cache(maxsize=1)
