@@ -21,7 +21,6 @@ Decisions worth knowing (README, "Diagnostics"):
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +60,12 @@ def short(path: str) -> str:
 
 
 def config_findings(
-    c: m.PatternConfig, spans: dict[str, m.Span], objects: dict[str, Any]
+    c: m.PatternConfig, spans: dict[str, m.Span], signature: symbols.SignatureOf
 ) -> list[Finding]:
-    """Checks across the fields of one pattern config; ``spans`` locates each field set."""
+    """Checks across the fields of one pattern config; ``spans`` locates each field set.
+
+    ``signature`` tells what a fuser function takes (``SymbolTable.signature``).
+    """
     out: list[Finding] = []
     n = len(c.pattern) if isinstance(c.pattern, tuple) else 1
     if c.fused_module is not None and c.fuser is None:
@@ -95,7 +97,7 @@ def config_findings(
                     "add 'fused: <module class>', or 'root: <module class>' when the fuser folds the pattern into its root module",
                 )
             )
-    out.extend(_fuser_fit(c, n, spans, objects))
+    out.extend(_fuser_fit(c, n, spans, signature))
     if c.root_module is not None and c.reference_module is None and c.fuser is None:
         out.append(
             Finding(
@@ -118,7 +120,7 @@ def config_findings(
 
 
 def _fuser_fit(
-    c: m.PatternConfig, n: int, spans: dict[str, m.Span], objects: dict[str, Any]
+    c: m.PatternConfig, n: int, spans: dict[str, m.Span], signature: symbols.SignatureOf
 ) -> list[Finding]:
     """Does the fuser take as many modules, in the same shape, as the pattern matches?"""
     if isinstance(c.fuser, m.SequentialFuser):
@@ -152,7 +154,7 @@ def _fuser_fit(
                 )
             ]
     elif isinstance(c.fuser, m.SymbolFuser):
-        problem = arity_mismatch(objects.get(c.fuser.function.path), n + 1)
+        problem = arity_mismatch(signature(c.fuser.function.path), n + 1)
         if problem:
             return [
                 Finding(
@@ -185,32 +187,19 @@ def params_mismatch(
     return None
 
 
-def arity_mismatch(obj: Any, n: int) -> str | None:
-    """Why ``obj`` cannot be called with ``n`` positional arguments; None if it can or cannot be told."""
-    if obj is None:
+def arity_mismatch(sig: symbols.CallSignature | None, n: int) -> str | None:
+    """Why a callable of signature ``sig`` cannot take ``n`` positional arguments; None if it can or cannot be told."""
+    problem = None if sig is None else sig.bind_error(n)
+    if sig is None or problem is None:
         return None
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None
-    try:
-        sig.bind(*([None] * n))
-    except TypeError as exc:
-        return f"cannot take {n} argument{'s' if n != 1 else ''} ({exc}); its signature is {sig}"
-    return None
+    plural = "s" if n != 1 else ""
+    return f"cannot take {n} argument{plural} ({problem}); its signature is {sig.text}"
 
 
 # ----------------------------------------------------------------- constraints
 
 # The short name of each DType constraint field, for messages.
-_WORD = {
-    "quant_min_lower_bound": "quant_min",
-    "quant_max_upper_bound": "quant_max",
-    "scale_min_lower_bound": "scale_min",
-    "scale_max_upper_bound": "scale_max",
-    "scale_exact_match": "scale",
-    "zero_point_exact_match": "zero_point",
-}
+_WORD = dict(m.CONSTRAINT_FIELDS)
 
 
 def constraint_findings(

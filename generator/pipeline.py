@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from . import cache
+from . import cache, symbols
 from .config import Project
 from .diagnostics import Diagnostic, SpecError
 from .write import Outputs
@@ -36,7 +36,7 @@ def compile_project(
     """
     from .render import render_init
     from .resolve import (
-        resolve_specs,  # imports lark, and torch as symbols are resolved
+        resolve_specs,  # imports lark (torch only for names not in the table)
     )
 
     full = specs is None
@@ -46,8 +46,15 @@ def compile_project(
     # and again (a third of the time of a 10,000-pattern spec).
     collecting = gc.isenabled()
     gc.disable()
+    # Facts about torch's names, cached per torch version: a run that names
+    # only known symbols does not import torch. What a run learns is kept even
+    # if a spec is wrong (facts are about torch, not about specs).
+    table = symbols.SymbolTable.cached(project.allow)
     try:
-        result = resolve_specs(project.root, paths, project.allow)
+        try:
+            result = resolve_specs(project.root, paths, project.allow, table)
+        finally:
+            table.save()
         files = {f"{b.module}.py": _render_backend(b) for b in result.backends}
         if full:
             files["__init__.py"] = render_init(result.backends, project.rel(project.specs))

@@ -38,16 +38,8 @@ DEFAULT_OBSERVATION = "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"
 for _full in list(OBSERVATIONS.values()):
     OBSERVATIONS[_full] = _full
 
-CONSTRAINT_KEYS = {
-    "quant_min": "quant_min_lower_bound",
-    "quant_max": "quant_max_upper_bound",
-    "scale_min": "scale_min_lower_bound",
-    "scale_max": "scale_max_upper_bound",
-    "scale": "scale_exact_match",
-    "zero_point": "zero_point_exact_match",
-}
-for _full in list(CONSTRAINT_KEYS.values()):
-    CONSTRAINT_KEYS[_full] = _full
+# Spec key (short or torch's name) -> DTypeWithConstraints field.
+CONSTRAINT_KEYS = {key: field for field, short in m.CONSTRAINT_FIELDS for key in (short, field)}
 
 DTYPE_CONFIG_KEYS = ("input", "output", "weight", "bias", "dynamic")
 FIELDS = (
@@ -84,7 +76,6 @@ class Word:
 @dataclass(frozen=True)
 class Sym:
     symbol: m.Symbol
-    obj: Any
     span: m.Span
 
 
@@ -194,11 +185,22 @@ class _Step:
 
 
 class Resolver:
-    """Resolves specs under ``root``; ``allow`` lists the importable top-level modules."""
+    """Resolves specs under ``root``; ``allow`` lists the importable top-level modules.
 
-    def __init__(self, root: FsPath, allow: tuple[str, ...] = symbols.DEFAULT_ALLOW):
+    Every fact about torch's names comes from ``table`` (a fresh, uncached
+    ``SymbolTable`` by default), so a run whose names are all in a cached table
+    never imports torch.
+    """
+
+    def __init__(
+        self,
+        root: FsPath,
+        allow: tuple[str, ...] = symbols.DEFAULT_ALLOW,
+        table: symbols.SymbolTable | None = None,
+    ):
         self.root = root
         self.allow = tuple(allow)
+        self.table = table if table is not None else symbols.SymbolTable(self.allow)
         self.diag = Collector()
         self.files: dict[str, _File] = {}
         self._loading: list[str] = []
@@ -210,7 +212,6 @@ class Resolver:
         self._trail: list[_Step] = []
         self._backend_name = ""
         self.used: set[tuple[str, str]] = set()
-        self.objects: dict[str, Any] = {}
 
     def error(
         self,
@@ -490,7 +491,7 @@ class Resolver:
         if not failed:
             self._report(
                 checks.config_findings(
-                    config, {k: fld.span for k, fld in seen.items()}, self.objects
+                    config, {k: fld.span for k, fld in seen.items()}, self.table.signature
                 )
             )
         here = tuple(self._trail)
@@ -621,7 +622,7 @@ class Resolver:
             if isinstance(p, tuple):
                 return tuple(obj_key(x) for x in p)
             if isinstance(p, m.Symbol):
-                return ("obj", id(self.objects[p.path]))
+                return ("obj", self.table.lookup(p.path).identity)
             return ("lit", type(p).__name__, p)
 
         return obj_key(pattern if is_complex else _reversed_nested(pattern))
@@ -836,7 +837,7 @@ class Resolver:
         if hint is None:  # a class named without its namespace: Linear for nn.Linear
             for alias, full in symbols.BUILTIN_ALIASES.items():
                 try:
-                    symbols.resolve(f"{full}.{text}", self.allow)
+                    self.table.lookup(f"{full}.{text}")
                 except symbols.UnknownSymbol:
                     continue
                 return f"did you mean '{alias}.{text}'?"
@@ -1035,7 +1036,7 @@ class Resolver:
                 )
                 raise _Fail
             if head in symbols.DTYPE_NAMES:
-                return DTypeValue(m.DType(self._dtype_name(head)), e.span)
+                return DTypeValue(m.DType(self.table.dtype(head)), e.span)
             if entry is None and head not in symbols.BUILTIN_ALIASES:
                 return Word(head, e.span)
         elif head in env:
@@ -1083,12 +1084,6 @@ class Resolver:
             raise _Fail
         return out
 
-    def _dtype_name(self, name: str) -> str:
-        import torch
-
-        dt = getattr(torch, name)
-        return str(dt).removeprefix("torch.")
-
     def _symbol(self, f: _File, parts: list[str], span: m.Span) -> Value:
         head = parts[0]
         entry = f.defs.get(head)
@@ -1108,15 +1103,14 @@ class Resolver:
         full = prefix.split(".") + parts[1:]
         path = ".".join(full)
         try:
-            found = symbols.resolve(path, self.allow)
+            facts = self.table.lookup(path)
         except symbols.UnknownSymbol as exc:
             self.error(span, exc.message, _in_user_terms(exc.suggestion, prefix, head))
             raise _Fail from None
-        kind = symbols.kind_of(found.obj)
-        self.objects[path] = found.obj
-        if kind == "dtype":
-            return DTypeValue(m.DType(str(found.obj).removeprefix("torch.")), span)
-        return Sym(m.Symbol(path, kind, found.module), found.obj, span)
+        if facts.kind == "dtype":
+            assert facts.dtype is not None
+            return DTypeValue(m.DType(facts.dtype), span)
+        return Sym(m.Symbol(path, facts.kind, facts.module), span)
 
     def _definition(self, decl: m.Decl, where: str, span: m.Span) -> Value:
         key = (where, decl.name)
@@ -1162,7 +1156,7 @@ class Resolver:
                     ent.span,
                     f"unknown constraint {ent.key!r}",
                     self._suggest(str(ent.key), list(CONSTRAINT_KEYS))
-                    or f"constraints are: {', '.join(list(CONSTRAINT_KEYS)[:6])}",
+                    or f"constraints are: {', '.join(short for _, short in m.CONSTRAINT_FIELDS)}",
                 )
                 failed = True
                 continue
@@ -1240,7 +1234,7 @@ class Resolver:
                     f"'{e.func.text}' cannot be called in a fuse definition; it is {_describe(fn)}",
                 )
                 raise _Fail
-            problem = checks.arity_mismatch(fn.obj, len(e.args))
+            problem = checks.arity_mismatch(self.table.signature(fn.symbol.path), len(e.args))
             if problem:
                 self.error(e.span, f"{e.func.text}(...) {problem}")
                 raise _Fail
@@ -1371,14 +1365,18 @@ class Result:
 
 
 def resolve_specs(
-    root: FsPath, spec_paths: list[FsPath], allow: tuple[str, ...] = symbols.DEFAULT_ALLOW
+    root: FsPath,
+    spec_paths: list[FsPath],
+    allow: tuple[str, ...] = symbols.DEFAULT_ALLOW,
+    table: symbols.SymbolTable | None = None,
 ) -> Result:
     """Resolve the backends declared in ``spec_paths``; raise SpecError on any error.
 
     Definitions that no backend of this run uses are warned about only in the
     files named in ``spec_paths``: a file that is merely imported is a library.
+    ``table`` answers questions about torch's names (see ``Resolver``).
     """
-    r = Resolver(root, allow)
+    r = Resolver(root, allow, table)
     files = []
     for p in spec_paths:
         f = r.load(p)
