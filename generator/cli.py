@@ -10,7 +10,7 @@ from pathlib import Path
 from .diagnostics import SpecError, use_color
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-REPORT = "please report it with the command and the spec at https://github.com/bcfg/bcfg/issues"
+REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
 
 
 def _out_argument(parser: argparse.ArgumentParser) -> None:
