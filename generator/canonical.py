@@ -47,9 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import importlib
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 import torch
@@ -66,6 +64,8 @@ from torch.ao.quantization.backend_config.utils import (
 )
 from torch.ao.quantization.fuser_method_mappings import _sequential_wrapper2
 
+from .symtable import symbol_table
+
 __all__ = [
     "CALLABLE_FIELDS",
     "callable_difference",
@@ -78,25 +78,6 @@ CALLABLE_FIELDS = ("fuser_method", "root_node_getter", "extra_inputs_getter")
 """The ``BackendPatternConfig.to_dict()`` keys whose values are callables."""
 
 _SEQUENTIAL_WRAPPER_CODE = _sequential_wrapper2(nn.Sequential).__code__
-
-_PUBLIC_NAMESPACES = (
-    "torch.nn",
-    "torch.ao.nn.intrinsic",
-    "torch.ao.nn.intrinsic.qat",
-    "torch.ao.nn.intrinsic.quantized",
-    "torch.ao.nn.qat",
-    "torch.ao.nn.qat.dynamic",
-    "torch.ao.nn.quantized.reference",
-    "torch.ao.nn.quantized",
-    "torch.ao.nn.quantized.dynamic",
-    "torch.ao.nn.quantizable",
-    "torch",
-    "torch.nn.functional",
-    "operator",
-    "torch.ao.quantization.utils",
-    "torch.ao.quantization.fuser_method_mappings",
-)
-"""Modules searched, in order, for a public dotted name of a class or function."""
 
 _CHANNELS = 2
 
@@ -164,28 +145,13 @@ class _Outcome:
 # ---------------------------------------------------------------------------
 
 
-@cache
-def _public_names() -> dict[int, tuple[Any, str]]:
-    """Map ``id(obj)`` to ``(obj, dotted name)`` for the public callables of
-    ``_PUBLIC_NAMESPACES``; the first namespace that exports an object wins."""
-    names: dict[int, tuple[Any, str]] = {}
-    for module_name in _PUBLIC_NAMESPACES:
-        module = importlib.import_module(module_name)
-        for attr, obj in vars(module).items():
-            if not attr.startswith("_") and callable(obj):
-                names.setdefault(id(obj), (obj, f"{module_name}.{attr}"))
-    return names
-
-
 def _object_name(obj: Any) -> str:
-    """Dotted name of a class, function or op: its public path where one of
-    ``_PUBLIC_NAMESPACES`` exports it, else ``module.qualname`` (``qualname``
-    alone for builtins)."""
-    if isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-        return f"torch.ops.{obj}"
-    entry = _public_names().get(id(obj))
-    if entry is not None and entry[0] is obj:
-        return entry[1]
+    """Dotted name of a class, function or op: its public path in bcfg's symbol
+    table (``symtable``) where there is one, else ``module.qualname``
+    (``qualname`` alone for builtins)."""
+    public = symbol_table().name(obj)
+    if public is not None:
+        return public.path
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
     if qualname is None:

@@ -38,11 +38,7 @@ from .symbols import BUILTIN_ALIASES, DEFAULT_ALLOW, DTYPE_NAMES
 from .symtable import SymbolTable, spell, symbol_table
 
 SPAN = m.Span("<import>", 1, 1, 1, 1)
-OBSERVATION_WORDS = {
-    "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT": "different_observer",
-    "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
-    "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
-}
+OBSERVATION_WORDS = m.OBSERVATION_WORDS
 KEYWORDS = {
     "import", "alias", "constraint", "dtypes", "fuse", "group", "backend", "pattern",
     "override", "use", "for", "in", "complex", "fuser", "sequential", "constrain",

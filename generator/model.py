@@ -272,6 +272,13 @@ Atom = Union[Symbol, str, int]
 PatternValue = Union[Atom, tuple["PatternValue", ...]]
 
 
+# ObservationType members and the words specs use for them.
+OBSERVATION_WORDS: dict[str, str] = {
+    "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT": "different_observer",
+    "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
+    "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
+}
+
 # The constraint fields of ``DTypeWithConstraints``, in torch's order, with the
 # short names specs use for them: (torch field, spec key).
 CONSTRAINT_FIELDS: tuple[tuple[str, str], ...] = (

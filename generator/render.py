@@ -37,11 +37,7 @@ GEN_ALIASES = {
 }
 # ObservationType members, held in locals named as in the spec language: an
 # enum member lookup costs several times a local one, once per pattern.
-_OBSERVATION_LOCALS = {
-    "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT": "different_observer",
-    "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
-    "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
-}
+_OBSERVATION_LOCALS = m.OBSERVATION_WORDS  # getters name their ObservationType locals as specs do
 _BUILTINS = frozenset(dir(builtins))
 _RESERVED = (
     set(GEN_ALIASES.values())

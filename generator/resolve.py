@@ -29,14 +29,10 @@ from .checks import pattern_text
 from .diagnostics import Collector, SpecError
 from .parse import parse_text, read_source
 
-OBSERVATIONS = {
-    "different_observer": "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT",
-    "shared_observer": "OUTPUT_SHARE_OBSERVER_WITH_INPUT",
-    "not_observed": "INPUT_OUTPUT_NOT_OBSERVED",
-}
+# Spec word (or the enum member's own name) -> ObservationType member name.
+OBSERVATIONS = {word: member for member, word in m.OBSERVATION_WORDS.items()}
+OBSERVATIONS.update({member: member for member in m.OBSERVATION_WORDS})
 DEFAULT_OBSERVATION = "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"
-for _full in list(OBSERVATIONS.values()):
-    OBSERVATIONS[_full] = _full
 
 # Spec key (short or torch's name) -> DTypeWithConstraints field.
 CONSTRAINT_KEYS = {key: field for field, short in m.CONSTRAINT_FIELDS for key in (short, field)}
