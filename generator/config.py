@@ -1,4 +1,7 @@
-"""Project settings: ``[tool.bcfg]`` in pyproject.toml."""
+"""Project settings: ``[tool.bcfg]`` in pyproject.toml, and where the project's specs are.
+
+Standard library only: the fast ``bcfg check`` imports this module.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .symbols import DEFAULT_ALLOW
+from .diagnostics import Diagnostic, Severity, SpecError
+
+# Top-level modules every spec may name; [tool.bcfg] allow adds more.
+DEFAULT_ALLOW = ("torch", "operator")
 
 
 @dataclass(frozen=True)
@@ -19,10 +25,35 @@ class Project:
     allow: tuple[str, ...]
 
     def rel(self, path: Path) -> str:
+        """``path`` relative to the project root, as messages show it."""
         try:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def spec_files(self) -> list[Path]:
+        """Every ``*.bcfg`` directly in the spec folder, sorted; SpecError if there is no folder."""
+        if not self.specs.is_dir():
+            error = Diagnostic(
+                Severity.ERROR,
+                None,
+                f"no spec folder {self.rel(self.specs)}/",
+                "create it or set [tool.bcfg] specs in pyproject.toml",
+            )
+            raise SpecError([error])
+        return sorted(self.specs.glob("*.bcfg"))
+
+
+def spec_paths(args: list[str], default_dir: Path) -> list[Path]:
+    """Spec files named on the command line (folders mean their ``*.bcfg``), or the default folder's."""
+    out: list[Path] = []
+    for a in args or [default_dir]:
+        p = Path(a)
+        if p.is_dir():
+            out.extend(sorted(p.glob("*.bcfg")))
+        else:
+            out.append(p)
+    return out
 
 
 class ConfigError(Exception):

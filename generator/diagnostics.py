@@ -12,32 +12,36 @@ compiler format::
 
 Warnings have the same form with ``warning:``; a ``note:`` line may follow with
 where a group was used from.
+
+Nothing here is global: the texts excerpts are cut from travel with the
+diagnostics (``SpecError.sources``, ``Collector.sources``), so two runs in one
+process (a language server's) never see each other's files. Standard library
+only: the fast ``bcfg check`` imports this module.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from enum import StrEnum
+from typing import IO
 
-from .model import Span
+from .sources import Span
 
 MAX_ERRORS = 50
 
-# The text of every spec read in this process, by display name, so that an
-# excerpt shows what was parsed even when the working folder is elsewhere.
-_SOURCES: dict[str, str] = {}
 
-
-def remember_source(file: str, text: str) -> None:
-    """Keep ``text`` as the source of ``file`` for excerpts."""
-    _SOURCES[file] = text
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
 
 
 @dataclass(frozen=True)
 class Diagnostic:
-    severity: str  # "error", "warning" or "note"
+    severity: Severity
     span: Span | None
     message: str
     hint: str | None = None
@@ -71,12 +75,7 @@ def _paint(color: bool, code: str):
 def _excerpt(span: Span, source: str | None) -> tuple[str, str, int] | None:
     """The source line of ``span``, a caret line under it, and where the carets start."""
     if source is None:
-        source = _SOURCES.get(span.file)
-    if source is None:
-        try:
-            source = Path(span.file).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
-            return None
+        return None
     src_lines = source.split("\n")
     if not 1 <= span.line <= len(src_lines):
         return None
@@ -96,12 +95,34 @@ def _excerpt(span: Span, source: str | None) -> tuple[str, str, int] | None:
     return f"{gutter}{text}", pad + "^" * width, len(pad)
 
 
-class SpecError(Exception):
-    """One or more errors in the specs; nothing was written."""
+def format_all(
+    diagnostics: Iterable[Diagnostic], sources: Mapping[str, str], color: bool = False
+) -> list[str]:
+    """Each diagnostic formatted, with its excerpt cut from ``sources`` (display name -> text)."""
+    return [
+        d.format(sources.get(d.span.file) if d.span else None, color=color) for d in diagnostics
+    ]
 
-    def __init__(self, diagnostics: list[Diagnostic]):
+
+def print_all(
+    diagnostics: Iterable[Diagnostic], sources: Mapping[str, str], stream: IO[str] | None = None
+) -> None:
+    """Print diagnostics to ``stream`` (stderr), in colour on a terminal."""
+    stream = sys.stderr if stream is None else stream
+    for text in format_all(diagnostics, sources, use_color(stream)):
+        print(text, file=stream)
+
+
+class SpecError(Exception):
+    """One or more errors in the specs; nothing was written.
+
+    ``sources`` holds the texts the diagnostics point into, for excerpts.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], sources: Mapping[str, str] | None = None):
         self.diagnostics = diagnostics
-        super().__init__("\n".join(d.format() for d in diagnostics))
+        self.sources: dict[str, str] = dict(sources or {})
+        super().__init__("\n".join(format_all(diagnostics, self.sources)))
 
 
 class Collector:
@@ -114,6 +135,7 @@ class Collector:
 
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
+        self.sources: dict[str, str] = {}  # the texts read, for excerpts
         self._seen: set[tuple[str, Span | None, str]] = set()
 
     def add(self, d: Diagnostic) -> None:
@@ -125,20 +147,22 @@ class Collector:
         if d.severity == "error" and self.error_count >= MAX_ERRORS:
             self.diagnostics.append(
                 Diagnostic(
-                    "note", None, f"stopped after {MAX_ERRORS} errors; fix these and run again"
+                    Severity.NOTE,
+                    None,
+                    f"stopped after {MAX_ERRORS} errors; fix these and run again",
                 )
             )
-            raise SpecError(self.diagnostics)
+            raise SpecError(self.diagnostics, self.sources)
 
     def error(
         self, span: Span | None, message: str, hint: str | None = None, notes: tuple[str, ...] = ()
     ) -> None:
-        self.add(Diagnostic("error", span, message, hint, notes))
+        self.add(Diagnostic(Severity.ERROR, span, message, hint, notes))
 
     def warning(
         self, span: Span | None, message: str, hint: str | None = None, notes: tuple[str, ...] = ()
     ) -> None:
-        self.add(Diagnostic("warning", span, message, hint, notes))
+        self.add(Diagnostic(Severity.WARNING, span, message, hint, notes))
 
     @property
     def error_count(self) -> int:
@@ -150,10 +174,10 @@ class Collector:
 
     def raise_if_errors(self) -> None:
         if self.error_count:
-            raise SpecError(self.diagnostics)
+            raise SpecError(self.diagnostics, self.sources)
 
 
-def use_color(stream=None) -> bool:
+def use_color(stream: IO[str] | None = None) -> bool:
     """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org)."""
     stream = sys.stderr if stream is None else stream
     if os.environ.get("NO_COLOR"):

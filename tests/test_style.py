@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
+from tests.support import REPO
 
 
 def test_black_clean():

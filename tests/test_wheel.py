@@ -8,7 +8,7 @@ import subprocess
 import sys
 import zipfile
 
-from conftest import REPO
+from tests.support import REPO
 
 
 def test_wheel_generates_the_same_output(tmp_path):

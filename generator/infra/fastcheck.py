@@ -1,0 +1,160 @@
+"""Fast check: prove ``generated/`` current without torch, lark, jinja2 or black.
+
+A full ``bcfg check`` imports torch (over a second) to regenerate every module
+and compare. When nothing changed since the last full run that left the tree
+up to date, that work can be skipped. After such a run ``record`` stores, in
+the cache (see ``cache``), a hash of every input file (every spec in the spec
+folder and every file they import, found by ``import_closure``) and of every
+generated file, under a key made of everything else that can change the output:
+the project's settings, the generator's fingerprint, and the versions of torch,
+black, lark, jinja2 and Python. ``verified`` recomputes those hashes and
+answers only if all agree: a changed or new spec, an imported file, a hand edit
+of a generated file (header or body), a stale generated file, a different torch
+or generator, or a missing cache entry all fall back to the full path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Project
+from ..diagnostics import Diagnostic, format_all
+from ..emit.header import HEADER_MARK
+from . import cache
+
+# An import declaration, generously: `import` then a string, with blanks and
+# comments between. It may also match inside strings or comments; that only
+# adds files to watch, so it can make the fast path miss, never lie.
+_IMPORT = re.compile(r'(?<![A-Za-z0-9_$])import(?:\s|#[^\n]*)*"((?:[^"\\\n]|\\.)*)"')
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What a full run printed for the tree it verified."""
+
+    files: int
+    warnings: list[list[str]]  # each warning as [plain, coloured]
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _unquote(literal: str) -> str | None:
+    import ast
+
+    try:
+        value = ast.literal_eval(f'"{literal}"')
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def import_closure(specs: list[Path]) -> list[Path]:
+    """``specs`` and every file they import, transitively (a superset: see ``_IMPORT``)."""
+    seen: dict[Path, None] = {}
+    todo = [p.resolve() for p in specs]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen[path] = None
+        try:
+            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+        except OSError:
+            continue
+        if "import" not in text:
+            continue
+        for m in _IMPORT.finditer(text):
+            target = _unquote(m.group(1))
+            if target:
+                todo.append((path.parent / target).resolve())
+    return sorted(seen)
+
+
+def _input_hashes(project: Project, specs: list[Path]) -> dict[str, str | None]:
+    return {project.rel(p): _digest(p) for p in import_closure(specs)}
+
+
+def _output_hashes(out_dir: Path) -> dict[str, str | None]:
+    """Every ``*.py`` in ``out_dir`` that bcfg generated (by its header), with its hash."""
+    out: dict[str, str | None] = {}
+    if not out_dir.is_dir():
+        return out
+    for path in sorted(out_dir.glob("*.py")):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if data.startswith(HEADER_MARK.encode()):
+            out[path.name] = hashlib.sha256(data).hexdigest()
+    return out
+
+
+def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
+    return cache.key(
+        "tree",
+        str(project.root.resolve()),
+        project.rel(project.specs),
+        str(out_dir.resolve()),
+        list(project.allow),
+        [project.rel(p) for p in specs],
+    )
+
+
+def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | None:
+    """The record of a full run that found exactly this tree up to date, or None."""
+    entry = cache.load("tree", _key(project, specs, out_dir))
+    if not isinstance(entry, dict):
+        return None
+    try:
+        if entry["outputs"] != _output_hashes(out_dir):
+            return None
+        if entry["inputs"] != _input_hashes(project, specs):
+            return None
+        return Verified(len(entry["outputs"]), entry["warnings"])
+    except (KeyError, TypeError):
+        return None
+
+
+def snapshot(project: Project, specs: list[Path]) -> dict[str, str | None]:
+    """The hashes of the inputs, taken before a full run reads them."""
+    return _input_hashes(project, specs)
+
+
+def record(
+    project: Project,
+    specs: list[Path],
+    out_dir: Path,
+    before: dict[str, str | None],
+    files: dict[str, str],
+    warnings: list[Diagnostic],
+    sources: dict[str, str],
+) -> None:
+    """Remember that ``out_dir`` holds exactly ``files``, generated from the inputs hashed ``before``.
+
+    Nothing is recorded if an input changed while the run was reading them.
+    """
+    if _input_hashes(project, specs) != before:
+        return
+    value = {
+        "inputs": before,
+        "outputs": {
+            name: hashlib.sha256(text.encode("utf-8")).hexdigest()
+            for name, text in sorted(files.items())
+        },
+        "warnings": [
+            [plain, colored]
+            for plain, colored in zip(
+                format_all(warnings, sources, color=False),
+                format_all(warnings, sources, color=True),
+            )
+        ],
+    }
+    cache.store("tree", _key(project, specs, out_dir), value)

@@ -1,0 +1,288 @@
+"""The words of the bcfg language, and what each means in torch's API: one table per kind.
+
+Every stage reads these tables, so adding a pattern field, a dtype key or a
+keyword is one edit here: the resolver types fields through ``FIELDS``, fmt
+orders them by ``fmt_rank``, the emitters call ``setter`` in table order, the
+importer reads ``dict_key`` from ``BackendPatternConfig.to_dict()``, the
+diff and docs name fields by ``word``, and the editor grammars take their
+keyword lists from here.
+
+Standard library only, and no other bcfg module: everything may import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Words that start a declaration or an item, and the other reserved words.
+DECLARATION_KEYWORDS = ("import", "alias", "constraint", "dtypes", "fuse", "group", "backend")
+ITEM_KEYWORDS = ("pattern", "override", "use", "for")
+OTHER_KEYWORDS = ("in", "complex")
+KEYWORDS = DECLARATION_KEYWORDS + ITEM_KEYWORDS + OTHER_KEYWORDS
+# Functions built into the language, and its two literal words.
+BUILTIN_FUNCTIONS = ("sequential", "constrain")
+BOOLEANS = ("true", "false")
+
+
+class FieldKind(StrEnum):
+    """What kind of value a pattern field holds; the resolver has one coercion per kind."""
+
+    OBSERVATION = "observation"
+    DTYPES = "dtypes"
+    MODULE = "module"
+    FUSER = "fuser"
+    NODE_GETTER = "node_getter"
+    INPUTS_GETTER = "inputs_getter"
+    NUM_TENSOR_ARGS = "num_tensor_args"
+    INPUT_INDEX = "input_index"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of ``pattern { ... }``: its spec word and what it is in torch's API.
+
+    ``attr`` is the attribute of the resolved ``PatternConfig``; ``setter`` the
+    ``BackendPatternConfig`` method the generated code calls; ``dict_key`` its
+    key in ``BackendPatternConfig.to_dict()``; ``fmt_rank`` its place in
+    ``bcfg fmt``'s canonical order. Table order is the order generated code
+    sets fields in.
+    """
+
+    word: str
+    attr: str
+    setter: str
+    dict_key: str
+    kind: FieldKind
+    fmt_rank: int
+    doc: str
+
+
+FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec(
+        "observation",
+        "observation",
+        "set_observation_type",
+        "observation_type",
+        FieldKind.OBSERVATION,
+        0,
+        "how the output is observed: different_observer, shared_observer or not_observed",
+    ),
+    FieldSpec(
+        "dtypes",
+        "dtype_configs",
+        "set_dtype_configs",
+        "dtype_configs",
+        FieldKind.DTYPES,
+        1,
+        "the supported dtype configs: a record, a dtype set name, or a list of them",
+    ),
+    FieldSpec(
+        "root",
+        "root_module",
+        "set_root_module",
+        "root_module",
+        FieldKind.MODULE,
+        2,
+        "the float module class the pattern's root is",
+    ),
+    FieldSpec(
+        "qat",
+        "qat_module",
+        "set_qat_module",
+        "qat_module",
+        FieldKind.MODULE,
+        4,
+        "the QAT module class that replaces the root in prepare_qat_fx",
+    ),
+    FieldSpec(
+        "reference",
+        "reference_module",
+        "set_reference_quantized_module",
+        "reference_quantized_module_for_root",
+        FieldKind.MODULE,
+        3,
+        "the reference quantized module class convert swaps the root for",
+    ),
+    FieldSpec(
+        "fused",
+        "fused_module",
+        "set_fused_module",
+        "fused_module",
+        FieldKind.MODULE,
+        6,
+        "the module class the fuser builds",
+    ),
+    FieldSpec(
+        "fuser",
+        "fuser",
+        "set_fuser_method",
+        "fuser_method",
+        FieldKind.FUSER,
+        5,
+        "how the matched modules are fused: sequential(M), a fuse name or a function",
+    ),
+    FieldSpec(
+        "root_node",
+        "root_node_getter",
+        "_set_root_node_getter",
+        "root_node_getter",
+        FieldKind.NODE_GETTER,
+        7,
+        "the root node of the matched pattern, like pattern[1][0]",
+    ),
+    FieldSpec(
+        "extra_inputs",
+        "extra_inputs_getter",
+        "_set_extra_inputs_getter",
+        "extra_inputs_getter",
+        FieldKind.INPUTS_GETTER,
+        8,
+        "the extra inputs of a fused node, like [pattern[2]]",
+    ),
+    FieldSpec(
+        "num_tensor_args",
+        "num_tensor_args",
+        "_set_num_tensor_args_to_observation_type",
+        "num_tensor_args_to_observation_type",
+        FieldKind.NUM_TENSOR_ARGS,
+        9,
+        "observation type by number of tensor arguments, like {0: different_observer}",
+    ),
+    FieldSpec(
+        "input_index",
+        "input_type_to_index",
+        "_set_input_type_to_index",
+        "input_type_to_index",
+        FieldKind.INPUT_INDEX,
+        10,
+        "argument positions of weight and bias, like {weight: 1, bias: 2}",
+    ),
+)
+FIELD_BY_WORD: dict[str, FieldSpec] = {f.word: f for f in FIELDS}
+FIELD_WORDS: tuple[str, ...] = tuple(f.word for f in FIELDS)
+FMT_FIELD_ORDER: tuple[str, ...] = tuple(f.word for f in sorted(FIELDS, key=lambda f: f.fmt_rank))
+
+
+@dataclass(frozen=True)
+class DTypeKey:
+    """A key of a dtype config record and the ``DTypeConfig`` argument it sets."""
+
+    word: str
+    torch: str
+
+
+DTYPE_CONFIG_KEYS: tuple[DTypeKey, ...] = (
+    DTypeKey("input", "input_dtype"),
+    DTypeKey("output", "output_dtype"),
+    DTypeKey("weight", "weight_dtype"),
+    DTypeKey("bias", "bias_dtype"),
+    DTypeKey("dynamic", "is_dynamic"),
+)
+DTYPE_KEY_WORDS: tuple[str, ...] = tuple(k.word for k in DTYPE_CONFIG_KEYS)
+
+# The constraint fields of ``DTypeWithConstraints``, in torch's order, with the
+# short names specs use for them: (torch field, spec key).
+CONSTRAINT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("quant_min_lower_bound", "quant_min"),
+    ("quant_max_upper_bound", "quant_max"),
+    ("scale_min_lower_bound", "scale_min"),
+    ("scale_max_upper_bound", "scale_max"),
+    ("scale_exact_match", "scale"),
+    ("zero_point_exact_match", "zero_point"),
+)
+CONSTRAINT_WORDS: dict[str, str] = dict(CONSTRAINT_FIELDS)  # torch field -> spec key
+# Spec key (short or torch's name) -> DTypeWithConstraints field.
+CONSTRAINT_KEYS: dict[str, str] = {
+    key: torch_field for torch_field, short in CONSTRAINT_FIELDS for key in (short, torch_field)
+}
+
+FUSE_FLAGS = ("eval_only", "same_mode")
+
+# ObservationType members and the words specs use for them.
+OBSERVATION_WORDS: dict[str, str] = {
+    "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT": "different_observer",
+    "OUTPUT_SHARE_OBSERVER_WITH_INPUT": "shared_observer",
+    "INPUT_OUTPUT_NOT_OBSERVED": "not_observed",
+}
+DEFAULT_OBSERVATION = "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"
+# Spec word, or the member's own name -> ObservationType member name.
+OBSERVATIONS: dict[str, str] = {
+    **{word: member for member, word in OBSERVATION_WORDS.items()},
+    **{member: member for member in OBSERVATION_WORDS},
+}
+
+# Short names every spec may use, as torch's own backend code does.
+BUILTIN_ALIASES: dict[str, str] = {
+    "nn": "torch.nn",
+    "F": "torch.nn.functional",
+    "nni": "torch.ao.nn.intrinsic",
+    "nniqat": "torch.ao.nn.intrinsic.qat",
+    "nnqat": "torch.ao.nn.qat",
+    "nnq": "torch.ao.nn.quantized",
+    "nnqr": "torch.ao.nn.quantized.reference",
+    "aten": "torch.ops.aten",
+    "MatchAllNode": "torch.ao.quantization.utils.MatchAllNode",
+}
+# The aliases generated modules import (``import torch.nn as nn``): those of
+# importable modules. ``aten`` is an attribute of ``torch.ops``, not a module,
+# and ``MatchAllNode`` is a class.
+MODULE_ALIASES: dict[str, str] = {
+    module: alias
+    for alias, module in BUILTIN_ALIASES.items()
+    if alias not in ("aten", "MatchAllNode")
+}
+
+# Dtype names a spec may use bare: `quint8` is `torch.quint8`.
+DTYPE_NAMES = (
+    "quint8",
+    "qint8",
+    "qint32",
+    "quint4x2",
+    "quint2x4",
+    "float",
+    "float32",
+    "float16",
+    "half",
+    "bfloat16",
+    "float64",
+    "double",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "float8_e4m3fn",
+    "float8_e5m2",
+)
+
+# Ranges of the quantized dtypes, for constraint checks.
+QUANT_RANGES: dict[str, tuple[int, int]] = {
+    "quint8": (0, 255),
+    "qint8": (-128, 127),
+    "qint32": (-(2**31), 2**31 - 1),
+    "quint4x2": (0, 15),
+    "quint2x4": (0, 3),
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+}
+
+
+def spell(path: str, aliases: dict[str, str] | None = None) -> str:
+    """A full dotted path as a spec writes it: ``torch.nn.Conv2d`` -> ``nn.Conv2d``.
+
+    ``aliases`` maps alias names to dotted paths (the built-in ones by default);
+    the longest matching path wins.
+    """
+    table = BUILTIN_ALIASES if aliases is None else aliases
+    best = None
+    for alias, target in table.items():
+        matches = path == target or path.startswith(target + ".")
+        if matches and (best is None or len(target) > len(table[best])):
+            best = alias
+    if best is None:
+        return path
+    return best + path[len(table[best]) :]

@@ -1,0 +1,246 @@
+"""Checks on resolved values: what a ``BackendConfig`` would otherwise get silently wrong.
+
+Pure functions over the resolved model (no spec text, no I/O). Each returns
+``Finding``s; the resolver reports them at the spans it passes in, with the
+notes of the group expansion it is in.
+
+Decisions worth knowing (README, "Diagnostics"):
+
+* ``fused`` without a fuser is an error: nothing would ever build that module.
+* A fuser without ``fused`` is an error, unless ``root`` is set (a fuser such
+  as ``fuse_convtranspose_bn`` folds the pattern into its root module, as in
+  torch's own configs). For ``sequential(M)`` it is a warning: the fuser says
+  what it builds, but torch's convert only converts fused modules some config
+  names in ``fused``.
+* ``root`` without ``reference`` is a warning, and only on patterns without a
+  fuser: torch maps root to reference only when both are set, but torch's own
+  fusion patterns set ``root`` alone (``(nn.Conv${n}d, nn.BatchNorm${n}d,
+  F.relu)``), where it is harmless. ``reference`` without ``root`` is a
+  warning too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Severity
+from ..lang.vocabulary import CONSTRAINT_WORDS, QUANT_RANGES, spell
+from ..sources import Span
+from . import model as m
+from .facts import CallSignature, SignatureOf
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: Severity
+    span: Span
+    message: str
+    hint: str | None = None
+
+
+def pattern_text(p: m.PatternValue) -> str:
+    """A pattern as messages show it: (torch.nn.Conv2d, torch.nn.ReLU)."""
+    if isinstance(p, tuple):
+        return "(" + ", ".join(pattern_text(x) for x in p) + ")"
+    if isinstance(p, m.Symbol):
+        return p.path
+    return repr(p) if isinstance(p, str) else str(p)
+
+
+def config_findings(
+    c: m.PatternConfig, spans: dict[str, Span], signature: SignatureOf
+) -> list[Finding]:
+    """Checks across the fields of one pattern config; ``spans`` locates each field set.
+
+    ``signature`` tells what a fuser function takes (``SymbolTable.signature``).
+    """
+    out: list[Finding] = []
+    n = len(c.pattern) if isinstance(c.pattern, tuple) else 1
+    if c.fused_module is not None and c.fuser is None:
+        out.append(
+            Finding(
+                Severity.ERROR,
+                spans["fused"],
+                f"'fused: {c.fused_module.path}' without a fuser: nothing fuses the pattern into it",
+                f"add 'fuser: sequential({spell(c.fused_module.path)})' or a fuse definition, or remove 'fused'",
+            )
+        )
+    if c.fuser is not None and c.fused_module is None and c.root_module is None:
+        if isinstance(c.fuser, m.SequentialFuser):
+            built = spell(c.fuser.fused.path)
+            out.append(
+                Finding(
+                    Severity.WARNING,
+                    spans["fuser"],
+                    f"the fuser builds {built} but 'fused' is not set: torch's convert only converts fused modules a config names",
+                    f"add 'fused: {built}'",
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    Severity.ERROR,
+                    spans["fuser"],
+                    "a fuser without 'fused': say which module class the fuser builds",
+                    "add 'fused: <module class>', or 'root: <module class>' when the fuser folds the pattern into its root module",
+                )
+            )
+    out.extend(_fuser_fit(c, n, spans, signature))
+    if c.root_module is not None and c.reference_module is None and c.fuser is None:
+        out.append(
+            Finding(
+                Severity.WARNING,
+                spans["root"],
+                f"root module {c.root_module.path} has no reference module: torch swaps a root module only when both are set",
+                f"add 'reference: nnqr.{c.root_module.path.rsplit('.', 1)[-1]}' (or the right reference class), or remove 'root'",
+            )
+        )
+    if c.reference_module is not None and c.root_module is None:
+        out.append(
+            Finding(
+                Severity.WARNING,
+                spans["reference"],
+                f"reference module {c.reference_module.path} has no root module: torch never uses it",
+                "add 'root: <the float module class>'",
+            )
+        )
+    return out
+
+
+def _fuser_fit(
+    c: m.PatternConfig, n: int, spans: dict[str, Span], signature: SignatureOf
+) -> list[Finding]:
+    """Does the fuser take as many modules, in the same shape, as the pattern matches?"""
+    if isinstance(c.fuser, m.SequentialFuser):
+        if c.complex or n != 2:
+            return [
+                Finding(
+                    Severity.ERROR,
+                    spans["fuser"],
+                    f"sequential() fuses exactly two modules, but the pattern has {n} element{'s' if n != 1 else ''}"
+                    + (" and is complex" if c.complex and n == 2 else ""),
+                    "write a 'fuse' definition for other patterns",
+                )
+            ]
+        if c.fused_module is not None and c.fused_module.path != c.fuser.fused.path:
+            return [
+                Finding(
+                    Severity.ERROR,
+                    spans["fused"],
+                    f"'fused: {c.fused_module.path}' differs from the module sequential() builds, {c.fuser.fused.path}",
+                )
+            ]
+    elif isinstance(c.fuser, m.DefinedFuser):
+        problem = params_mismatch(c.fuser.params, c.pattern, c.complex)
+        if problem:
+            return [
+                Finding(
+                    Severity.ERROR,
+                    spans["fuser"],
+                    f"fuser '{c.fuser.name}' does not fit the pattern {pattern_text(c.pattern)}: {problem}",
+                    f"it is defined at {c.fuser.span}",
+                )
+            ]
+    elif isinstance(c.fuser, m.SymbolFuser):
+        problem = arity_mismatch(signature(c.fuser.function.path), n + 1)
+        if problem:
+            return [
+                Finding(
+                    Severity.ERROR,
+                    spans["fuser"],
+                    f"fuser '{c.fuser.function.path}' does not fit the pattern {pattern_text(c.pattern)}: {problem}",
+                    "torch calls a fuser with is_qat and one module per pattern element",
+                )
+            ]
+    return []
+
+
+def params_mismatch(
+    params: tuple[m.Param, ...], pattern: m.PatternValue, is_complex: bool
+) -> str | None:
+    """Why a fuse definition's parameters cannot take the modules of ``pattern``, or None."""
+    shape = pattern if isinstance(pattern, tuple) else (pattern,)
+    if len(params) != len(shape):
+        return f"it takes {len(params)} module(s), the pattern has {len(shape)} element(s)"
+    for p, el in zip(params, shape):
+        if p.name is not None:
+            continue
+        if not is_complex:
+            return "a sequential pattern has no nested elements to unpack"
+        if not isinstance(el, tuple):
+            return f"({', '.join(q.name or '(...)' for q in p.items)}) unpacks an element that is not a tuple"
+        inner = params_mismatch(p.items, el, is_complex)
+        if inner:
+            return inner
+    return None
+
+
+def arity_mismatch(sig: CallSignature | None, n: int) -> str | None:
+    """Why a callable of signature ``sig`` cannot take ``n`` positional arguments; None if it can or cannot be told."""
+    problem = None if sig is None else sig.bind_error(n)
+    if sig is None or problem is None:
+        return None
+    plural = "s" if n != 1 else ""
+    return f"cannot take {n} argument{plural} ({problem}); its signature is {sig.text}"
+
+
+# ----------------------------------------------------------------- constraints
+
+# The short name of each DType constraint field, for messages.
+_WORD = CONSTRAINT_WORDS
+
+
+def constraint_findings(
+    dtype: str, values: dict[str, Any], spans: dict[str, Span]
+) -> list[Finding]:
+    """Bounds within the dtype's range and in order, scales positive, exact values within bounds.
+
+    ``values`` maps DType field names to numbers; ``spans`` locates each value.
+    Findings come in source order.
+    """
+    found: list[Finding] = []
+
+    def bad(key: str, message: str, hint: str | None = None) -> None:
+        found.append(Finding(Severity.ERROR, spans[key], message, hint))
+
+    rng = QUANT_RANGES.get(dtype)
+    for key in ("quant_min_lower_bound", "quant_max_upper_bound", "zero_point_exact_match"):
+        v = values.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, int):
+            bad(key, f"{_WORD[key]} must be an integer, got {v!r}")
+        elif rng is None:
+            bad(
+                key,
+                f"{_WORD[key]} needs an integer dtype; {dtype} has no quantized range",
+                "integer ranges exist for quint8, qint8, qint32, quint4x2, int8, uint8, ...",
+            )
+        elif not rng[0] <= v <= rng[1]:
+            bad(key, f"{_WORD[key]} {v} is outside the range of {dtype}, {rng[0]}..{rng[1]}")
+    for key in ("scale_min_lower_bound", "scale_max_upper_bound", "scale_exact_match"):
+        v = values.get(key)
+        if v is not None and not v > 0:
+            bad(key, f"{_WORD[key]} must be positive, got {v!r}")
+    if not found:  # every value is of the right kind and in range: now their order
+        qmin, qmax = values.get("quant_min_lower_bound"), values.get("quant_max_upper_bound")
+        smin, smax = values.get("scale_min_lower_bound"), values.get("scale_max_upper_bound")
+        zp, scale = values.get("zero_point_exact_match"), values.get("scale_exact_match")
+        if qmin is not None and qmax is not None and qmin > qmax:
+            bad("quant_max_upper_bound", f"quant_max {qmax} is below quant_min {qmin}")
+        if smin is not None and smax is not None and smin > smax:
+            bad("scale_max_upper_bound", f"scale_max {smax!r} is below scale_min {smin!r}")
+        if zp is not None and rng is not None:
+            lo = qmin if qmin is not None else rng[0]
+            hi = qmax if qmax is not None else rng[1]
+            if not lo <= zp <= hi:
+                bad(
+                    "zero_point_exact_match",
+                    f"zero_point {zp} is outside quant_min..quant_max, {lo}..{hi}",
+                )
+        if scale is not None and (
+            smin is not None and scale < smin or smax is not None and scale > smax
+        ):
+            bad("scale_exact_match", f"scale {scale!r} is outside scale_min..scale_max")
+    return sorted(found, key=lambda f: (f.span.line, f.span.column))

@@ -1,0 +1,92 @@
+"""The driver: run the resolution passes over a source set, in order.
+
+1. load every spec named (and, through them, every file they import);
+2. expand each backend of those specs, in file order;
+3. resolve the definitions nothing used, so that their errors show too;
+4. check that backend names are unique;
+5. warn about definitions no backend used (only when there are no errors).
+
+Definitions are evaluated when first used, so diagnostics come out in source
+order of use. Everything a run needs is in one ``Ctx``; two analyses share
+nothing but the (thread-safe, read-mostly) parser, so a language server can
+run them side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import DEFAULT_ALLOW
+from ..diagnostics import Diagnostic
+from ..sources import FileSources, SourceSet
+from . import model as m
+from .coerce import Coercions
+from .context import Ctx
+from .evaluate import Evaluator
+from .expand import Expander
+from .facts import TorchFacts
+from .load import Loader, Program
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What an analysis found: the backends, its warnings, the texts read, and the loaded files."""
+
+    backends: list[m.Backend]
+    warnings: list[Diagnostic]
+    sources: dict[str, str]
+    program: Program
+
+
+def analyze(
+    sources: SourceSet,
+    names: list[str],
+    allow: tuple[str, ...] = DEFAULT_ALLOW,
+    facts: TorchFacts | None = None,
+) -> Analysis:
+    """Resolve the backends declared in the specs called ``names``; raise SpecError on any error.
+
+    Definitions that no backend of this run uses are warned about only in the
+    files named: a file that is merely imported is a library. ``facts``
+    answers questions about torch's names (a fresh, uncached table by default).
+    """
+    ctx = Ctx(facts if facts is not None else TorchFacts(tuple(allow)))
+    program = Program()
+    loader = Loader(ctx, sources, program)
+    files = []
+    for name in names:
+        f = loader.load(name)
+        if f is not None and f not in files:
+            files.append(f)
+    coerce = Coercions(ctx, program)
+    evaluator = Evaluator(ctx, program, coerce)
+    expander = Expander(ctx, program, evaluator, coerce)
+    backends: list[m.Backend] = []
+    for f in files:
+        backends.extend(expander.backends(f))
+    evaluator.definitions.check_all()
+    seen: dict[str, m.Backend] = {}
+    for b in backends:
+        if b.module in seen:
+            ctx.error(
+                b.span,
+                f"backend '{b.module}' is also declared at {seen[b.module].span}",
+                "backend names become module names and must be unique",
+            )
+        seen[b.module] = b
+    if ctx.diag.error_count == 0:
+        evaluator.definitions.unused_warnings(files, sources)
+    ctx.diag.raise_if_errors()
+    return Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program)
+
+
+def resolve_specs(
+    root: Path,
+    spec_paths: list[Path],
+    allow: tuple[str, ...] = DEFAULT_ALLOW,
+    facts: TorchFacts | None = None,
+) -> Analysis:
+    """``analyze`` the spec files ``spec_paths`` on disk, named relative to ``root``."""
+    files = FileSources(root)
+    return analyze(files, [files.name(p) for p in spec_paths], allow, facts)

@@ -1,0 +1,356 @@
+"""Facts about torch's names: public dotted paths of the installed torch, resolved to objects.
+
+A spec names Python objects by dotted path (``torch.nn.Conv2d``,
+``F.max_pool2d``, ``torch.ops.aten.add.Tensor``, ``operator.add``). This module
+turns such a path into the object by importing modules and walking attributes,
+never by ``__qualname__`` (``F.max_pool2d`` is a ``boolean_dispatch`` closure,
+``torch.add`` reports ``_VariableFunctionsClass.add``). Only top-level modules
+on the allow-list are ever imported, so a spec cannot make the generator import
+``os`` or run anything else.
+
+The resolver does not need the objects themselves, only facts about them
+(``Facts``: kind, module to import, which paths name the same object, a dtype's
+canonical name; ``CallSignature``: what a callable takes). ``TorchFacts``
+serves those facts, from a table cached per torch version (see ``cache``) when
+it has them and by resolving the path live, importing torch, when it does not.
+Only facts about paths that exist are kept: an unknown path is always resolved
+live, so its error and did-you-mean suggestion are the live ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import DEFAULT_ALLOW
+from ..infra import cache
+from .model import SymbolKind
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """An object found at ``path``; ``module`` is the module to import for it."""
+
+    path: str
+    obj: Any
+    module: str
+
+
+class UnknownSymbol(LookupError):
+    """``path`` names nothing; ``at`` is how many segments did resolve."""
+
+    def __init__(self, path: str, message: str, suggestion: str | None = None):
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.suggestion = suggestion
+
+
+def _is_importable_module(obj: Any, name: str) -> bool:
+    """True if ``import name`` works and gives ``obj`` (torch.ops.aten is no such module)."""
+    return isinstance(obj, types.ModuleType) and sys.modules.get(name) is obj
+
+
+def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
+    """Resolve a full dotted path (no aliases) to the object it names."""
+    allow = tuple(allow)
+    found = _found.get((path, allow))
+    if found is None:
+        found = _resolve(path, allow)
+        _found[(path, allow)] = found
+    return found
+
+
+# Paths resolved so far: a spec names the same few hundred objects thousands of times.
+_found: dict[tuple[str, tuple[str, ...]], Resolved] = {}
+
+
+def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
+    parts = path.split(".")
+    if parts[0] not in allow:
+        hint = difflib.get_close_matches(parts[0], allow, n=1)
+        raise UnknownSymbol(
+            path,
+            f"'{parts[0]}' is not an allowed module (allowed: {', '.join(allow)})",
+            f"did you mean '{hint[0]}'?" if hint else "extend [tool.bcfg] allow in pyproject.toml",
+        )
+    try:
+        obj: Any = importlib.import_module(parts[0])
+    except ImportError:
+        raise UnknownSymbol(path, f"cannot import module '{parts[0]}'") from None
+    module = parts[0]
+    for i, part in enumerate(parts[1:], start=1):
+        prefix = ".".join(parts[: i + 1])
+        nxt = getattr(obj, part, _MISSING) if not part.startswith("__") else _MISSING
+        if nxt is _MISSING and isinstance(obj, types.ModuleType):
+            try:
+                nxt = importlib.import_module(prefix)
+            except ImportError:
+                nxt = _MISSING
+        if nxt is _MISSING:
+            raise UnknownSymbol(
+                path, f"unknown symbol '{path}'", _did_you_mean(obj, parts[:i], part)
+            )
+        obj = nxt
+        if module == ".".join(parts[:i]) and _is_importable_module(obj, prefix):
+            module = prefix
+    return Resolved(path, obj, module)
+
+
+_MISSING = object()
+
+
+def _did_you_mean(parent: Any, parent_parts: list[str], part: str) -> str | None:
+    try:
+        names = [n for n in dir(parent) if not n.startswith("__")]
+    except Exception:  # an exotic object whose dir() fails: no suggestion
+        return None
+    close = difflib.get_close_matches(part, names, n=1, cutoff=0.75)
+    if not close:
+        lowered = {n.lower(): n for n in names}
+        if part.lower() in lowered:
+            close = [lowered[part.lower()]]
+    return f"did you mean '{'.'.join([*parent_parts, close[0]])}'?" if close else None
+
+
+def kind_of(obj: Any) -> SymbolKind:
+    """Classify an object for the resolver's checks.
+
+    An object can be a torch dtype, module class or operator only once torch is
+    imported, so this never imports torch itself.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.dtype):
+        return SymbolKind.DTYPE
+    if isinstance(obj, type):
+        if torch is not None and issubclass(obj, torch.nn.Module):
+            return SymbolKind.MODULE
+        return SymbolKind.CLASS
+    if torch is not None and isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return SymbolKind.OP
+    if isinstance(obj, types.ModuleType):
+        return SymbolKind.NAMESPACE
+    if callable(obj):
+        return SymbolKind.FUNCTION
+    return SymbolKind.VALUE
+
+
+# ------------------------------------------------------------------ facts
+
+# Top-level modules whose facts are cached: the cache key holds their versions
+# (torch's, and Python's for the standard library). Facts about other allowed
+# modules, whose versions the key does not hold, are always found live.
+CACHED_TOPS = ("torch", "operator")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the resolver knows about the object a dotted path names, without the object.
+
+    Two paths have the same ``identity`` exactly when they name the same object
+    (``F.avg_pool2d`` and ``torch._C._nn.avg_pool2d``): it is the first path of
+    the table that reached the object. ``dtype`` is a dtype's canonical name
+    (``torch.float`` is ``float32``), None for anything else.
+    """
+
+    path: str
+    kind: SymbolKind
+    module: str
+    identity: str
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class CallSignature:
+    """What a callable takes: each parameter's name, kind and whether it has a default."""
+
+    params: tuple[tuple[str, str, bool], ...]
+    text: str  # the signature as inspect prints it: "(conv, add)"
+
+    @classmethod
+    def of(cls, obj: Any) -> CallSignature | None:
+        """The signature of ``obj``, or None if inspect cannot tell it."""
+        try:
+            sig = inspect.signature(obj)
+        except (TypeError, ValueError):
+            return None
+        params = tuple(
+            (p.name, p.kind.name, p.default is not p.empty) for p in sig.parameters.values()
+        )
+        return cls(params, str(sig))
+
+    def bind_error(self, n: int) -> str | None:
+        """inspect's reason why ``n`` positional arguments do not bind; None if they do."""
+        empty = inspect.Parameter.empty
+        try:
+            sig = inspect.Signature(
+                [
+                    inspect.Parameter(
+                        name, getattr(inspect.Parameter, kind), default=None if d else empty
+                    )
+                    for name, kind, d in self.params
+                ]
+            )
+        except (TypeError, ValueError):  # parameters inspect itself would not accept
+            return None
+        try:
+            sig.bind(*([None] * n))
+        except TypeError as exc:
+            return str(exc)
+        return None
+
+
+class TorchFacts:
+    """Facts about dotted paths: from the cached table when it has them, else found live.
+
+    ``cached`` loads the table kept for this torch, generator and allow-list;
+    ``save`` writes it back with what was learned. A table made directly is not
+    cached: every fact is found live (and remembered for the table's life).
+    """
+
+    def __init__(self, allow: tuple[str, ...] = DEFAULT_ALLOW, key: str | None = None):
+        self.allow = tuple(allow)
+        self._key = key
+        self._facts: dict[str, Facts] = {}
+        self._sigs: dict[str, CallSignature | None] = {}
+        # Objects found live: id -> (object, identity); the cached identities
+        # are added, resolved live, before the first path is.
+        self._live: dict[int, tuple[Any, str]] = {}
+        self._cached_identities_live = False
+        self._dirty = False
+
+    @classmethod
+    def cached(cls, allow: tuple[str, ...] = DEFAULT_ALLOW) -> TorchFacts:
+        """The table cached for this torch version, generator and ``allow`` (empty on a miss)."""
+        k = cache.key("symbols", list(allow))
+        table = cls(allow, k)
+        table._load(cache.load("symbols", k))
+        return table
+
+    def __contains__(self, path: str) -> bool:
+        """True if the facts of ``path`` are known without resolving it."""
+        return path in self._facts
+
+    def lookup(self, path: str) -> Facts:
+        """The facts of the full dotted ``path``; raises UnknownSymbol, as ``resolve`` does."""
+        if path.partition(".")[0] not in self.allow:
+            resolve(path, self.allow)  # raises the allow-list error, importing nothing
+        return self._facts.get(path) or self._learn(path)
+
+    def dtype(self, name: str) -> str:
+        """The canonical name of the bare dtype name ``name``: ``float`` -> ``float32``."""
+        facts = self._facts.get(f"torch.{name}") or self._learn(f"torch.{name}")
+        assert facts.dtype is not None, f"torch.{name} is not a dtype"
+        return facts.dtype
+
+    def signature(self, path: str) -> CallSignature | None:
+        """What the callable at ``path`` (already looked up) takes; None if that cannot be told."""
+        if path not in self._sigs:
+            self._sigs[path] = CallSignature.of(self._object(path))
+            self._dirty |= _cacheable(path)
+        return self._sigs[path]
+
+    def _object(self, path: str) -> Any:
+        return _resolve_allowed(path).obj
+
+    def _learn(self, path: str) -> Facts:
+        """Resolve ``path`` live (its top-level module is allowed) and remember its facts."""
+        found = _resolve_allowed(path)
+        obj = found.obj
+        if not self._cached_identities_live:
+            self._cached_identities_live = True
+            for identity in dict.fromkeys(f.identity for f in self._facts.values()):
+                try:
+                    known = self._object(identity)
+                except UnknownSymbol:
+                    continue
+                self._live.setdefault(id(known), (known, identity))
+        identity = self._live.setdefault(id(obj), (obj, path))[1]
+        kind = kind_of(obj)
+        dtype = str(obj).removeprefix("torch.") if kind == "dtype" else None
+        facts = Facts(path, kind, found.module, identity, dtype)
+        self._facts[path] = facts
+        self._dirty |= _cacheable(path)
+        return facts
+
+    def _load(self, data: Any) -> None:
+        """Take the facts of a cache entry; any entry that is not exactly as ``save`` writes is ignored."""
+        try:
+            facts = {}
+            for path, (kind, module, identity, dtype) in data["facts"].items():
+                strings = all(isinstance(x, str) for x in (path, kind, module, identity))
+                if not strings or kind not in _KINDS or not isinstance(dtype, (str, type(None))):
+                    return
+                facts[path] = Facts(path, SymbolKind(kind), module, identity, dtype)
+            for f in facts.values():  # each identity is a path of the table, its own identity
+                if f.identity not in facts or facts[f.identity].identity != f.identity:
+                    return
+            sigs: dict[str, CallSignature | None] = {}
+            for path, sig in data["sigs"].items():
+                if path not in facts:
+                    return
+                if sig is not None:
+                    text, params = sig
+                    params = tuple((n, k, d) for n, k, d in params)
+                    ok = isinstance(text, str) and all(
+                        isinstance(n, str) and k in _PARAM_KINDS and isinstance(d, bool)
+                        for n, k, d in params
+                    )
+                    if not ok:
+                        return
+                    sig = CallSignature(params, text)
+                sigs[path] = sig
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return
+        self._facts, self._sigs = facts, sigs
+
+    def save(self) -> None:
+        """Write the table back to the cache if anything was learned (a cached table only)."""
+        if self._key is None or not self._dirty:
+            return
+        kept = {p: f for p, f in self._facts.items() if _cacheable(p)}
+        # An identity that is a path not kept becomes the first kept path naming that object.
+        first: dict[str, str] = {}
+        for p, f in kept.items():
+            if f.identity not in kept:
+                first.setdefault(f.identity, p)
+        value = {
+            "facts": {
+                p: [f.kind, f.module, first.get(f.identity, f.identity), f.dtype]
+                for p, f in kept.items()
+            },
+            "sigs": {
+                p: None if s is None else [s.text, [list(x) for x in s.params]]
+                for p, s in self._sigs.items()
+                if p in kept
+            },
+        }
+        cache.store("symbols", self._key, value)
+        self._dirty = False
+
+
+def _cacheable(path: str) -> bool:
+    return path.partition(".")[0] in CACHED_TOPS
+
+
+def _resolve_allowed(path: str) -> Resolved:
+    """``resolve`` for a path whose top-level module the caller has checked is allowed."""
+    return resolve(path, (path.partition(".")[0],))
+
+
+_KINDS = frozenset(SymbolKind)
+_PARAM_KINDS = (
+    "POSITIONAL_ONLY",
+    "POSITIONAL_OR_KEYWORD",
+    "VAR_POSITIONAL",
+    "KEYWORD_ONLY",
+    "VAR_KEYWORD",
+)
+# A function from a dotted path to what the callable there takes (TorchFacts.signature).
+SignatureOf = Callable[[str], CallSignature | None]

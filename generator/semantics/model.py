@@ -1,0 +1,241 @@
+"""The resolved model of bcfg: what ``semantics`` produces and the emitters print.
+
+``Backend`` and ``PatternConfig`` with their parts, frozen dataclasses with no
+I/O and no torch imports: every group call and loop expanded, every name bound
+to a public dotted path of the installed torch, every check passed. It says
+exactly what the generated module builds, config by config and in order, so
+``emit`` only has to print it and ``live.build`` can construct the same
+``BackendConfig`` without generating code.
+
+Invariants: symbols are full dotted paths (no aliases); dtypes are canonical
+``torch`` attribute names (``float32``, never ``float``); patterns of one
+backend are unique (overrides were applied in place, keeping the position of
+the pattern they replace, as ``BackendConfig`` does). Where a value came from
+(``Origin``) never takes part in equality: two configs that build the same
+``BackendPatternConfig`` are equal wherever they were written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Union
+
+from ..lang.syntax import Param
+from ..lang.vocabulary import CONSTRAINT_FIELDS, OBSERVATION_WORDS
+from ..sources import Span
+
+__all__ = ["CONSTRAINT_FIELDS", "OBSERVATION_WORDS", "Param", "Span"]
+
+
+class SymbolKind(StrEnum):
+    """What a dotted path names, as far as the language cares."""
+
+    MODULE = "module"  # an nn.Module subclass
+    CLASS = "class"  # any other class
+    FUNCTION = "function"
+    OP = "op"  # an OpOverload or OpOverloadPacket
+    DTYPE = "dtype"
+    NAMESPACE = "namespace"  # a Python module
+    VALUE = "value"  # anything else
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A Python object named by its public dotted path, e.g. ``torch.nn.Conv2d``."""
+
+    path: str
+    kind: SymbolKind
+    module: str = field(default="", compare=False)  # the module to import for it
+
+
+# A pattern atom: a symbol, a method name, or an integer literal.
+Atom = Union[Symbol, str, int]
+# A pattern: an atom or a (nested) tuple of patterns.
+PatternValue = Union[Atom, tuple["PatternValue", ...]]
+
+
+def reversed_nested(pattern: object) -> object:
+    """The reversed nested tuple form torch keys configs by: (a, b, c) -> (c, (b, a)).
+
+    Works on any atoms, so the importer can use it on live objects.
+    """
+    if not isinstance(pattern, tuple):
+        return pattern
+    if len(pattern) == 2:
+        return (pattern[1], pattern[0])
+    return (pattern[2], (pattern[1], pattern[0]))
+
+
+@dataclass(frozen=True)
+class DType:
+    """A dtype, with the optional constraints of ``DTypeWithConstraints``."""
+
+    dtype: str
+    quant_min_lower_bound: int | float | None = None
+    quant_max_upper_bound: int | float | None = None
+    scale_min_lower_bound: int | float | None = None
+    scale_max_upper_bound: int | float | None = None
+    scale_exact_match: float | None = None
+    zero_point_exact_match: int | None = None
+    name: str | None = field(default=None, compare=False)  # the constraint it came from
+
+    @property
+    def constrained(self) -> bool:
+        return any(getattr(self, f) is not None for f, _ in CONSTRAINT_FIELDS)
+
+
+@dataclass(frozen=True)
+class DTypeConfig:
+    input: DType | None = None
+    output: DType | None = None
+    weight: DType | None = None
+    bias: str | None = None
+    is_dynamic: bool | None = None
+    name: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SequentialFuser:
+    """Fuse the matched modules, in order, into ``fused`` (``_sequential_wrapper2``)."""
+
+    fused: Symbol
+
+
+@dataclass(frozen=True)
+class SymbolFuser:
+    """Any importable fuser function, by dotted path."""
+
+    function: Symbol
+
+
+@dataclass(frozen=True)
+class FuseArg:
+    """A fuser parameter reference inside a fuser body."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class FuseCall:
+    function: Symbol
+    args: tuple[FuseExpr, ...]
+
+
+FuseExpr = Union[FuseArg, FuseCall]
+
+
+@dataclass(frozen=True)
+class DefinedFuser:
+    """A fuser declared with ``fuse``: destructure the matched modules, build one."""
+
+    name: str
+    params: tuple[Param, ...]
+    eval_only: bool
+    same_mode: bool
+    body: FuseCall
+    span: Span = field(compare=False)
+
+
+Fuser = Union[SequentialFuser, SymbolFuser, DefinedFuser]
+
+
+@dataclass(frozen=True)
+class NodeGetter:
+    """``root_node: pattern[i][j]``: pick one element of the matched pattern."""
+
+    path: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ExtraInputsGetter:
+    """``extra_inputs: [pattern[i], ...]``: pick the extra inputs of a fused node."""
+
+    paths: tuple[tuple[int, ...], ...]
+
+
+class StepKind(StrEnum):
+    USE = "use"
+    FOR = "for"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the expansion that placed a pattern config: a ``use`` or a loop element.
+
+    ``span`` is the ``use`` item or the loop element; ``text`` says the step in
+    messages ("'use conv(weighted_int8)'", "the loop element"); ``anchor`` says
+    it as a stable, searchable origin: ``use conv(weighted_int8)``,
+    ``conv_fusions(ds=weighted_int8, n=2)``, ``for relu = F.relu``.
+    ``definition`` is where the group used, or the loop, is written.
+    """
+
+    kind: StepKind
+    span: Span
+    text: str
+    anchor: str
+    definition: Span
+
+
+@dataclass(frozen=True)
+class DefinitionRef:
+    """A named definition a pattern config's fields used: a dtype set, constraint or fuser."""
+
+    kind: str  # "dtypes", "constraint", "fuse"
+    name: str
+    span: Span  # where it is defined
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a pattern config came from: the pattern item, each field, and how it was reached.
+
+    ``chain`` runs outermost first: the ``use`` in the backend, the ``use`` in
+    that group, the loop element, ... ``replaced`` is the origin of the config
+    an ``override pattern`` replaced.
+    """
+
+    item: Span
+    fields: tuple[tuple[str, Span], ...] = ()
+    chain: tuple[Step, ...] = ()
+    definitions: tuple[DefinitionRef, ...] = ()
+    replaced: Origin | None = None
+
+    def field(self, word: str) -> Span | None:
+        """The span of field ``word``, or None if the pattern does not set it."""
+        return next((span for name, span in self.fields if name == word), None)
+
+
+@dataclass(frozen=True)
+class PatternConfig:
+    pattern: PatternValue
+    complex: bool
+    observation: str  # an ObservationType member name
+    dtype_configs: tuple[DTypeConfig, ...]
+    root_module: Symbol | None = None
+    qat_module: Symbol | None = None
+    reference_module: Symbol | None = None
+    fused_module: Symbol | None = None
+    fuser: Fuser | None = None
+    root_node_getter: NodeGetter | None = None
+    extra_inputs_getter: ExtraInputsGetter | None = None
+    num_tensor_args: tuple[tuple[int, str], ...] = ()
+    input_type_to_index: tuple[tuple[str, int], ...] = ()
+    origin: Origin | None = field(default=None, compare=False)
+
+    @property
+    def span(self) -> Span | None:
+        """The pattern item this config was written as."""
+        return self.origin.item if self.origin is not None else None
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend: the generated module ``<module>.py`` builds it."""
+
+    module: str
+    name: str
+    configs: tuple[PatternConfig, ...]
+    spec_file: str
+    inputs: tuple[tuple[str, str], ...]  # (spec file, sha256) of every file it was read from
+    span: Span = field(compare=False)

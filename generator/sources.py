@@ -1,0 +1,218 @@
+"""Sources: where spec text comes from, and the spans that point back into it.
+
+Every stage after this one works on ``Source`` values, never on the file
+system, so the same compiler resolves specs on disk (``FileSources``), unsaved
+editor buffers laid over them (``MemorySources``) or specs at a git revision.
+A source is named by its *display name*: the path relative to the project root
+in POSIX form (``specs/common.bcfg``), which is also what spans and messages
+say. Imports are resolved by the source set, relative to the importing file.
+
+Standard library only: the fast ``bcfg check`` imports this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+# A spec larger than this is refused with a clear error rather than parsed for
+# minutes; torch's eight backends together take about 30 kB.
+MAX_SPEC_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node was read from: 1-based line and column, end exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """The text of one spec, by display name; ``digest`` is the sha256 of its UTF-8 bytes."""
+
+    name: str
+    text: str
+    digest: str
+
+    @classmethod
+    def of(cls, name: str, text: str) -> Source:
+        return cls(name, text, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+class SourceError(Exception):
+    """A source could not be read: ``message`` says why, ``span`` where (if anywhere)."""
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.text: str | None = None  # what could be decoded, for an excerpt
+
+
+class SourceSet(Protocol):
+    """Where the compiler reads specs from."""
+
+    def read(self, name: str) -> Source:
+        """The source called ``name``; raises ``SourceError`` if it cannot be read."""
+        ...
+
+    def resolve_import(self, importer: str, target: str) -> str | None:
+        """The name of the file ``import "target"`` in ``importer`` means, or None if there is none."""
+        ...
+
+    def siblings(self, name: str) -> list[str] | None:
+        """Every spec beside ``name`` (its folder's ``*.bcfg``), or None if that cannot be told."""
+        ...
+
+
+def decode(data: bytes, name: str, size: int | None = None) -> str:
+    """Spec bytes as text: UTF-8 (a BOM is dropped); bad bytes, NULs and huge files are errors.
+
+    ``size`` is the file's full size when ``data`` was cut short at the limit.
+    """
+    if len(data) > MAX_SPEC_BYTES:
+        raise SourceError(
+            f"the file is {(size or len(data)) / (1 << 20):.1f} MB; bcfg reads specs of at most {MAX_SPEC_BYTES >> 20} MB",
+            Span(name, 1, 1, 1, 1),
+            "split it into several files joined with 'import'",
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = (
+            len(data[data.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace"))
+            + 1
+        )
+        err = SourceError(
+            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+            Span(name, line, col, line, col + 1),
+            "save the spec as UTF-8",
+        )
+        err.text = data.decode("utf-8-sig", "replace")
+        raise err from None
+    nul = text.find("\0")
+    if nul >= 0:
+        err = SourceError("the file contains a NUL byte", offset_span(text, nul, name), "remove it")
+        err.text = text
+        raise err
+    return text
+
+
+def offset_span(text: str, pos: int, file: str) -> Span:
+    """A one-character span at string offset ``pos`` of ``text``."""
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Span(file, line, column, line, column + 1)
+
+
+class FileSources:
+    """Specs on disk, named relative to ``root`` (or by absolute path outside it)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._resolved_root = root.resolve()
+
+    def name(self, path: Path) -> str:
+        """The display name of ``path``."""
+        resolved = path.resolve()
+        try:
+            return resolved.relative_to(self._resolved_root).as_posix()
+        except ValueError:
+            return resolved.as_posix()
+
+    def path(self, name: str) -> Path:
+        return Path(name) if posixpath.isabs(name) else self.root / name
+
+    def read(self, name: str) -> Source:
+        path = self.path(name)
+        try:
+            data = read_regular_file(path, MAX_SPEC_BYTES)
+            size = path.stat().st_size if len(data) > MAX_SPEC_BYTES else None
+        except OSError as exc:
+            raise SourceError(f"cannot read {name}: {exc.strerror or exc}") from None
+        return Source.of(name, decode(data, name, size))
+
+    def resolve_import(self, importer: str, target: str) -> str | None:
+        candidate = self.path(importer).parent / target
+        try:
+            found = candidate.is_file()
+        except (OSError, ValueError):
+            found = False
+        return self.name(candidate) if found else None
+
+    def siblings(self, name: str) -> list[str] | None:
+        try:
+            return sorted(self.name(p) for p in self.path(name).parent.glob("*.bcfg"))
+        except OSError:
+            return None
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, which must be a regular file; at most ``limit`` + 1 bytes are read.
+
+    A FIFO, device or folder is refused before it is opened for reading, so
+    reading can neither block nor grow without bound.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(0, f"it is {kind}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class MemorySources:
+    """Texts held in memory (editor buffers, a spec being imported), over an optional fallback."""
+
+    def __init__(self, texts: dict[str, str], fallback: SourceSet | None = None):
+        self.texts = dict(texts)
+        self.fallback = fallback
+
+    def read(self, name: str) -> Source:
+        if name in self.texts:
+            return Source.of(name, self.texts[name])
+        if self.fallback is None:
+            raise SourceError(f"cannot read {name}: no such file")
+        return self.fallback.read(name)
+
+    def resolve_import(self, importer: str, target: str) -> str | None:
+        name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target))
+        if name in self.texts:
+            return name
+        if self.fallback is None:
+            return None
+        return self.fallback.resolve_import(importer, target)
+
+    def siblings(self, name: str) -> list[str] | None:
+        folder = posixpath.dirname(name)
+        here = {n for n in self.texts if posixpath.dirname(n) == folder and n.endswith(".bcfg")}
+        if self.fallback is None:
+            return sorted(here)
+        more = self.fallback.siblings(name)
+        return None if more is None else sorted(here | set(more))

@@ -1,0 +1,205 @@
+"""The fast paths: ``bcfg check`` without torch, the caches, and layout's black-identical output.
+
+Each speed-up is only a shortcut to a result the slow path computes: these
+tests pin that the shortcut is never taken when something changed (a spec, an
+imported spec, a hand edit, the torch version, the generator) and that the
+caches may vanish or rot at any time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+from generator.config import find_project
+from generator.infra import cache, fastcheck
+from tests.support import REPO
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A scratch project (pyproject, specs) with its own cache folder, as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copytree(REPO / "specs", root / "specs")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("BCFG_CACHE_DIR", raising=False)
+    monkeypatch.delenv("BCFG_NO_CACHE", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(root)
+    return root
+
+
+def verified(root: Path):
+    p = find_project(root)
+    return fastcheck.verified(p, p.spec_files(), p.out)
+
+
+def generated_and_recorded(root: Path) -> None:
+    assert main(["generate"]) == 0
+    assert verified(root) is not None
+
+
+def test_generate_records_the_tree_and_check_then_takes_the_fast_path(project, capsys):
+    assert verified(project) is None
+    generated_and_recorded(project)
+    capsys.readouterr()
+    assert main(["check"]) == 0
+    assert "10 generated file(s) up to date" in capsys.readouterr().err
+
+
+def test_fast_check_imports_neither_torch_nor_lark_jinja2_black(project):
+    generated_and_recorded(project)
+    code = (
+        "import sys\n"
+        "from generator.cli import main\n"
+        "code = main(['check'])\n"
+        "print(code, [m for m in ('torch', 'lark', 'jinja2', 'black') if m in sys.modules])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.stdout.strip() == "0 []", out.stdout + out.stderr
+    assert "10 generated file(s) up to date" in out.stderr
+
+
+@pytest.mark.parametrize("where", ["body", "header"])
+def test_a_hand_edit_of_a_generated_file_is_caught(project, capsys, where):
+    generated_and_recorded(project)
+    target = project / "generated" / "x86.py"
+    text = target.read_text()
+    if where == "body":
+        target.write_text(text.replace("nn.Conv1d", "nn.Conv2d", 1))
+    else:
+        target.write_text(text.replace("body=", "body=0", 1))
+    assert verified(project) is None
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    assert "generated/x86.py" in capsys.readouterr().out
+
+
+def test_edits_of_a_spec_or_an_imported_spec_are_caught(project, capsys):
+    generated_and_recorded(project)
+    common = project / "specs" / "common.bcfg"
+    original = common.read_text()
+    common.write_text(original + "\n# a comment changes the input hashes\n")
+    assert verified(project) is None
+    assert main(["check"]) == 1
+    common.write_text(original)
+    assert verified(project) is not None  # back to the recorded inputs
+
+
+def test_imports_outside_the_spec_folder_are_inputs(project):
+    lib = project / "lib"
+    lib.mkdir()
+    (lib / "extra.bcfg").write_text("dtypes extra_set = {input: quint8, output: quint8}\n")
+    spec = project / "specs" / "x86.bcfg"
+    spec.write_text('import # the file after a comment\n  "../lib/extra.bcfg"\n' + spec.read_text())
+    closure = [p.name for p in fastcheck.import_closure([spec])]
+    assert "extra.bcfg" in closure and "common.bcfg" in closure
+    generated_and_recorded(project)
+    (lib / "extra.bcfg").write_text("dtypes extra_set = {input: qint8, output: qint8}\n")
+    assert verified(project) is None
+
+
+def test_new_and_stale_files_are_caught(project, capsys):
+    generated_and_recorded(project)
+    stale = project / "generated" / "old.py"
+    stale.write_text(fastcheck.HEADER_MARK + "specs/old.bcfg. DO NOT EDIT.\n")
+    assert verified(project) is None
+    assert main(["check"]) == 1
+    stale.unlink()
+    assert verified(project) is not None
+    (project / "specs" / "new.bcfg").write_text(
+        (project / "specs" / "my_backend.bcfg").read_text().replace("my_backend", "new_backend")
+    )
+    assert verified(project) is None
+
+
+def test_a_torch_version_change_is_a_changed_input(project, monkeypatch):
+    generated_and_recorded(project)
+    real = cache.dist_version
+    monkeypatch.setattr(
+        cache, "dist_version", lambda name: "9.9.9" if name == "torch" else real(name)
+    )
+    assert verified(project) is None
+
+
+def test_a_generator_change_is_a_changed_input(project, monkeypatch):
+    generated_and_recorded(project)
+    monkeypatch.setattr(cache, "fingerprint", lambda: "another generator")
+    assert verified(project) is None
+
+
+def test_the_cache_is_safe_to_delete_or_corrupt(project, tmp_path, capsys):
+    generated_and_recorded(project)
+    expected = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    shutil.rmtree(tmp_path / "xdg")
+    assert verified(project) is None
+    assert main(["check"]) == 0  # the full path, which records again
+    assert verified(project) is not None
+    for entry in (tmp_path / "xdg" / "bcfg").rglob("*"):
+        if entry.is_file():
+            entry.write_bytes(
+                b"\x00garbage" if entry.suffix != ".json" else b'{"key": "x", "value": ['
+            )
+    assert verified(project) is None
+    shutil.rmtree(project / "generated")
+    assert main(["generate"]) == 0
+    assert {p.name: p.read_bytes() for p in (project / "generated").iterdir()} == expected
+    os.environ["BCFG_NO_CACHE"] = "1"
+    try:
+        assert cache.cache_dir() is None and verified(project) is None
+        assert main(["check"]) == 0
+    finally:
+        del os.environ["BCFG_NO_CACHE"]
+
+
+def test_the_cache_lives_under_xdg_cache_home(project, tmp_path):
+    from generator.lang import parse
+
+    parse._parser.cache_clear()  # built by an earlier test, with another cache folder
+    generated_and_recorded(project)
+    kinds = {p.name for p in (tmp_path / "xdg" / "bcfg").iterdir()}
+    assert {"tree", "module", "lark"} <= kinds
+
+
+def test_cached_modules_are_byte_identical(project, tmp_path):
+    assert main(["generate"]) == 0
+    first = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    modules = list((tmp_path / "xdg" / "bcfg" / "module").glob("*.json"))
+    assert modules and all(
+        json.loads(p.read_text())["value"] in {t.decode() for t in first.values()} for p in modules
+    )
+    shutil.rmtree(project / "generated")
+    assert main(["generate"]) == 0  # every module from the cache
+    assert {p.name: p.read_bytes() for p in (project / "generated").iterdir()} == first
+
+
+def test_warnings_are_replayed_by_the_fast_path(project, capsys):
+    spec = project / "specs" / "my_backend.bcfg"
+    spec.write_text(spec.read_text() + "\ndtypes never_used = {input: quint8, output: quint8}\n")
+    assert main(["generate"]) == 0
+    full = capsys.readouterr().err
+    assert "never_used" in full
+    assert main(["check"]) == 0
+    fast = capsys.readouterr().err
+    assert verified(project) is not None
+    assert [ln for ln in fast.splitlines() if "never_used" in ln] == [
+        ln for ln in full.splitlines() if "never_used" in ln
+    ]

@@ -1,0 +1,234 @@
+"""The error corpus (tests/errors/): every broken spec gets its pinned message.
+
+Each case's expected transcript pins file, line, column, message, caret, hint
+and exit code. After an intended wording change, re-accept with
+``python -m tests.errors --accept`` (or ``pytest tests/test_errors.py --accept``)
+and review the diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import pytest
+
+from tests.errors import ACCEPT_COMMAND, cases, expected_path, run_case, spec_of
+
+CASES = cases()
+
+# Every check the tool makes, and the case that shows its message. A check
+# without a case, or a case that does not show its check, fails below.
+CHECKS = {
+    "syntax: unclosed brace, said with where it opened": (
+        "syntax_unclosed_pattern",
+        "expected '}' to close the pattern opened at 5:5",
+    ),
+    "syntax: file ends inside a block": ("syntax_unclosed_at_eof", "found the end of the file"),
+    "syntax: a dtype name expected": (
+        "syntax_expected_dtype",
+        "expected a dtype name after 'output:'",
+    ),
+    "syntax: constraint base must be a dtype": (
+        "syntax_constraint_needs_dtype",
+        "expected a dtype name after '='",
+    ),
+    "syntax: misspelled keyword": ("syntax_misspelled_keyword", "did you mean 'pattern'?"),
+    "syntax: unexpected character": ("syntax_unexpected_character", "unexpected character ';'"),
+    "syntax: unterminated string": (
+        "syntax_unterminated_string",
+        "this string is not closed on its line",
+    ),
+    "syntax: bad escape": ("syntax_bad_escape", "invalid escape sequence"),
+    "syntax: wrong closing bracket": (
+        "syntax_wrong_bracket",
+        "expected ')' to close the '(' opened at 3:13, found ']'",
+    ),
+    "syntax: missing comma": ("syntax_missing_comma", "expected '}' or ','"),
+    "syntax: import needs a string": (
+        "syntax_import_needs_string",
+        "expected a file name in quotes after 'import'",
+    ),
+    "input: not UTF-8": ("input_not_utf8", "the file is not valid UTF-8"),
+    "input: NUL byte": ("input_nul_byte", "the file contains a NUL byte"),
+    "input: BOM and CRLF": ("input_bom_crlf", "input_bom_crlf.bcfg:3:13: error: unknown symbol"),
+    "input: empty file": ("input_empty", "[exit 0]"),
+    "input: deep nesting": ("input_deep_nesting", "brackets are nested more than 32 deep"),
+    "symbol: unknown, did-you-mean": ("unknown_symbol", "did you mean 'nn.Conv2d'?"),
+    "symbol: bare unknown name": ("unknown_name", "did you mean 'nn.Linear'?"),
+    "symbol: not on the allow-list": ("disallowed_module", "'os' is not an allowed module"),
+    "kind: function where a module class is needed": (
+        "wrong_kind_function_as_module",
+        "a root module must be an nn.Module class, got a function",
+    ),
+    "kind: class that is not an nn.Module": (
+        "wrong_kind_class_not_module",
+        "is not a subclass of torch.nn.Module",
+    ),
+    "kind: non-dtype as dtype": (
+        "wrong_kind_not_dtype",
+        "expected a dtype or constraint, got a module class",
+    ),
+    "dtype: unknown dtype name": ("unknown_dtype", "unknown dtype 'quint9'"),
+    "pattern: sequential tuple not 2-3 long": (
+        "sequential_length",
+        "a sequential pattern has 2 or 3 elements, this one has 4",
+    ),
+    "pattern: sequential pattern nests": (
+        "sequential_nested",
+        "a sequential pattern cannot nest tuples",
+    ),
+    "pattern: malformed complex pattern": (
+        "complex_malformed",
+        "the first element of a complex pattern tuple is its operator",
+    ),
+    "pattern: method name not an identifier": ("pattern_bad_method_name", "is not a method name"),
+    "duplicate: pattern defined twice": (
+        "duplicate_pattern",
+        "is already defined at tests/errors/duplicate_pattern.bcfg:3:5",
+    ),
+    "duplicate: via two uses of a group": (
+        "duplicate_pattern_via_group",
+        "the first comes from 'use relus(d)'",
+    ),
+    "duplicate: via a loop": ("duplicate_pattern_in_loop", "the first comes from the loop element"),
+    "duplicate: override of nothing": ("override_nothing", "replaces nothing"),
+    "constraint: bound outside the dtype's range": (
+        "constraint_out_of_range",
+        "quant_min -1 is outside the range of quint8, 0..255",
+    ),
+    "constraint: min above max": (
+        "constraint_min_above_max",
+        "quant_max 100 is below quant_min 200",
+    ),
+    "constraint: non-positive scale bound": (
+        "constraint_scale_not_positive",
+        "scale_min must be positive",
+    ),
+    "constraint: exact zero point outside the range": (
+        "constraint_exact_out_of_range",
+        "zero_point 200 is outside quant_min..quant_max",
+    ),
+    "constraint: bounds on a float dtype": (
+        "constraint_float_dtype",
+        "float16 has no quantized range",
+    ),
+    "constraint: unknown key; constrain() changes nothing": (
+        "constraint_unknown_key",
+        "constrain() changes nothing",
+    ),
+    "fusion: fused module without fuser": ("fused_without_fuser", "without a fuser"),
+    "fusion: fuser without fused module": ("fuser_without_fused", "a fuser without 'fused'"),
+    "modules: root without reference (warning)": (
+        "root_without_reference",
+        "warning: root module torch.nn.Linear has no reference module",
+    ),
+    "getter: position the pattern does not have": (
+        "getter_out_of_range",
+        "pattern[3] is not an element of the pattern",
+    ),
+    "count: fuser does not fit its pattern": (
+        "fuser_arity",
+        "it takes 2 module(s), the pattern has 3 element(s)",
+    ),
+    "count: call in a fuse body": ("fuse_call_arity", "missing a required argument: 'add'"),
+    "count: group arguments": ("group_arg_count", "group 'relus' takes 2 argument(s), got 1"),
+    "import: undefined": ("import_missing", "cannot import 'comon.bcfg': no such file"),
+    "import: cycle": ("import_cycle", "import cycle:"),
+    "import: error in an imported file, no cascade": ("import_error_no_cascade", "bcfg: 1 error;"),
+    "group: undefined": ("group_undefined", "unknown group 'relu'"),
+    "group: cycle": ("group_cycle", "group 'a' uses itself: a -> b -> a"),
+    "definition: cycle": ("definition_cycle", "'a' is defined in terms of itself: a -> b -> a"),
+    "definition: defined twice": ("duplicate_definition", "'d' is already defined at"),
+    "definition: unused (warning)": (
+        "unused_definition",
+        "warning: dtype set 'unused' is defined but never used",
+    ),
+    "field: unknown or set twice": ("unknown_field", "unknown field 'dtype'"),
+    "names: interpolation": ("interpolation", "'${m}' names no loop variable"),
+    "names: backend module name": ("backend_name", "is not a valid Python module name"),
+    "numbers: too large, not finite": ("numbers", "this number is not finite"),
+    "run: every independent error reported": (
+        "several_errors",
+        "bcfg: 7 errors; nothing was written",
+    ),
+    "run: errors capped": ("too_many_errors", "note: stopped after 50 errors"),
+}
+
+_LOCATION = re.compile(
+    r"^(?P<file>[^:\n]+\.bcfg):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): ", re.MULTILINE
+)
+
+
+def _accept_hint() -> str:
+    return f"If the new output is intended, re-accept it with:\n    {ACCEPT_COMMAND}\n(or: python -m pytest tests/test_errors.py --accept)"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_error_case(name, request):
+    got = run_case(name)
+    path = expected_path(name)
+    if request.config.getoption("--accept"):
+        path.write_text(got, encoding="utf-8")
+        return
+    assert path.is_file(), f"{path.name} is missing.\n{_accept_hint()}"
+    want = path.read_text(encoding="utf-8")
+    if got != want:
+        diff = "".join(
+            difflib.unified_diff(
+                want.splitlines(True), got.splitlines(True), path.name, f"{name} (now)"
+            )
+        )
+        pytest.fail(
+            f"the output for tests/errors/{name} changed:\n{diff}\n{_accept_hint()}", pytrace=False
+        )
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_error_case_shape(name):
+    """Every case names its check, never shows a traceback, and locates every diagnostic."""
+    first = spec_of(name).read_bytes().lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    assert (
+        first.startswith(b"# check: ") or name == "input_empty"
+    ), "the first line of a case says what it checks"
+    text = expected_path(name).read_text(encoding="utf-8")
+    assert "Traceback" not in text and "internal error" not in text
+    exit_code = int(re.search(r"\[exit (\d)\]\n\Z", text).group(1))
+    locations = list(_LOCATION.finditer(text))
+    errors = [mt for mt in locations if mt.group("sev") == "error"]
+    assert exit_code == (2 if errors else 0)
+    body = [
+        line for line in text.splitlines()[1:-1] if ": error: " in line or ": warning: " in line
+    ]
+    assert len(body) == len(locations), "every error and warning starts with file:line:col"
+    for mt in locations:
+        assert mt.group("file").startswith(f"tests/errors/{name}")
+
+
+def test_every_check_has_a_case():
+    for check, (name, fragment) in CHECKS.items():
+        assert name in CASES, f"{check}: no case tests/errors/{name}"
+        assert fragment in expected_path(name).read_text(
+            encoding="utf-8"
+        ), f"{check}: {name}.expected does not show {fragment!r}"
+    unclaimed = set(CASES) - {name for name, _ in CHECKS.values()}
+    assert not unclaimed, f"cases that no check claims: {sorted(unclaimed)}"
+
+
+def test_library_definitions_are_unused_only_in_a_full_run(tmp_path):
+    """A file without backends is a library: compiled alone, its definitions are not 'unused'."""
+    from generator.semantics.driver import resolve_specs
+
+    (tmp_path / "lib.bcfg").write_text(
+        "dtypes d = {input: quint8, output: quint8}\ndtypes spare = {input: qint8}\n"
+    )
+    (tmp_path / "b.bcfg").write_text(
+        'import "lib.bcfg"\nbackend b {\n    pattern nn.ReLU { dtypes: d }\n}\n'
+    )
+    assert resolve_specs(tmp_path, [tmp_path / "lib.bcfg"]).warnings == []
+    assert resolve_specs(tmp_path, [tmp_path / "b.bcfg"]).warnings == []
+    (warning,) = resolve_specs(tmp_path, [tmp_path / "b.bcfg", tmp_path / "lib.bcfg"]).warnings
+    assert (
+        f"{warning.span}: {warning.message}"
+        == "lib.bcfg:2:1: dtype set 'spare' is defined but never used"
+    )

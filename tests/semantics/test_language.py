@@ -1,0 +1,213 @@
+"""Language features, each resolved from a small spec and checked in the model and in torch."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from generator.diagnostics import SpecError
+from generator.live.build import build_backend
+from generator.semantics import model as m
+from generator.semantics.driver import resolve_specs
+
+
+def resolve(tmp_path, text: str, extra: dict[str, str] | None = None) -> m.Backend:
+    for name, body in (extra or {}).items():
+        (tmp_path / name).write_text(textwrap.dedent(body))
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(text))
+    (backend,) = resolve_specs(tmp_path, [spec]).backends
+    return backend
+
+
+def errors(tmp_path, text: str) -> list[str]:
+    with pytest.raises(SpecError) as exc:
+        resolve(tmp_path, text)
+    return [
+        f"{d.span.line}:{d.span.column}: {d.message}"
+        for d in exc.value.diagnostics
+        if d.severity == "error"
+    ]
+
+
+def test_loops_interpolation_and_groups(tmp_path):
+    b = resolve(
+        tmp_path,
+        """
+        dtypes d = {input: quint8, output: quint8}
+        group cells(ds, names) {
+            for cell in names { pattern nn.${cell} { dtypes: ds  root: nn.${cell}  reference: nnqr.${cell} } }
+        }
+        backend b {
+            use cells(d, [GRUCell, LSTM])
+            for n in [1, 3] { pattern F.conv${n}d { dtypes: d } }
+            for (op, obs) in [(torch.cat, shared_observer), ("shape", not_observed)] {
+                pattern op { observation: obs  dtypes: d }
+            }
+        }
+        """,
+    )
+    paths = [c.pattern.path if isinstance(c.pattern, m.Symbol) else c.pattern for c in b.configs]
+    assert paths == [
+        "torch.nn.GRUCell",
+        "torch.nn.LSTM",
+        "torch.nn.functional.conv1d",
+        "torch.nn.functional.conv3d",
+        "torch.cat",
+        "shape",
+    ]
+    assert b.configs[1].reference_module.path == "torch.ao.nn.quantized.reference.LSTM"
+    assert [c.observation for c in b.configs[4:]] == [
+        "OUTPUT_SHARE_OBSERVER_WITH_INPUT",
+        "INPUT_OUTPUT_NOT_OBSERVED",
+    ]
+
+
+def test_override_replaces_in_place_and_duplicates_are_errors(tmp_path):
+    b = resolve(
+        tmp_path,
+        """
+        backend b {
+            pattern nn.ReLU { observation: shared_observer }
+            pattern nn.Tanh {}
+            override pattern nn.ReLU { observation: not_observed }
+        }
+        """,
+    )
+    assert [(c.pattern.path, c.observation) for c in b.configs] == [
+        ("torch.nn.ReLU", "INPUT_OUTPUT_NOT_OBSERVED"),
+        ("torch.nn.Tanh", "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"),
+    ]
+    # torch agrees: setting a pattern twice keeps the first position.
+    built = build_backend(b)
+    assert [c.pattern for c in built.configs][0].__name__ == "ReLU"
+    msgs = errors(tmp_path, "backend b {\n  pattern nn.ReLU {}\n  pattern torch.nn.ReLU {}\n}\n")
+    assert msgs == ["3:3: pattern torch.nn.ReLU is already defined at t.bcfg:2:3"]
+    msgs = errors(tmp_path, "backend b {\n  override pattern nn.ReLU {}\n}\n")
+    assert "replaces nothing" in msgs[0]
+
+
+def test_same_object_under_two_names_is_a_duplicate(tmp_path):
+    # F.avg_pool2d is torch._C._nn.avg_pool2d; torch keys configs by object.
+    msgs = errors(
+        tmp_path,
+        "backend b {\n  pattern F.avg_pool2d {}\n  pattern torch._C._nn.avg_pool2d {}\n}\n",
+    )
+    assert "already defined" in msgs[0]
+
+
+def test_constraints_and_constrain(tmp_path):
+    b = resolve(
+        tmp_path,
+        """
+        constraint act = qint8 {scale_min: 2 ** -12}
+        constraint fixed = quint8 {quant_min: 0, quant_max: 255, scale: 1.0 / 256.0, zero_point: 0}
+        dtypes ds = [{input: act, output: act}, {input: quint8, output: quint8, weight: qint8, bias: float}]
+        backend b { pattern nn.Sigmoid { dtypes: constrain(ds, fixed) } }
+        """,
+    )
+    sym, plain = b.configs[0].dtype_configs
+    assert sym.input == m.DType("qint8", scale_min_lower_bound=2**-12)
+    assert plain.input == m.DType("quint8", 0, 255, None, None, 1 / 256, 0)
+    assert plain.weight == m.DType("qint8") and plain.bias == "float32"
+    dc = build_backend(b).configs[0].dtype_configs[1]
+    assert dc.input_dtype_with_constraints.scale_exact_match == 0.00390625
+
+
+def test_complex_patterns_getters_and_fusers(tmp_path):
+    b = resolve(
+        tmp_path,
+        """
+        fuse add_conv(add, (bn, conv), _) eval_only =
+            nni.ConvAdd2d(nn.utils.fusion.fuse_conv_bn_eval(conv, bn), add)
+        backend b {
+            pattern complex (operator.add, (nn.BatchNorm2d, nn.Conv2d), MatchAllNode) {
+                fuser: add_conv
+                root_node: pattern[1][1]
+                extra_inputs: [pattern[2]]
+                fused: nni.ConvAdd2d
+                num_tensor_args: {0: different_observer, 2: shared_observer}
+                input_index: {weight: 1, bias: 2}
+            }
+            pattern complex (operator.getitem, aten.max_pool2d_with_indices.default, 0) {
+                root_node: pattern[1]
+            }
+            pattern (nn.Linear, nn.ReLU) { fuser: sequential(nni.LinearReLU) }
+        }
+        """,
+    )
+    c = b.configs[0]
+    assert c.complex and c.root_node_getter == m.NodeGetter((1, 1))
+    assert c.extra_inputs_getter == m.ExtraInputsGetter(((2,),))
+    assert isinstance(c.fuser, m.DefinedFuser) and c.fuser.eval_only
+    assert c.num_tensor_args == (
+        (0, "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT"),
+        (2, "OUTPUT_SHARE_OBSERVER_WITH_INPUT"),
+    )
+    assert b.configs[1].pattern[2] == 0
+    built = build_backend(b).configs
+    assert built[0]._root_node_getter(("a", ("b", "c"), "d")) == "c"
+    assert built[0]._extra_inputs_getter(("a", ("b", "c"), "d")) == ["d"]
+    with pytest.raises(NotImplementedError):
+        built[0].fuser_method(True, None, (None, None), None)
+
+
+def test_imports_aliases_and_backend_name(tmp_path):
+    b = resolve(
+        tmp_path,
+        """
+        import "lib.bcfg"
+        backend b "b_v2.0" { use relus(d) }
+        """,
+        {"lib.bcfg": """
+            alias qnn = torch.ao.nn.quantized
+            dtypes d = {input: quint8, output: quint8}
+            group relus(ds) { pattern qnn.ReLU6 { dtypes: ds } }
+            """},
+    )
+    assert b.name == "b_v2.0" and b.module == "b"
+    assert b.configs[0].pattern.path == "torch.ao.nn.quantized.ReLU6"
+    assert [name for name, _ in b.inputs] == ["t.bcfg", "lib.bcfg"]
+
+
+def test_several_errors_are_reported_together(tmp_path):
+    msgs = errors(
+        tmp_path,
+        "backend b {\n  pattern nn.Conv2dd {}\n  pattern (nn.ReLU,) {}\n  pattern nn.ReLU { root: F.relu }\n}\n",
+    )
+    assert len(msgs) == 3
+    assert msgs[0].startswith("2:11: unknown symbol 'torch.nn.Conv2dd'")
+    assert msgs[1].startswith("3:11: a sequential pattern has 2 or 3 elements")
+    assert msgs[2].startswith("4:27: a root module must be an nn.Module class")
+
+
+def test_specs_cannot_import_arbitrary_modules(tmp_path):
+    msgs = errors(tmp_path, "backend b {\n  pattern os.system {}\n}\n")
+    assert "'os' is not an allowed module" in msgs[0]
+    import sys
+
+    assert "os.system" not in str(sys.modules.get("__main__"))
+
+
+def test_fusers_named_alike_stay_distinct(tmp_path):
+    # `fuse a` and `fuse fuse_a` once both rendered as `_fuse_a`.
+    from generator.emit.backend_config import render_backend
+
+    b = resolve(
+        tmp_path,
+        """
+        fuse a(x, y) = nni.LinearReLU(x, y)
+        fuse fuse_a(x, y) = nni.ConvReLU2d(x, y)
+        backend b {
+            pattern (nn.Linear, nn.ReLU) { fuser: a  fused: nni.LinearReLU }
+            pattern (nn.Conv2d, nn.ReLU) { fuser: fuse_a  fused: nni.ConvReLU2d }
+        }
+        """,
+    )
+    namespace: dict = {}
+    exec(compile(render_backend(b), "b.py", "exec"), namespace)
+    linear, conv = namespace["get_b_backend_config"]().configs
+    assert linear.fuser_method is not conv.fuser_method
+    assert linear.fuser_method.__name__ == "_fuse_a"
+    assert conv.fuser_method.__name__ == "_fuse_fuse_a"
