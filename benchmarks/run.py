@@ -295,7 +295,7 @@ def measure_parse(root: Path, rounds: int, n: int) -> list[tuple[str, float, int
         f"""
         import gc, statistics, time
         from pathlib import Path
-        from generator.parse import parse_text
+        from generator.lang.parse import parse_text
         corpora = {{
             "the project's specs": [(p.name, p.read_text(encoding="utf-8")) for p in sorted(Path({str(REPO / "specs")!r}).glob("*.bcfg"))],
             "a synthetic spec": [("synthetic.bcfg", Path({str(spec)!r}).read_text(encoding="utf-8"))],

@@ -47,7 +47,7 @@ class Project:
 def spec_paths(args: list[str], default_dir: Path) -> list[Path]:
     """Spec files named on the command line (folders mean their ``*.bcfg``), or the default folder's."""
     out: list[Path] = []
-    for a in args or [default_dir]:
+    for a in args or [str(default_dir)]:
         p = Path(a)
         if p.is_dir():
             out.extend(sorted(p.glob("*.bcfg")))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO
@@ -50,7 +50,7 @@ class Diagnostic:
     def format(self, source: str | None = None, color: bool = False) -> str:
         """Render as ``file:line:col: severity: message``, the source line, a caret, a hint."""
         where = f"{self.span}: " if self.span else ""
-        sev = self.severity
+        sev = str(self.severity)
         bold = _paint(color, "1")
         if color:
             code = {"error": "1;31", "warning": "1;33"}.get(sev, "1;36")
@@ -66,7 +66,7 @@ class Diagnostic:
         return "\n".join(lines)
 
 
-def _paint(color: bool, code: str):
+def _paint(color: bool, code: str) -> Callable[[str], str]:
     if not color:
         return lambda s: s
     return lambda s: f"\033[{code}m{s}\033[0m" if s else s

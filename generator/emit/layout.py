@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 LINE_LENGTH = 88
@@ -219,7 +220,7 @@ def _leaf_lengths(line: _Line) -> list[int]:
     return out
 
 
-def _trailers_to_omit(line: _Line):
+def _trailers_to_omit(line: _Line) -> Iterator[frozenset[int]]:
     """Black's ``generate_trailers_to_omit``: ever larger sets of closing brackets to skip."""
     leaves = line.src.leaves
     omit: set[int] = set()

@@ -10,6 +10,7 @@ model. jinja2 and black are imported on first use.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..resources import resource_path
@@ -80,7 +81,14 @@ class Fragments:
         if len(self._memo) > self.MEMO_SIZE:
             self._memo.clear()
 
-    def _lay(self, kind: str, text: str, depth: int, lay, wrap) -> list[str]:
+    def _lay(
+        self,
+        kind: str,
+        text: str,
+        depth: int,
+        lay: Callable[[], list[str]],
+        wrap: Callable[[], list[str]],
+    ) -> list[str]:
         """``lay()`` the fragment, or ``wrap()`` it for black if layout declines it."""
         key = (self.fast, kind, text, depth)
         lines = self._memo.get(key)

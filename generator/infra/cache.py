@@ -82,21 +82,33 @@ def environment() -> dict[str, str | None]:
     return env
 
 
+def fingerprint_files() -> list[tuple[str, Path]]:
+    """Every file of the generator that can change what it outputs, by a stable label.
+
+    Every module of the package, sub-packages included, every template (at any
+    depth) and the grammar.
+    """
+    here = Path(__file__).resolve().parent.parent
+    folders = [
+        ("generator", here, "**/*.py"),
+        ("templates", resource_path("templates", "backend.py.jinja").parent, "**/*"),
+        ("grammar", resource_path("grammar", "bcfg.lark").parent, "*"),
+    ]
+    out = []
+    for label, folder, glob in folders:
+        for path in sorted(folder.glob(glob)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out.append((f"{label}/{path.relative_to(folder).as_posix()}", path))
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def fingerprint() -> str:
     """A hash of the generator itself: its code, templates and grammar, and its version."""
     h = hashlib.sha256(f"bcfg {__version__} cache {CACHE_FORMAT}\n".encode())
-    here = Path(__file__).resolve().parent.parent
-    folders = [
-        ("generator", here, "**/*.py"),
-        ("templates", resource_path("templates", "backend.py.jinja").parent, "*"),
-        ("grammar", resource_path("grammar", "bcfg.lark").parent, "*"),
-    ]
-    for label, folder, glob in folders:
-        for path in sorted(folder.glob(glob)):
-            if path.is_file():
-                h.update(f"{label}/{path.relative_to(folder).as_posix()}\0".encode())
-                h.update(hashlib.sha256(path.read_bytes()).digest())
+    for label, path in fingerprint_files():
+        h.update(f"{label}\0".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
 

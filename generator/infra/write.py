@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def write_outputs(outputs: Outputs) -> tuple[list[Path], list[Path]]:
     return written, removed
 
 
-def diff_outputs(outputs: Outputs, label) -> list[str]:
+def diff_outputs(outputs: Outputs, label: Callable[[Path], str]) -> list[str]:
     """Unified diffs between what is on disk and what would be generated (no writes)."""
     diffs = []
     for name, content in sorted(outputs.files.items()):

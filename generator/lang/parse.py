@@ -16,7 +16,9 @@ import functools
 import operator
 import re
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
@@ -100,10 +102,8 @@ def parse_text(text: str, file: str) -> m.Spec:
         raise SpecError(exc.diagnostics, {**exc.sources, file: text}) from None
     finally:
         _current.reset(token)
-    spans = tuple(
-        (m.Span(file, t.line, t.column, t.end_line, t.end_column), str(t)) for t in state.comments
-    )
-    return m.Spec(file, tuple(decls), spans)
+    spans = tuple((token_span(file, t), str(t)) for t in state.comments)
+    return m.Spec(file, tuple(cast(list[m.Decl], decls)), spans)
 
 
 _BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[][(){}]')
@@ -159,7 +159,7 @@ class _Splice(list):
     """The children of an inlined rule (``_rule``, ``x*``), spliced into the parent's."""
 
 
-def _edge(children, end: bool) -> tuple[int, int] | None:
+def _edge(children: Sequence[Any], end: bool) -> tuple[int, int] | None:
     """Where the first child starts (or, with ``end``, where the last one ends)."""
     for c in reversed(children) if end else children:
         if isinstance(c, _Splice):
@@ -167,17 +167,22 @@ def _edge(children, end: bool) -> tuple[int, int] | None:
             if pos is not None:
                 return pos
             continue
-        where = c if isinstance(c, Token) else getattr(c, "span", None)
+        if isinstance(c, Token):  # the lexer gives every token its position
+            line, column = (c.end_line, c.end_column) if end else (c.line, c.column)
+            return cast(int, line), cast(int, column)
+        where = getattr(c, "span", None)
         if where is not None:
             return (where.end_line, where.end_column) if end else (where.line, where.column)
     return None
 
 
-def _reduction(name: str, keep: tuple[bool, ...], expand1: bool, build):
+def _reduction(
+    name: str, keep: tuple[bool, ...], expand1: bool, build: Callable[..., Any] | None
+) -> Callable[[list[Any]], Any]:
     """A parser callback for one grammar rule: filter, splice, build the model node."""
 
-    def callback(children):
-        kept = []
+    def callback(children: list[Any]) -> Any:
+        kept: list[Any] = []
         for c, k in zip(children, keep):
             if not k:
                 continue
@@ -208,7 +213,7 @@ def _install_callbacks(parser: Lark) -> None:
         inlined = name.startswith("_")
         keep = tuple(not (sym.is_term and sym.filter_out) for sym in rule.expansion)
         expand1 = bool(rule.options.expand1) and not rule.alias
-        build = None if inlined else _BUILDERS.get(name)
+        build: Callable[..., Any] | None = None if inlined else _BUILDERS.get(name)
         if build is None and not inlined:
             if not (expand1 and sum(keep) == 1):
                 raise AssertionError(f"grammar rule {name!r} has no model class")
@@ -261,7 +266,7 @@ class _Head:
 
     __slots__ = ("expr", "complex", "span")
 
-    def __init__(self, expr, is_complex: bool, span: m.Span):
+    def __init__(self, expr: m.Expr, is_complex: bool, span: m.Span):
         self.expr, self.complex, self.span = expr, is_complex, span
 
 
@@ -288,13 +293,13 @@ def _tok(tok: Token) -> m.Span:
     return token_span(_file(), tok)
 
 
-def _binop(op: str):
+def _binop(op: str) -> Callable[[m.Span, m.Expr, m.Expr], m.BinOp]:
     return lambda span, left, right: m.BinOp(op, left, right, span)
 
 
 # Rule (or alias) name -> builder(span, *kept children). Rule names map
 # one-to-one onto model classes; a rule without a builder fails at start-up.
-_BUILDERS = {
+_BUILDERS: dict[str, Callable[..., Any]] = {
     "start": lambda span, *decls: list(decls),
     "import_decl": lambda span, s: m.ImportDecl(_unquote(s, _file()), span),
     "alias_decl": lambda span, name, target: m.AliasDecl(str(name), target, span),

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..sources import Span
-
-__all__ = ["Span"]  # re-exported: every node carries one
 
 
 @dataclass(frozen=True)
@@ -111,9 +109,20 @@ class Call:
     span: Span
 
 
-Expr = Union[
-    DottedName, Str, Int, Float, BinOp, Neg, TupleExpr, ListExpr, Record, PatternRef, Index, Call
-]
+Expr = (
+    DottedName
+    | Str
+    | Int
+    | Float
+    | BinOp
+    | Neg
+    | TupleExpr
+    | ListExpr
+    | Record
+    | PatternRef
+    | Index
+    | Call
+)
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,7 @@ class ForItem:
     span: Span
 
 
-Item = Union[PatternItem, UseItem, ForItem]
+Item = PatternItem | UseItem | ForItem
 
 
 @dataclass(frozen=True)
@@ -213,7 +222,7 @@ class BackendDecl:
     span: Span
 
 
-Decl = Union[ImportDecl, AliasDecl, ConstraintDecl, DTypesDecl, FuseDecl, GroupDecl, BackendDecl]
+Decl = ImportDecl | AliasDecl | ConstraintDecl | DTypesDecl | FuseDecl | GroupDecl | BackendDecl
 
 
 @dataclass(frozen=True)
@@ -223,3 +232,74 @@ class Spec:
     file: str
     decls: tuple[Decl, ...]
     comments: tuple[tuple[Span, str], ...] = ()
+
+
+# --------------------------------------------------------------------------
+# Traversal
+# --------------------------------------------------------------------------
+
+Node = Any  # any syntax node: a dataclass above that carries a ``span``
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that can hold child nodes (everything but its own span)."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls) if f.name not in ("span", "comments", "file"))
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def _is_node(value: object) -> bool:
+    return is_dataclass(value) and not isinstance(value, type) and hasattr(value, "span")
+
+
+def start(node: Node) -> tuple[int, int]:
+    return (node.span.line, node.span.column)
+
+
+def end(node: Node) -> tuple[int, int]:
+    return (node.span.end_line, node.span.end_column)
+
+
+def children(node: Node) -> list[Node]:
+    """The child nodes of ``node`` (a node or a ``Spec``), in source order."""
+    kids: list[Node] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, tuple):
+            kids.extend(x for x in value if _is_node(x))
+        elif _is_node(value):
+            kids.append(value)
+    return sorted(kids, key=start)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """``node`` and every node below it, parents before children, in source order."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(reversed(children(n)))
+
+
+def path_to(spec: Spec, line: int, column: int) -> list[Node]:
+    """The nodes whose span holds the 1-based position, outermost first (empty if none does)."""
+    out: list[Node] = []
+    nodes: list[Node] = list(spec.decls)
+    while nodes:
+        inside = [n for n in nodes if start(n) <= (line, column) < end(n)]
+        if not inside:
+            break
+        out.append(inside[0])
+        nodes = children(inside[0])
+    return out
+
+
+def node_at(spec: Spec, line: int, column: int) -> Node | None:
+    """The innermost node at the 1-based position, or None."""
+    nodes = path_to(spec, line, column)
+    return nodes[-1] if nodes else None

@@ -11,6 +11,8 @@ Token('RBRACE', '}')". ``parse.parse_text`` is the one caller.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
+from typing import Any
 
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -221,7 +223,7 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
     return Diagnostic(Severity.ERROR, span, message, hint)
 
 
-def _tokens(stack) -> list[Token]:
+def _tokens(stack: Sequence[Any]) -> list[Token]:
     """Every token on the value stack, in order, including those of inlined rules.
 
     The parser builds model nodes as it reduces (parse.py), so a reduced rule is
@@ -237,7 +239,7 @@ def _tokens(stack) -> list[Token]:
     return out
 
 
-def _innermost_opener(stack) -> tuple[Token, str, Token] | None:
+def _innermost_opener(stack: Sequence[Any]) -> tuple[Token, str, Token] | None:
     """The last unclosed bracket on the stack, what it opens, and where that starts."""
     for k in range(len(stack) - 1, -1, -1):
         tok = stack[k]
@@ -274,7 +276,7 @@ def _close_message(opener: tuple[Token, str, Token], found: str) -> str:
     return f"expected '{closer}' to close the {construct} opened at {start.line}:{start.column}, found {found}"
 
 
-def _value_context(stack) -> str | None:
+def _value_context(stack: Sequence[Any]) -> str | None:
     """What kind of value the position after the stack's top must hold, if known."""
     if not stack or not isinstance(stack[-1], Token):
         return None
@@ -300,7 +302,7 @@ def _value_context(stack) -> str | None:
     return None
 
 
-def _expected_words(expected: set[str], stack) -> str:
+def _expected_words(expected: set[str], stack: Sequence[Any]) -> str:
     """The expected terminals, said as a user would."""
     rest = set(expected)
     words: list[str] = []
@@ -326,7 +328,7 @@ def _expected_words(expected: set[str], stack) -> str:
     return words[0] if words else "something else"
 
 
-def _expected_hint(expected: set[str], stack) -> str | None:
+def _expected_hint(expected: set[str], stack: Sequence[Any]) -> str | None:
     return f"expected {_expected_words(expected, stack)}" if expected else None
 
 

@@ -313,9 +313,7 @@ def _value_difference(what: str, expected: Any, actual: Any) -> list[str]:
     return [f"{what} differs: expected {_describe(expected)}, got {_describe(actual)}"]
 
 
-def _dtype_config_differences(
-    expected: list[dict[str, Any]], actual: list[dict[str, Any]]
-) -> list[str]:
+def _dtype_config_differences(expected: list[Any], actual: list[Any]) -> list[str]:
     """Differences between two ``dtype_configs`` lists, entry by entry."""
     if len(expected) != len(actual):
         return [

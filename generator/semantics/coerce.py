@@ -340,7 +340,7 @@ class Coercions:
         return hint
 
     def _check_getter(self, g: Getter, pattern: m.PatternValue, is_complex: bool) -> None:
-        node = pattern if is_complex else m.reversed_nested(pattern)
+        node: Any = pattern if is_complex else m.reversed_nested(pattern)
         for i in g.path:
             if not isinstance(node, tuple) or i >= len(node):
                 hint = (

@@ -270,16 +270,17 @@ class Evaluator:
     def symbol(self, f: LoadedFile, parts: list[str], span: Span) -> Value:
         head = parts[0]
         entry = f.defs.get(head)
-        if entry is not None and isinstance(entry[0], syn.AliasDecl):
+        alias = entry[0] if entry is not None and isinstance(entry[0], syn.AliasDecl) else None
+        if entry is not None and alias is not None:
             self.definitions.used.add((entry[1], head))
-            prefix = entry[0].target.text
+            prefix = alias.target.text
         elif head in BUILTIN_ALIASES:
             prefix = BUILTIN_ALIASES[head]
         else:
             prefix = head
         if "${" in prefix:
             raise self.ctx.fail(
-                entry[0].target.span if entry else span,
+                alias.target.span if alias is not None else span,
                 f"an alias target cannot hold a ${{...}} hole: '{prefix}'",
             )
         full = prefix.split(".") + parts[1:]

@@ -88,8 +88,8 @@ class Loader:
                     if sub is None or sub.broken:
                         f.broken = True
                         continue
-                    for def_name, (d, where) in sub.defs.items():
-                        self._define(f, def_name, d, where)
+                    for def_name, (definition, where) in sub.defs.items():
+                        self._define(f, def_name, definition, where)
                     for imp in [sub.name, *sub.imports]:
                         if imp not in f.imports:
                             f.imports.append(imp)

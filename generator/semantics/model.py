@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Union
+from typing import Any
 
 from ..lang.syntax import Param
-from ..lang.vocabulary import CONSTRAINT_FIELDS, OBSERVATION_WORDS
+from ..lang.vocabulary import CONSTRAINT_FIELDS
 from ..sources import Span
-
-__all__ = ["CONSTRAINT_FIELDS", "OBSERVATION_WORDS", "Param", "Span"]
 
 
 class SymbolKind(StrEnum):
@@ -50,12 +48,12 @@ class Symbol:
 
 
 # A pattern atom: a symbol, a method name, or an integer literal.
-Atom = Union[Symbol, str, int]
+Atom = Symbol | str | int
 # A pattern: an atom or a (nested) tuple of patterns.
-PatternValue = Union[Atom, tuple["PatternValue", ...]]
+PatternValue = Atom | tuple["PatternValue", ...]
 
 
-def reversed_nested(pattern: object) -> object:
+def reversed_nested(pattern: Any) -> Any:
     """The reversed nested tuple form torch keys configs by: (a, b, c) -> (c, (b, a)).
 
     Works on any atoms, so the importer can use it on live objects.
@@ -122,7 +120,7 @@ class FuseCall:
     args: tuple[FuseExpr, ...]
 
 
-FuseExpr = Union[FuseArg, FuseCall]
+FuseExpr = FuseArg | FuseCall
 
 
 @dataclass(frozen=True)
@@ -137,7 +135,7 @@ class DefinedFuser:
     span: Span = field(compare=False)
 
 
-Fuser = Union[SequentialFuser, SymbolFuser, DefinedFuser]
+Fuser = SequentialFuser | SymbolFuser | DefinedFuser
 
 
 @dataclass(frozen=True)

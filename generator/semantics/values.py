@@ -8,7 +8,6 @@ terms when it cannot ("expected a dtype set, got a function 'torch.add'").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ..lang import syntax as syn
 from ..lang.vocabulary import spell
@@ -79,7 +78,7 @@ class Getter:
     span: Span
 
 
-Value = Union[Word, Sym, Num, Text, Seq, Rec, DTypeSet, DTypeValue, FuserValue, Getter]
+Value = Word | Sym | Num | Text | Seq | Rec | DTypeSet | DTypeValue | FuserValue | Getter
 
 KIND_WORDS = {
     "module": "a module class",

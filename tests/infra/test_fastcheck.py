@@ -203,3 +203,13 @@ def test_warnings_are_replayed_by_the_fast_path(project, capsys):
     assert [ln for ln in fast.splitlines() if "never_used" in ln] == [
         ln for ln in full.splitlines() if "never_used" in ln
     ]
+
+
+def test_the_fingerprint_covers_every_module_and_template():
+    """An edit anywhere in the package (sub-packages too) or its templates invalidates the cache."""
+    covered = {path.resolve() for _, path in cache.fingerprint_files()}
+    modules = set((REPO / "generator").rglob("*.py"))
+    assert {p.resolve() for p in modules} <= covered
+    assert any(p.parent.name == "semantics" for p in covered)  # a sub-package, not just the top
+    assert (REPO / "templates" / "backend.py.jinja").resolve() in covered
+    assert (REPO / "grammar" / "bcfg.lark").resolve() in covered

@@ -234,7 +234,9 @@ class Folder:
         loop = self._loop(best, taken)
         return self.fold(items[: best.start], taken) + [loop] + self.fold(items[end:], taken)
 
-    def _longest(self, items, sigs, lines, i: int, k: int) -> Fold | None:
+    def _longest(
+        self, items: list[m.Item], sigs: list[Any], lines: list[int], i: int, k: int
+    ) -> Fold | None:
         """The best loop over blocks of ``k`` items from ``i``, by lines saved."""
         template = tuple(items[i : i + k])
         block = sum(lines[i : i + k])

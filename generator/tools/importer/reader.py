@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...lang import syntax as m
 from ...lang.vocabulary import CONSTRAINT_FIELDS, OBSERVATION_WORDS
 from ...live.names import PublicNames, sequential_class
 from ...live.targets import ImportFailure
