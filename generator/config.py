@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Severity, SpecError
+from .sources import display_name
 
 # Top-level modules every spec may name; [tool.bcfg] allow adds more.
 DEFAULT_ALLOW = ("torch", "operator")
@@ -25,11 +26,8 @@ class Project:
     allow: tuple[str, ...]
 
     def rel(self, path: Path) -> str:
-        """``path`` relative to the project root, as messages show it."""
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        """``path`` as messages show it: relative to the project root, else absolute."""
+        return display_name(path, self.root)
 
     def spec_files(self) -> list[Path]:
         """Every ``*.bcfg`` directly in the spec folder, sorted; SpecError if there is no folder."""

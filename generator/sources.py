@@ -120,6 +120,15 @@ def offset_span(text: str, pos: int, file: str) -> Span:
     return Span(file, line, column, line, column + 1)
 
 
+def display_name(path: Path, root: Path) -> str:
+    """How messages and spans name a file: relative to ``root`` in POSIX form, else absolute."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
 class FileSources:
     """Specs on disk, named relative to ``root`` (or by absolute path outside it)."""
 
@@ -129,11 +138,7 @@ class FileSources:
 
     def name(self, path: Path) -> str:
         """The display name of ``path``."""
-        resolved = path.resolve()
-        try:
-            return resolved.relative_to(self._resolved_root).as_posix()
-        except ValueError:
-            return resolved.as_posix()
+        return display_name(path, self._resolved_root)
 
     def path(self, name: str) -> Path:
         return Path(name) if posixpath.isabs(name) else self.root / name

@@ -337,33 +337,12 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
         origin = f"{c.span.file}:{c.span.line}" if c.span else backend.spec_file
         chain = "".join(_config_lines(c, dtype_names, names))
         configs.append({"origin": safe_text(origin), "lines": frag.item(f"({chain})", 2)})
-    local_lines = (
-        [
-            f"{local} = ObservationType.{member}"
-            for member, local in sorted(names.observations.items(), key=lambda x: x[1])
-        ]
-        + [f"{local} = {expr}" for local, expr in names.dtypes.values()]
-        + [f"{n} = {expr}" for n, expr in dtype_exprs]
-        + [f"{local} = [{', '.join(members)}]" for members, local in names.dtype_lists.items()]
-        + [f"{local} = {items}" for items, local in names.shared_dicts.items()]
-    )
-    dtype_lines = [line for text in local_lines for line in frag.statement(text, 1)]
+    dtype_lines = [
+        line for text in _local_lines(names, dtype_exprs) for line in frag.statement(text, 1)
+    ]
     getter = getter_name(backend.module)
     spec_file = safe_text(backend.spec_file)
-    try:
-        doc = layout.docstring(
-            f"Return the {backend.module} BackendConfig ({len(configs)} pattern configs).", 1
-        )
-        whole = (
-            not frag.fast
-            or not _plain(spec_file)
-            or len(f"def {getter}() -> BackendConfig:") > layout.LINE_LENGTH
-        )
-    except layout.Unsupported:
-        doc, whole = (
-            f'    """Return the {backend.module} BackendConfig ({len(configs)} pattern configs)."""',
-            True,
-        )
+    doc, whole = _getter_doc(backend, len(configs), frag.fast)
     source = (
         jinja_env()
         .get_template("backend.py.jinja")
@@ -385,6 +364,36 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
     )
     body = check_source(black_format(source) if whole else source, f"backend {backend.module}")
     return stamp(spec_file, inputs_hash(backend.inputs), body)
+
+
+def _local_lines(names: _Names, dtype_exprs: list[tuple[str, str]]) -> list[str]:
+    """The getter's shared locals, each defined before its first use."""
+    return (
+        [
+            f"{local} = ObservationType.{member}"
+            for member, local in sorted(names.observations.items(), key=lambda x: x[1])
+        ]
+        + [f"{local} = {expr}" for local, expr in names.dtypes.values()]
+        + [f"{n} = {expr}" for n, expr in dtype_exprs]
+        + [f"{local} = [{', '.join(members)}]" for members, local in names.dtype_lists.items()]
+        + [f"{local} = {items}" for items, local in names.shared_dicts.items()]
+    )
+
+
+def _getter_doc(backend: m.Backend, n: int, fast: bool) -> tuple[str, bool]:
+    """The getter's docstring line, and whether black must format the whole module."""
+    text = f"Return the {backend.module} BackendConfig ({n} pattern configs)."
+    try:
+        doc = layout.docstring(text, 1)
+    except layout.Unsupported:
+        return f'    """{text}"""', True
+    getter_line = f"def {getter_name(backend.module)}() -> BackendConfig:"
+    whole = (
+        not fast
+        or not _plain(safe_text(backend.spec_file))
+        or len(getter_line) > layout.LINE_LENGTH
+    )
+    return doc, whole
 
 
 def _plain(label: str) -> bool:

@@ -20,12 +20,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..resources import resource_path
+from .write import atomic_write
 
 # Bump when the layout of cache entries changes: old entries are then ignored.
 CACHE_FORMAT = 1
@@ -147,14 +147,7 @@ def store(kind: str, k: str, value: Any) -> None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"key": k, "value": value}, fh, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, json.dumps({"key": k, "value": value}, separators=(",", ":")), False)
         _prune(path.parent)
     except OSError:
         pass

@@ -45,13 +45,19 @@ def _stale(outputs: Outputs) -> list[Path]:
     return stale
 
 
-def atomic_write(path: Path, content: str) -> None:
+def atomic_write(path: Path, content: str, durable: bool = True) -> None:
+    """Write ``content`` to a temporary file beside ``path`` and rename it over ``path``.
+
+    A reader sees the old file or the new one, never part of one. ``durable``
+    also flushes the data to disk before the rename (a cache entry need not be).
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -138,29 +138,7 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
     expected.discard("COMMENT")
 
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream or 0
-        span = offset_span(text, pos, file)
-        ch = text[pos] if pos < len(text) else ""
-        if ch == '"':
-            return Diagnostic(
-                Severity.ERROR,
-                span,
-                "this string is not closed on its line",
-                'write strings on one line: "..."',
-            )
-        if ch == "$":
-            return Diagnostic(
-                Severity.ERROR,
-                span,
-                "'$' may only start a ${variable} hole in a name, like nn.Conv${n}d",
-            )
-        return Diagnostic(
-            Severity.ERROR,
-            span,
-            f"unexpected character {_show_char(ch)}",
-            _expected_hint(expected, stack),
-        )
-
+        return _unexpected_character(exc, text, file, expected, stack)
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
     else:  # UnexpectedEOF: LALR reports the end as a $END token, but be safe
@@ -174,35 +152,9 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
         span = token_span(file, tok)
     found = _show_token(tok)
 
-    # A keyword that starts the next item where a field name was expected: a '}' is missing.
-    top = stack[-1] if stack else None
-    if (
-        isinstance(top, Token)
-        and top.type == "NAME"
-        and str(top) in _NEW_ITEM_WORDS
-        and expected <= {"COLON"}
-    ):
-        opener = _innermost_opener(stack[:-1])
-        if opener is not None:
-            return Diagnostic(
-                Severity.ERROR, token_span(file, top), _close_message(opener, f"'{top}'")
-            )
-
-    opener = _innermost_opener(stack)
-    if opener is not None and _CLOSERS[opener[0].type] in expected:
-        starts_new = (
-            at_end
-            or tok.type in (_DECL_START | _ITEM_START) - {"PATTERN_KW"}
-            and opener[1] != "record"
-            or tok.type == "PATTERN_KW"
-            and opener[1] not in ("record", "list", "'('", "'['")
-            or tok.type in ("RBRACE", "RPAR", "RSQB")
-            and tok.type != _CLOSERS[opener[0].type]
-            or tok.type == "LBRACE"
-            and opener[0].type != "LBRACE"
-        )
-        if starts_new:
-            return Diagnostic(Severity.ERROR, span, _close_message(opener, found))
+    missing = _missing_closer(tok, at_end, span, found, file, expected, stack)
+    if missing is not None:
+        return missing
 
     if _VALUE_START <= expected or expected == {"NAME"} or expected == {"STRING"}:
         what = _value_context(stack)
@@ -221,6 +173,75 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
         if close and close[0] != str(tok):
             hint = f"did you mean '{close[0]}'?"
     return Diagnostic(Severity.ERROR, span, message, hint)
+
+
+def _missing_closer(
+    tok: Token,
+    at_end: bool,
+    span: m.Span,
+    found: str,
+    file: str,
+    expected: set[str],
+    stack: Sequence[Any],
+) -> Diagnostic | None:
+    """If what was found can only start something new, the error is the bracket left open."""
+    # A keyword that starts the next item where a field name was expected: a '}' is missing.
+    top = stack[-1] if stack else None
+    if (
+        isinstance(top, Token)
+        and top.type == "NAME"
+        and str(top) in _NEW_ITEM_WORDS
+        and expected <= {"COLON"}
+    ):
+        opener = _innermost_opener(stack[:-1])
+        if opener is not None:
+            return Diagnostic(
+                Severity.ERROR, token_span(file, top), _close_message(opener, f"'{top}'")
+            )
+    opener = _innermost_opener(stack)
+    if opener is not None and _CLOSERS[opener[0].type] in expected:
+        starts_new = (
+            at_end
+            or tok.type in (_DECL_START | _ITEM_START) - {"PATTERN_KW"}
+            and opener[1] != "record"
+            or tok.type == "PATTERN_KW"
+            and opener[1] not in ("record", "list", "'('", "'['")
+            or tok.type in ("RBRACE", "RPAR", "RSQB")
+            and tok.type != _CLOSERS[opener[0].type]
+            or tok.type == "LBRACE"
+            and opener[0].type != "LBRACE"
+        )
+        if starts_new:
+            return Diagnostic(Severity.ERROR, span, _close_message(opener, found))
+    return None
+
+
+def _unexpected_character(
+    exc: UnexpectedCharacters, text: str, file: str, expected: set[str], stack: Sequence[Any]
+) -> Diagnostic:
+    """A character no token starts with: an unclosed string, a stray '$', anything else."""
+    pos = exc.pos_in_stream or 0
+    span = offset_span(text, pos, file)
+    ch = text[pos] if pos < len(text) else ""
+    if ch == '"':
+        return Diagnostic(
+            Severity.ERROR,
+            span,
+            "this string is not closed on its line",
+            'write strings on one line: "..."',
+        )
+    if ch == "$":
+        return Diagnostic(
+            Severity.ERROR,
+            span,
+            "'$' may only start a ${variable} hole in a name, like nn.Conv${n}d",
+        )
+    return Diagnostic(
+        Severity.ERROR,
+        span,
+        f"unexpected character {_show_char(ch)}",
+        _expected_hint(expected, stack),
+    )
 
 
 def _tokens(stack: Sequence[Any]) -> list[Token]:

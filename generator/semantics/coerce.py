@@ -169,33 +169,7 @@ class Coercions:
                 "like pattern complex (operator.getitem, aten.max_pool2d_with_indices.default, 0)",
             )
         if isinstance(v, Seq) and v.is_tuple:
-            if not is_complex:
-                if not 2 <= len(v.items) <= 3:
-                    raise self.ctx.fail(
-                        v.span,
-                        f"a sequential pattern has 2 or 3 elements, this one has {len(v.items)}",
-                        "write longer or branching patterns as 'complex' patterns",
-                    )
-                for x in v.items:
-                    if isinstance(x, Seq):
-                        raise self.ctx.fail(
-                            x.span,
-                            "a sequential pattern cannot nest tuples",
-                            "write nested patterns as 'pattern complex (...)' in reversed nested form",
-                        )
-            else:
-                if len(v.items) < 2:
-                    raise self.ctx.fail(
-                        v.span,
-                        "a complex pattern tuple needs an operator and at least one argument",
-                        "write (op, arg, ...); a lone operator needs no tuple",
-                    )
-                if isinstance(v.items[0], Seq):
-                    raise self.ctx.fail(
-                        v.items[0].span,
-                        "the first element of a complex pattern tuple is its operator, not a tuple",
-                        "write (op, (inner_op, ...), ...)",
-                    )
+            self._check_tuple_pattern(v, is_complex)
             return tuple(self.as_pattern(x, is_complex, op=(i == 0)) for i, x in enumerate(v.items))
         if isinstance(v, Word):
             raise self._unknown(v)
@@ -204,6 +178,36 @@ class Coercions:
             f"{describe(v)} cannot be a pattern",
             "a pattern is a module class, a function, an operator, a method name or a tuple of them",
         )
+
+    def _check_tuple_pattern(self, v: Seq, is_complex: bool) -> None:
+        """A sequential pattern has 2-3 flat elements; a complex tuple an operator and arguments."""
+        if not is_complex:
+            if not 2 <= len(v.items) <= 3:
+                raise self.ctx.fail(
+                    v.span,
+                    f"a sequential pattern has 2 or 3 elements, this one has {len(v.items)}",
+                    "write longer or branching patterns as 'complex' patterns",
+                )
+            for x in v.items:
+                if isinstance(x, Seq):
+                    raise self.ctx.fail(
+                        x.span,
+                        "a sequential pattern cannot nest tuples",
+                        "write nested patterns as 'pattern complex (...)' in reversed nested form",
+                    )
+        else:
+            if len(v.items) < 2:
+                raise self.ctx.fail(
+                    v.span,
+                    "a complex pattern tuple needs an operator and at least one argument",
+                    "write (op, arg, ...); a lone operator needs no tuple",
+                )
+            if isinstance(v.items[0], Seq):
+                raise self.ctx.fail(
+                    v.items[0].span,
+                    "the first element of a complex pattern tuple is its operator, not a tuple",
+                    "write (op, (inner_op, ...), ...)",
+                )
 
     def as_module(self, v: Value, role: str) -> m.Symbol:
         if isinstance(v, Sym) and v.symbol.kind == "module":

@@ -64,56 +64,65 @@ class Evaluator:
             v = self.number(f, e.operand, env)
             return Num(-v, e.span)
         if isinstance(e, syn.BinOp):
-            a, b = self.number(f, e.left, env), self.number(f, e.right, env)
-            if (
-                e.op == "**"
-                and isinstance(a, int)
-                and isinstance(b, int)
-                and abs(a) > 1
-                and abs(a).bit_length() * b > MAX_INT_BITS
-            ):
-                raise self.ctx.fail(e.span, f"{a} ** {b} is too large a number")
-            try:
-                r = {
-                    "+": lambda: a + b,
-                    "-": lambda: a - b,
-                    "*": lambda: a * b,
-                    "/": lambda: a / b,
-                    "**": lambda: a**b,
-                }[e.op]()
-            except (ZeroDivisionError, OverflowError) as exc:
-                raise self.ctx.fail(e.span, f"cannot compute this number: {exc}") from None
-            if isinstance(r, complex):
-                raise self.ctx.fail(e.span, "this number is not real")
-            return self._checked_number(r, e.span)
+            return self._arithmetic(f, e, env)
         if isinstance(e, (syn.TupleExpr, syn.ListExpr)):
             items = self._all(f, e.items, env)
             return Seq(items, isinstance(e, syn.TupleExpr), e.span)
         if isinstance(e, syn.Record):
-            seen: dict[str | int, syn.Entry] = {}
-            for ent in e.entries:
-                if ent.key in seen:
-                    raise self.ctx.fail(
-                        ent.span,
-                        f"key {ent.key!r} appears twice",
-                        f"first given at {seen[ent.key].span}",
-                    )
-                seen[ent.key] = ent
-            values = self._all(f, tuple(ent.value for ent in e.entries), env)
-            return Rec(tuple((ent.key, v, ent.span) for ent, v in zip(e.entries, values)), e.span)
+            return self._record(f, e, env)
         if isinstance(e, syn.PatternRef):
             return Getter((), e.span)
         if isinstance(e, syn.Index):
-            target = self.eval(f, e.target, env)
-            idx = self.eval(f, e.index, env)
-            if not isinstance(target, Getter):
-                raise self.ctx.fail(e.span, "only 'pattern' can be indexed, as in pattern[1]")
-            if not isinstance(idx, Num) or not isinstance(idx.value, int) or idx.value < 0:
-                raise self.ctx.fail(idx.span, "a pattern index must be a non-negative integer")
-            return Getter(target.path + (idx.value,), e.span)
+            return self._index(f, e, env)
         if isinstance(e, syn.Call):
             return self._call(f, e, env)
         raise AssertionError(f"unhandled expression {type(e).__name__}")
+
+    def _arithmetic(self, f: LoadedFile, e: syn.BinOp, env: Env) -> Num:
+        a, b = self.number(f, e.left, env), self.number(f, e.right, env)
+        if (
+            e.op == "**"
+            and isinstance(a, int)
+            and isinstance(b, int)
+            and abs(a) > 1
+            and abs(a).bit_length() * b > MAX_INT_BITS
+        ):
+            raise self.ctx.fail(e.span, f"{a} ** {b} is too large a number")
+        try:
+            r = {
+                "+": lambda: a + b,
+                "-": lambda: a - b,
+                "*": lambda: a * b,
+                "/": lambda: a / b,
+                "**": lambda: a**b,
+            }[e.op]()
+        except (ZeroDivisionError, OverflowError) as exc:
+            raise self.ctx.fail(e.span, f"cannot compute this number: {exc}") from None
+        if isinstance(r, complex):
+            raise self.ctx.fail(e.span, "this number is not real")
+        return self._checked_number(r, e.span)
+
+    def _record(self, f: LoadedFile, e: syn.Record, env: Env) -> Rec:
+        seen: dict[str | int, syn.Entry] = {}
+        for ent in e.entries:
+            if ent.key in seen:
+                raise self.ctx.fail(
+                    ent.span,
+                    f"key {ent.key!r} appears twice",
+                    f"first given at {seen[ent.key].span}",
+                )
+            seen[ent.key] = ent
+        values = self._all(f, tuple(ent.value for ent in e.entries), env)
+        return Rec(tuple((ent.key, v, ent.span) for ent, v in zip(e.entries, values)), e.span)
+
+    def _index(self, f: LoadedFile, e: syn.Index, env: Env) -> Getter:
+        target = self.eval(f, e.target, env)
+        idx = self.eval(f, e.index, env)
+        if not isinstance(target, Getter):
+            raise self.ctx.fail(e.span, "only 'pattern' can be indexed, as in pattern[1]")
+        if not isinstance(idx, Num) or not isinstance(idx.value, int) or idx.value < 0:
+            raise self.ctx.fail(idx.span, "a pattern index must be a non-negative integer")
+        return Getter(target.path + (idx.value,), e.span)
 
     def _all(self, f: LoadedFile, exprs: tuple[syn.Expr, ...], env: Env) -> tuple[Value, ...]:
         """Evaluate every expression, reporting the errors of each before giving up."""

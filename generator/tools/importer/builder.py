@@ -10,9 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import DEFAULT_ALLOW
+from ...diagnostics import Diagnostic, Severity, SpecError
 from ...lang import syntax as m
 from ...lang.fmt import Printer, format_text, render
-from ...lang.vocabulary import BUILTIN_ALIASES, spell
+from ...lang.vocabulary import (
+    BUILTIN_ALIASES,
+    FIELD_BY_WORD,
+    FMT_FIELD_ORDER,
+    FieldKind,
+    FieldSpec,
+    spell,
+)
 from ...live.names import public_names
 from ...live.targets import load_backend_config
 from .common import SPAN, field_of, getter_expr, number_expr, path_expr
@@ -32,39 +40,29 @@ class Imported:
     not_allowed: list[str] = field(
         default_factory=list
     )  # top-level modules to add to the allow-list
-    findings: list[tuple[str, int, int, str]] = field(
-        default_factory=list
-    )  # (severity, line, column, message)
+    findings: list[Diagnostic] = field(default_factory=list)  # what generate would report
 
     @property
     def errors(self) -> int:
-        return sum(f[0] == "error" for f in self.findings)
+        return sum(f.severity == Severity.ERROR for f in self.findings)
 
 
-def check_spec(text: str, module: str, allow: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
-    """What ``bcfg generate`` would report about an imported spec: (severity, line, column, message).
+def check_spec(text: str, module: str, allow: tuple[str, ...]) -> list[Diagnostic]:
+    """What ``bcfg generate`` would report about an imported spec, located in ``<module>.bcfg``.
 
     torch accepts configs that bcfg's checks reject (``fused`` without a fuser, a
     ``sequential`` fuser on three modules, ...); the spec is still written, so
     the user can fix them where the messages point. The text is resolved in
     memory: nothing is written to check it.
     """
-    from ...diagnostics import SpecError
     from ...semantics.driver import analyze
     from ...sources import MemorySources
 
     name = f"{module}.bcfg"
     try:
-        diags = analyze(MemorySources({name: text}), [name], allow).warnings
+        return analyze(MemorySources({name: text}), [name], allow).warnings
     except SpecError as exc:
-        diags = exc.diagnostics
-    out = []
-    for d in diags:
-        span = d.span
-        out.append(
-            (str(d.severity), span.line if span else 0, span.column if span else 0, d.message)
-        )
-    return out
+        return exc.diagnostics
 
 
 def module_name_for(function: str, backend_name: str) -> str:
@@ -247,39 +245,41 @@ class Builder:
     # ------------------------------------------------------------ items
 
     def item(self, c: Config) -> m.PatternItem:
+        """The pattern item of one config: its fields in fmt's canonical order."""
         flds: list[m.Field] = []
-        if c.observation != "different_observer":
-            flds.append(field_of("observation", path_expr(c.observation)))
-        if c.dtypes:
-            flds.append(field_of("dtypes", self.dtypes_value(c.dtypes)))
-        for name in ("root", "reference", "qat"):
-            if name in c.modules:
-                flds.append(field_of(name, self.sym(c.modules[name])))
-        if c.fuser is not None:
-            kind, s = c.fuser
-            value = (
-                m.Call(path_expr("sequential"), (self.sym(s),), SPAN)
-                if kind == "sequential"
-                else self.sym(s)
-            )
-            flds.append(field_of("fuser", value))
-        if "fused" in c.modules:
-            flds.append(field_of("fused", self.sym(c.modules["fused"])))
-        if c.root_node is not None:
-            flds.append(field_of("root_node", getter_expr(c.root_node)))
-        if c.extra_inputs is not None:
-            flds.append(
-                field_of(
-                    "extra_inputs", m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN)
-                )
-            )
-        if c.num_tensor_args:
-            entries = tuple(m.Entry(k, path_expr(v), SPAN) for k, v in c.num_tensor_args)
-            flds.append(field_of("num_tensor_args", m.Record(entries, SPAN)))
-        if c.input_index:
-            entries = tuple(m.Entry(k, m.Int(v, SPAN), SPAN) for k, v in c.input_index)
-            flds.append(field_of("input_index", m.Record(entries, SPAN)))
+        for word in FMT_FIELD_ORDER:
+            value = self._field_value(FIELD_BY_WORD[word], c)
+            if value is not None:
+                flds.append(field_of(word, value))
         return m.PatternItem(self.pattern(c.pattern), c.complex, False, tuple(flds), SPAN)
+
+    def _field_value(self, spec: FieldSpec, c: Config) -> m.Expr | None:
+        """The expression of field ``spec`` for ``c``, or None if the config does not set it."""
+        if spec.kind is FieldKind.OBSERVATION:
+            return path_expr(c.observation) if c.observation != "different_observer" else None
+        if spec.kind is FieldKind.DTYPES:
+            return self.dtypes_value(c.dtypes) if c.dtypes else None
+        if spec.kind is FieldKind.MODULE:
+            return self.sym(c.modules[spec.word]) if spec.word in c.modules else None
+        if spec.kind is FieldKind.FUSER:
+            if c.fuser is None:
+                return None
+            kind, s = c.fuser
+            if kind == "sequential":
+                return m.Call(path_expr("sequential"), (self.sym(s),), SPAN)
+            return self.sym(s)
+        if spec.kind is FieldKind.NODE_GETTER:
+            return getter_expr(c.root_node) if c.root_node is not None else None
+        if spec.kind is FieldKind.INPUTS_GETTER:
+            if c.extra_inputs is None:
+                return None
+            return m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN)
+        if spec.kind is FieldKind.NUM_TENSOR_ARGS:
+            entries = tuple(m.Entry(k, path_expr(v), SPAN) for k, v in c.num_tensor_args)
+            return m.Record(entries, SPAN) if entries else None
+        assert spec.kind is FieldKind.INPUT_INDEX
+        entries = tuple(m.Entry(k, m.Int(v, SPAN), SPAN) for k, v in c.input_index)
+        return m.Record(entries, SPAN) if entries else None
 
     def not_allowed(self) -> list[str]:
         tops = sorted({p.split(".")[0] for p in self.all_paths()} - set(self.allow))

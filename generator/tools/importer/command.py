@@ -21,8 +21,9 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     for note in result.notes:
         report.message(f"note: {note}")
     shown = output if output not in (None, "-") else "<stdout>"
-    for severity, line, column, message in result.findings:
-        report.message(f"{shown}:{line}:{column}: {severity}: {message}")
+    for d in result.findings:
+        where = f"{shown}:{d.span.line}:{d.span.column}" if d.span else f"{shown}:0:0"
+        report.message(f"{where}: {d.severity}: {d.message}")
     if output is None or output == "-":
         report.result(result.text)
     else:

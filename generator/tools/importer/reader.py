@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...lang.vocabulary import CONSTRAINT_FIELDS, OBSERVATION_WORDS
+from ...lang.vocabulary import CONSTRAINT_FIELDS, FIELDS, OBSERVATION_WORDS, FieldKind
 from ...live.names import PublicNames, sequential_class
 from ...live.targets import ImportFailure
 from ...semantics.model import reversed_nested
@@ -101,13 +101,9 @@ class Reader:
         if getattr(obs, "name", None) not in OBSERVATION_WORDS:
             raise self.fail(i, f"unknown observation type {obs!r}")
         modules = {}
-        for key, fname in (
-            ("root_module", "root"),
-            ("reference_quantized_module_for_root", "reference"),
-            ("qat_module", "qat"),
-            ("fused_module", "fused"),
-        ):
-            if key in d:
+        for spec in sorted(FIELDS, key=lambda f: f.fmt_rank):
+            key, fname = spec.dict_key, spec.word
+            if spec.kind is FieldKind.MODULE and key in d:
                 cls = d[key]
                 if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
                     raise self.fail(i, f"{key} {_show(cls)} is not an nn.Module class")
