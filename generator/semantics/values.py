@@ -90,26 +90,6 @@ KIND_WORDS = {
 }
 
 
-def _describe(v: Value) -> str:
-    """What a value is, for messages: "a function 'torch.nn.functional.relu'"."""
-    if isinstance(v, Sym):
-        return f"{KIND_WORDS.get(v.symbol.kind, 'a value')} '{v.symbol.path}'"
-    if isinstance(v, Word):
-        return f"the name '{v.text}'"
-    if isinstance(v, Text):
-        return f"the string {v.value!r}"
-    if isinstance(v, Num):
-        return f"the number {v.value!r}"
-    if isinstance(v, DTypeValue):
-        return f"the dtype {v.dtype.dtype}" + (" with constraints" if v.dtype.constrained else "")
-    return {
-        Rec: "a record",
-        DTypeSet: "a dtype set",
-        FuserValue: "a fuser",
-        Getter: "a pattern element",
-    }.get(type(v), "a list" if isinstance(v, Seq) and not v.is_tuple else "a tuple")
-
-
 def describe(v: Value) -> str:
     """What a value is, for messages: "a function 'torch.nn.functional.relu'"."""
     if isinstance(v, Sym):
