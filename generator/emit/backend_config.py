@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,20 +43,26 @@ GEN_ALIASES = MODULE_ALIASES
 # enum member lookup costs several times a local one, once per pattern.
 _OBSERVATION_LOCALS = OBSERVATION_WORDS  # getters name their ObservationType locals as specs do
 _BUILTINS = frozenset(dir(builtins))
-_RESERVED = (
-    set(GEN_ALIASES.values())
-    | set(_OBSERVATION_LOCALS.values())
-    | {
+_BACKEND_CONFIG = "torch.ao.quantization.backend_config"
+_FUSER_METHODS = "torch.ao.quantization.fuser_method_mappings"
+# What a generated module may bind at module level besides the allow-listed
+# modules a spec names: torch, the aliases, the names imported from torch.
+_MODULE_NAMES = frozenset(
+    {
         "torch",
         "operator",
-        "configs",
+        "__all__",
+        *GEN_ALIASES.values(),
         "BackendConfig",
         "BackendPatternConfig",
         "DTypeConfig",
         "DTypeWithConstraints",
         "ObservationType",
+        "_sequential_wrapper2",
     }
 )
+# Locals every getter or fuser may have, whatever the spec says.
+_FIXED_LOCALS = frozenset({"configs", "is_qat", *_OBSERVATION_LOCALS.values()})
 _DTYPE_FIELDS = tuple(field for field, _ in CONSTRAINT_FIELDS)
 
 
@@ -65,6 +71,36 @@ def getter_name(backend: str) -> str:
 
 
 # ---------------------------------------------------------------- backends
+
+
+class _Scope:
+    """Names bound in one Python scope: ``fresh`` never returns one already bound or reserved.
+
+    Collision-free by construction: every name a generated module binds at
+    module level is reserved before any local is named, so no local, however
+    the spec named it, can shadow a module, a helper or another local.
+    """
+
+    def __init__(self, reserved: set[str] | frozenset[str]):
+        self.taken: set[str] = set(reserved)
+
+    def fresh(self, base: str, first: int = 2) -> str:
+        """``base`` if it is free, else ``base_<n>`` for the first free ``n`` from ``first``."""
+        name, n = base, first
+        while self._bound(name):
+            name = f"{base}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
+
+    def _bound(self, name: str) -> bool:
+        return name in self.taken or keyword.iskeyword(name) or name in _BUILTINS
+
+
+def _local_base(name: str | None, default: str) -> str:
+    """A getter local named after a spec name; never ``_``-prefixed (module-level helpers are)."""
+    base = (name or "").lstrip("_")
+    return base if base.isidentifier() else default
 
 
 @dataclass
@@ -77,44 +113,102 @@ class _Names:
     patterns share, as torch's own backends share them. Torch shares them
     across calls, too; a generated getter builds new ones every call. Fewer
     objects and lookups per call make it faster than torch's own getters.
+
+    ``bindings`` maps each module to import to the name it is bound to; it is
+    fixed before any local is named (``for_backend``), so ``module_names``, the
+    names a getter or fuser must not shadow, is complete from the start.
+    Module-level helpers all start with ``_`` and getter locals never do.
     """
 
-    imports: set[str]
-    from_imports: dict[str, set[str]]
-    functions: dict[str, dict]  # python name -> template context
+    bindings: dict[str, str]  # module -> the name code uses for it
+    module_names: frozenset[str]
+    getter: _Scope
+    imports: set[str] = field(default_factory=set)
+    from_imports: dict[str, set[str]] = field(default_factory=dict)
+    functions: dict[str, dict] = field(default_factory=dict)  # python name -> template context
+    fusers: dict[m.DefinedFuser, str] = field(default_factory=dict)
     observations: dict[str, str] = field(default_factory=dict)  # ObservationType member -> local
     dtypes: dict[m.DType, tuple[str, str]] = field(default_factory=dict)  # -> (local, expression)
     dtype_lists: dict[tuple[str, ...], str] = field(
         default_factory=dict
     )  # DTypeConfig locals -> list local
     shared_dicts: dict[str, str] = field(default_factory=dict)  # dict display -> local
-    taken: set[str] = field(default_factory=set)  # local names of the getter
+
+    @classmethod
+    def for_backend(cls, backend: m.Backend) -> _Names:
+        """The names of ``backend``'s module: every module it imports bound, locals still free."""
+        getter = getter_name(backend.module)
+        bindings: dict[str, str] = {}
+        tops = {sym_module(s).partition(".")[0] for s in _symbols(backend)}
+        fixed = _MODULE_NAMES | _FIXED_LOCALS | {getter}
+        scope = _Scope(fixed | tops)
+        for module in sorted({sym_module(s) for s in _symbols(backend)}):
+            top = module.partition(".")[0]
+            if module in GEN_ALIASES:
+                bindings[module] = GEN_ALIASES[module]
+            elif top in ("torch", "operator"):
+                bindings[module] = module
+            elif top in fixed or top.startswith("_") or keyword.iskeyword(top):
+                # An allowed module named like something the module binds: import it under an alias.
+                bindings[module] = scope.fresh(module.replace(".", "_").lstrip("_") + "_module")
+            else:
+                bindings[module] = module
+        bound = {b.partition(".")[0] for b in bindings.values()}
+        module_names = frozenset(_MODULE_NAMES | bound | {getter})
+        # "dtype_config" is reserved so that unnamed configs count from dtype_config_1.
+        return cls(bindings, module_names, _Scope(module_names | _FIXED_LOCALS | {"dtype_config"}))
 
     def local(self, base: str) -> str:
         """A fresh local name of the getter, ``base`` if it is free."""
-        name, n = base, 2
-        while name in self.taken or keyword.iskeyword(name) or name in _BUILTINS:
-            name = f"{base}_{n}"
-            n += 1
-        self.taken.add(name)
-        return name
+        return self.getter.fresh(base)
 
     def need(self, module: str, name: str) -> str:
         self.from_imports.setdefault(module, set()).add(name)
         return name
 
 
-def _sym(sym: m.Symbol, names: _Names) -> str:
+def sym_module(sym: m.Symbol) -> str:
+    """The module a generated module imports for ``sym``."""
     module = sym.module or sym.path.split(".")[0]
-    alias = GEN_ALIASES.get(module)
-    if alias is not None:
-        names.imports.add(f"import {module} as {alias}")
-        return alias + sym.path[len(module) :]
-    if module == "torch.ops" or module == "torch":
-        names.imports.add("import torch")
-    else:
-        names.imports.add(f"import {module}")
-    return sym.path
+    return "torch" if module == "torch.ops" else module
+
+
+def _symbols(backend: m.Backend) -> Iterator[m.Symbol]:
+    """Every symbol the configs of ``backend`` name, in patterns, module fields and fusers."""
+    for c in backend.configs:
+        yield from _pattern_symbols(c.pattern)
+        for spec in FIELDS:
+            value = getattr(c, spec.attr)
+            if isinstance(value, m.Symbol):
+                yield value
+            elif isinstance(value, m.SequentialFuser):
+                yield value.fused
+            elif isinstance(value, m.SymbolFuser):
+                yield value.function
+            elif isinstance(value, m.DefinedFuser):
+                yield from _fuse_symbols(value.body)
+
+
+def _pattern_symbols(p: m.PatternValue) -> Iterator[m.Symbol]:
+    if isinstance(p, tuple):
+        for x in p:
+            yield from _pattern_symbols(x)
+    elif isinstance(p, m.Symbol):
+        yield p
+
+
+def _fuse_symbols(e: m.FuseExpr) -> Iterator[m.Symbol]:
+    if isinstance(e, m.FuseCall):
+        yield e.function
+        for a in e.args:
+            yield from _fuse_symbols(a)
+
+
+def _sym(sym: m.Symbol, names: _Names) -> str:
+    module = sym_module(sym)
+    bound = names.bindings[module]
+    names.imports.add(f"import {module}" if bound == module else f"import {module} as {bound}")
+    return bound + sym.path[len(module) :] if sym.path.startswith(module) else sym.path
 
 
 def _pattern(p: m.PatternValue, names: _Names) -> str:
@@ -130,20 +224,20 @@ def _dtype(d: m.DType, names: _Names) -> str:
     entry = names.dtypes.get(d)
     if entry is None:
         names.imports.add("import torch")
-        names.need("torch.ao.quantization.backend_config", "DTypeWithConstraints")
+        names.need(_BACKEND_CONFIG, "DTypeWithConstraints")
         args = [f"dtype=torch.{d.dtype}"] + [
             f"{f}={getattr(d, f)!r}" for f in _DTYPE_FIELDS if getattr(d, f) is not None
         ]
         base = d.dtype if d.dtype.isidentifier() else "dtype"
         if d.constrained:
-            base = d.name if d.name and d.name.isidentifier() else f"{base}_constrained"
+            base = _local_base(d.name, f"{base}_constrained")
         entry = (names.local(base), f"DTypeWithConstraints({', '.join(args)})")
         names.dtypes[d] = entry
     return entry[0]
 
 
 def _dtype_config(c: m.DTypeConfig, names: _Names) -> str:
-    names.need("torch.ao.quantization.backend_config", "DTypeConfig")
+    names.need(_BACKEND_CONFIG, "DTypeConfig")
     args = []
     for key, val in (
         ("input_dtype", c.input),
@@ -189,54 +283,87 @@ def _getter_fn(kind: str, paths: tuple[tuple[int, ...], ...], names: _Names) -> 
 
 def _fuser(f: m.Fuser, names: _Names) -> str:
     if isinstance(f, m.SequentialFuser):
-        fn = names.need("torch.ao.quantization.fuser_method_mappings", "_sequential_wrapper2")
+        fn = names.need(_FUSER_METHODS, "_sequential_wrapper2")
         return f"{fn}({_sym(f.fused, names)})"
     if isinstance(f, m.SymbolFuser):
         return _sym(f.function, names)
-    fname = "_fuse_" + f.name  # one-to-one with spec names, so two fusers never collide
-    if fname in names.functions:
-        return fname
-    counter = iter(range(1000))
+    fname = names.fusers.get(f)
+    if fname is None:
+        # Two fusers of one name (from two files) get two functions.
+        taken = set(names.functions)
+        fname = _Scope(taken).fresh("_fuse_" + f.name)
+        names.fusers[f] = fname
+        names.functions[fname] = _fuse_function(f, fname, names)
+    return fname
+
+
+def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
+    """The template context of the function a ``fuse`` definition becomes.
+
+    Parameters keep their spec names unless one would shadow a name the body
+    uses (a module, ``is_qat``, a builtin): then it is renamed, and so are the
+    placeholders for ``_`` and the names of destructured tuples.
+    """
+    scope = _Scope(names.module_names | {"is_qat"})
+    local: dict[str, str] = {}
+
+    def leaves(p: m.Param) -> Iterator[str]:
+        if p.name is not None and p.name != "_":
+            yield p.name
+        for q in p.items:
+            yield from leaves(q)
+
+    spec_leaves = [n for p in f.params for n in leaves(p)]
+    for n in spec_leaves:
+        local[n] = scope.fresh(n)
     unpack: list[str] = []
-    leaves: list[str] = []
+    counter = iter(range(1 << 30))
+    placeholders: set[str] = set()
+
+    def placeholder() -> str:
+        """``_0``, ``_1``, ...: a name for what the spec ignores, skipping any already bound."""
+        name = f"_{next(counter)}"
+        while scope._bound(name):
+            name = f"_{next(counter)}"
+        scope.taken.add(name)
+        placeholders.add(name)
+        return name
 
     def param(p: m.Param) -> str:
         if p.name is not None:
-            if p.name == "_":
-                return f"_{next(counter)}"
-            leaves.append(p.name)
-            return p.name
+            return local[p.name] if p.name != "_" else placeholder()
         parts = [param(q) for q in p.items]
-        joined = "_".join(x for x in parts if not x.startswith("_")) or f"_{next(counter)}"
+        named = [x for x in parts if x not in placeholders]
+        joined = scope.fresh("_".join(named)) if named else placeholder()
         unpack.append(f"{', '.join(parts)} = {joined}")
         return joined
 
     params = ["is_qat"] + [param(p) for p in f.params]
     body = list(reversed(unpack))
-    if f.same_mode and len(leaves) > 1:
-        listed = ", ".join(leaves[:-1]) + " and " + leaves[-1]
-        body.append(f"if not ({' == '.join(n + '.training' for n in leaves)}):")
+    py_leaves = [local[n] for n in spec_leaves]
+    if f.same_mode and len(spec_leaves) > 1:
+        listed = ", ".join(spec_leaves[:-1]) + " and " + spec_leaves[-1]
+        body.append(f"if not ({' == '.join(n + '.training' for n in py_leaves)}):")
         body.append(
             f"    raise AssertionError({layout.string(listed + ' must all be in the same mode (train or eval)')})"
         )
     if f.eval_only:
         body.append("if is_qat:")
-        shown = ", ".join(leaves) + ("," if len(leaves) == 1 else "")
+        shown = ", ".join(py_leaves) + ("," if len(py_leaves) == 1 else "")
         body.append(f'    raise NotImplementedError(f"Cannot fuse train modules: {{({shown})}}")')
 
     def expr(e: m.FuseExpr) -> str:
         if isinstance(e, m.FuseArg):
-            return e.name
+            return local[e.name]
         return f"{_sym(e.function, names)}({', '.join(expr(a) for a in e.args)})"
 
     body.append(f"return {expr(f.body)}")
-    names.functions[fname] = {
+    return {
         "name": fname,
         "params": ", ".join(params),
         "doc": safe_text(f"Fuser '{f.name}' defined at {f.span.file}:{f.span.line}."),
         "body": body,
     }
-    return fname
 
 
 def _list_name(members: tuple[str, ...]) -> str:
@@ -251,7 +378,7 @@ def _config_lines(
     c: m.PatternConfig, dtype_names: dict[m.DTypeConfig, str], names: _Names
 ) -> list[str]:
     """The chained calls that build ``c``: the constructor, then one setter per field set, in table order."""
-    names.need("torch.ao.quantization.backend_config", "BackendPatternConfig")
+    names.need(_BACKEND_CONFIG, "BackendPatternConfig")
     if c.complex:
         lines = [
             "BackendPatternConfig()",
@@ -300,23 +427,17 @@ _FIELD_ARGUMENTS: dict[FieldKind, Callable[[Any, dict[m.DTypeConfig, str], _Name
 }
 
 
-def _dtype_locals(backend: m.Backend) -> dict[m.DTypeConfig, str]:
+def _dtype_locals(backend: m.Backend, names: _Names) -> dict[m.DTypeConfig, str]:
     """One local variable per distinct DTypeConfig, named after its spec definition."""
     out: dict[m.DTypeConfig, str] = {}
-    taken: set[str] = set()
     for c in backend.configs:
         for d in c.dtype_configs:
             if d in out:
                 continue
-            base = d.name if d.name and d.name.isidentifier() else "dtype_config"
-            if base in _RESERVED or keyword.iskeyword(base):
+            base = _local_base(d.name, "dtype_config")
+            if names.getter._bound(base):
                 base += "_"
-            name, n = base, 1
-            while name in taken or (name == "dtype_config"):
-                name = f"{base}_{n}"
-                n += 1
-            taken.add(name)
-            out[d] = name
+            out[d] = names.getter.fresh(base, 1)
     return out
 
 
@@ -327,10 +448,9 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
     lays statements out without black; False formats every fragment with black.
     """
     frag = Fragments(layout_matches_black() if fast is None else fast)
-    names = _Names(set(), {}, {})
-    names.need("torch.ao.quantization.backend_config", "BackendConfig")
-    dtype_names = _dtype_locals(backend)
-    names.taken.update(_RESERVED, dtype_names.values())
+    names = _Names.for_backend(backend)
+    names.need(_BACKEND_CONFIG, "BackendConfig")
+    dtype_names = _dtype_locals(backend, names)
     dtype_exprs = [(n, _dtype_config(d, names)) for d, n in dtype_names.items()]
     configs = []
     for c in backend.configs:

@@ -21,13 +21,14 @@ from torch.ao.quantization.backend_config import (
 )
 from torch.ao.quantization.fuser_method_mappings import _sequential_wrapper2
 
+from ..config import DEFAULT_ALLOW
 from ..lang.vocabulary import FIELDS, FieldKind
 from ..semantics import model as m
 from ..semantics.facts import resolve
 
 
 def _obj(sym: m.Symbol) -> Any:
-    return resolve(sym.path, (sym.path.split(".")[0],)).obj
+    return resolve(sym.path, (sym.path.split(".")[0], *DEFAULT_ALLOW)).obj
 
 
 def _pattern(p: m.PatternValue) -> Any:

@@ -6,7 +6,11 @@ turns such a path into the object by importing modules and walking attributes,
 never by ``__qualname__`` (``F.max_pool2d`` is a ``boolean_dispatch`` closure,
 ``torch.add`` reports ``_VariableFunctionsClass.add``). Only top-level modules
 on the allow-list are ever imported, so a spec cannot make the generator import
-``os`` or run anything else.
+``os`` or run anything else. The walk never leaves the allowed packages either:
+every module, class and callable it passes through must be defined in one of
+them (``home``), so ``torch.os.system`` (``os``, which torch happens to
+import) or ``torch.hub.urlopen`` (``urllib.request``) are errors, not paths
+around the allow-list.
 
 The resolver does not need the objects themselves, only facts about them
 (``Facts``: kind, module to import, which paths name the same object, a dtype's
@@ -97,6 +101,7 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
             raise UnknownSymbol(
                 path, f"unknown symbol '{path}'", _did_you_mean(obj, parts[:i], part)
             )
+        _check_home(path, prefix, nxt, allow)
         obj = nxt
         if module == ".".join(parts[:i]) and _is_importable_module(obj, prefix):
             module = prefix
@@ -104,6 +109,46 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
 
 
 _MISSING = object()
+
+
+def home(obj: Any) -> str | None:
+    """The module that defines ``obj``: a module's own name, else ``__module__``; None for data.
+
+    A method descriptor has no ``__module__`` and is judged by the class that
+    holds it; a callable or class whose home cannot be told has home ``"?"``.
+    """
+    if isinstance(obj, types.ModuleType):
+        return str(getattr(obj, "__name__", "?"))
+    if not (isinstance(obj, type) or callable(obj)):
+        return None  # numbers, strings, dtypes, enum members: data, never run
+    found = getattr(obj, "__module__", None)
+    if not isinstance(found, str):
+        owner = getattr(obj, "__objclass__", None) or getattr(obj, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            owner = owner if isinstance(owner, type) else type(owner)
+            found = getattr(owner, "__module__", None)
+    return found if isinstance(found, str) else "?"
+
+
+def _allowed_home(module: str, allow: tuple[str, ...]) -> bool:
+    """True if ``module`` belongs to an allowed package (``_operator`` is ``operator``'s C half)."""
+    top = module.partition(".")[0]
+    return top in allow or (top.startswith("_") and top[1:] in allow)
+
+
+def _check_home(path: str, prefix: str, obj: Any, allow: tuple[str, ...]) -> None:
+    """Refuse an object on the walk whose defining module is outside the allowed packages."""
+    where = home(obj)
+    if where is None or _allowed_home(where, allow):
+        return
+    what = "the module" if isinstance(obj, types.ModuleType) else "defined in"
+    shown = f"{what} '{where}'" if where != "?" else "of unknown origin"
+    raise UnknownSymbol(
+        path,
+        f"'{prefix}' is {shown}, outside the allowed modules (allowed: {', '.join(allow)})",
+        "a spec may name only what torch or an allowed module defines; "
+        "name it by the module that defines it and add that module to [tool.bcfg] allow",
+    )
 
 
 def _did_you_mean(parent: Any, parent_parts: list[str], part: str) -> str | None:
@@ -257,11 +302,11 @@ class TorchFacts:
         return self._sigs[path]
 
     def _object(self, path: str) -> Any:
-        return _resolve_allowed(path).obj
+        return _resolve_allowed(path, self.allow).obj
 
     def _learn(self, path: str) -> Facts:
         """Resolve ``path`` live (its top-level module is allowed) and remember its facts."""
-        found = _resolve_allowed(path)
+        found = _resolve_allowed(path, self.allow)
         obj = found.obj
         if not self._cached_identities_live:
             self._cached_identities_live = True
@@ -339,9 +384,14 @@ def _cacheable(path: str) -> bool:
     return path.partition(".")[0] in CACHED_TOPS
 
 
-def _resolve_allowed(path: str) -> Resolved:
-    """``resolve`` for a path whose top-level module the caller has checked is allowed."""
-    return resolve(path, (path.partition(".")[0],))
+def _resolve_allowed(path: str, allow: tuple[str, ...]) -> Resolved:
+    """``resolve`` for a path whose top-level module the caller has checked is allowed.
+
+    Only that top-level module is imported; what the walk may pass through is
+    judged against all of ``allow``.
+    """
+    top = path.partition(".")[0]
+    return resolve(path, (top, *(a for a in allow if a != top)))
 
 
 _KINDS = frozenset(SymbolKind)

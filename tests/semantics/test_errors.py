@@ -20,6 +20,10 @@ CASES = cases()
 # Every check the tool makes, and the case that shows its message. A check
 # without a case, or a case that does not show its check, fails below.
 CHECKS = {
+    "allow-list: no path around it through a module torch imports": (
+        "allow_list_walk_around",
+        "'torch.os' is the module 'os', outside the allowed modules",
+    ),
     "syntax: unclosed brace, said with where it opened": (
         "syntax_unclosed_pattern",
         "expected '}' to close the pattern opened at 5:5",
