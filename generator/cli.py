@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .config import ConfigError
-from .diagnostics import Diagnostic, Severity, SpecError, format_all, use_color
+from .diagnostics import Diagnostic, Severity, SpecError, format_all, printable, use_color
 
 REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
 
@@ -64,12 +64,12 @@ class Report:
             print(text, file=self.err)
 
     def info(self, text: str) -> None:
-        """A progress or summary line, on stderr."""
-        print(text, file=self.err)
+        """A progress or summary line, on stderr (what it quotes escaped: ``printable``)."""
+        print(printable(text), file=self.err)
 
     def message(self, text: str) -> None:
         """A one-line message in the command's voice: ``bcfg fmt: <text>``."""
-        print(f"{self.prefix}: {text}", file=self.err)
+        print(f"{self.prefix}: {printable(text)}", file=self.err)
 
     def result(self, text: str) -> None:
         """What the command produces, on stdout (a diff, a spec, a report)."""
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        detail = " ".join(str(exc).split())[:200]
+        detail = printable(" ".join(str(exc).split())[:200])
         print(
             f"bcfg: internal error: {type(exc).__name__}: {detail} ({Path(where.filename).name}:{where.lineno}); {REPORT}",
             file=sys.stderr,

@@ -13,6 +13,12 @@ compiler format::
 Warnings have the same form with ``warning:``; a ``note:`` line may follow with
 where a group was used from.
 
+What a message quotes comes from specs, file names and the user's modules, so
+``printable`` escapes it once, here, for every message of every command: a
+control character, an escape sequence or a newline in a spec string or a file
+name is shown as ``\\x1b`` or ``\\n`` and can neither drive the terminal nor
+forge a ``file:line:col: error:`` line of its own.
+
 Nothing here is global: the texts excerpts are cut from travel with the
 diagnostics (``SpecError.sources``, ``Collector.sources``), so two runs in one
 process (a language server's) never see each other's files. Standard library
@@ -33,6 +39,17 @@ from .sources import Span
 MAX_ERRORS = 50
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable escaped as Python would (``\\n``, ``\\x1b``).
+
+    Printable text, quotes and backslashes included, is left as it is, so text
+    already escaped (a ``repr``) is not escaped twice.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
@@ -49,20 +66,20 @@ class Diagnostic:
 
     def format(self, source: str | None = None, color: bool = False) -> str:
         """Render as ``file:line:col: severity: message``, the source line, a caret, a hint."""
-        where = f"{self.span}: " if self.span else ""
+        where = f"{printable(str(self.span))}: " if self.span else ""
         sev = str(self.severity)
         bold = _paint(color, "1")
         if color:
             code = {"error": "1;31", "warning": "1;33"}.get(sev, "1;36")
             sev = _paint(color, code)(sev)
-        lines = [f"{bold(where)}{sev}: {bold(self.message)}"]
+        lines = [f"{bold(where)}{sev}: {bold(printable(self.message))}"]
         excerpt = _excerpt(self.span, source) if self.span else None
         if excerpt:
             lines.append(excerpt[0])
             lines.append(excerpt[1][: excerpt[2]] + _paint(color, "1;32")(excerpt[1][excerpt[2] :]))
         if self.hint:
-            lines.append(f"{_paint(color, '1;36')('hint:')} {self.hint}")
-        lines.extend(f"{_paint(color, '1;36')('note:')} {n}" for n in self.notes)
+            lines.append(f"{_paint(color, '1;36')('hint:')} {printable(self.hint)}")
+        lines.extend(f"{_paint(color, '1;36')('note:')} {printable(n)}" for n in self.notes)
         return "\n".join(lines)
 
 

@@ -20,6 +20,10 @@ CASES = cases()
 # Every check the tool makes, and the case that shows its message. A check
 # without a case, or a case that does not show its check, fails below.
 CHECKS = {
+    "escaping: what a message quotes cannot drive the terminal or forge a line": (
+        "message_escaping",
+        "'Conv\\x1b[31mX\\ntests/errors/forged.bcfg:1:1: error: forgedd' is not a valid name segment",
+    ),
     "allow-list: no path around it through a module torch imports": (
         "allow_list_walk_around",
         "'torch.os' is the module 'os', outside the allowed modules",
@@ -202,7 +206,10 @@ def test_error_case_shape(name):
     errors = [mt for mt in locations if mt.group("sev") == "error"]
     assert exit_code == (2 if errors else 0)
     body = [
-        line for line in text.splitlines()[1:-1] if ": error: " in line or ": warning: " in line
+        line
+        for line in text.splitlines()[1:-1]
+        if (": error: " in line or ": warning: " in line)
+        and not line.startswith(("hint: ", "note: ", " "))  # quoted text is no location
     ]
     assert len(body) == len(locations), "every error and warning starts with file:line:col"
     for mt in locations:
