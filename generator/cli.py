@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from .config import ConfigError
 from .diagnostics import Diagnostic, Severity, SpecError, format_all, printable, use_color
+from .infra.write import OutputError
 
 REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
 
@@ -34,7 +35,7 @@ class ExitCode(IntEnum):
 
     OK = 0  # success; warnings allowed
     FINDINGS = 1  # a check found something: stale output, specs to reformat, ...
-    ERROR = 2  # bad usage, a bad pyproject.toml, or spec errors; nothing was written
+    ERROR = 2  # bad usage, a bad pyproject.toml, spec errors, output not writable; nothing changed
     INTERNAL = 3  # a bug in bcfg
     INTERRUPTED = 130
 
@@ -62,6 +63,10 @@ class Report:
         """Print diagnostics in the compiler format, with excerpts from ``sources``."""
         for text in format_all(diagnostics, sources, self.color):
             print(text, file=self.err)
+
+    def replay(self, formatted: str) -> None:
+        """A diagnostic formatted (and escaped) by an earlier run, printed as it was."""
+        print(formatted, file=self.err)
 
     def info(self, text: str) -> None:
         """A progress or summary line, on stderr (what it quotes escaped: ``printable``)."""
@@ -192,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(d.severity == Severity.ERROR for d in exc.diagnostics)
         print(f"bcfg: {n} error{'s' if n != 1 else ''}; nothing was written", file=sys.stderr)
         return ExitCode.ERROR
-    except (UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError, OutputError) as exc:
         report.message(str(exc))
         return ExitCode.ERROR
     except KeyboardInterrupt:

@@ -1,22 +1,50 @@
-"""Write: put generated files in place, or compare them with what is there.
+"""Write: put a run's generated files in place as one set, or compare them with what is there.
 
 Every file of a run is rendered in memory before anything is written, so a run
-with an error writes nothing. Each file is written to a temporary file in the
-same folder and renamed over the old one, so a killed run leaves every file
-either old or new; a file whose content is unchanged is not touched. Files that
-carry bcfg's header but no longer come from any spec are removed.
+with a spec error writes nothing. Writing then goes in two phases, under a
+lock on the output folder (two runs on one project take turns):
+
+1. every changed file is written to a temporary file beside its target
+   (``.x.py.<random>.tmp``) and flushed to disk. If any write fails (a full
+   disk, a read-only folder), the temporaries are removed and the old set is
+   left exactly as it was: ``OutputError``, nothing changed.
+2. a journal (``.bcfg-pending.json``) lists the renames and removals; then each
+   temporary is renamed over its target (modules first, ``__init__.py`` last,
+   so the package never imports a module that is not there yet) and stale
+   modules are removed; then the journal goes. A run killed in this phase
+   leaves every file old or new, never partial, and the next run finishes the
+   journal's work before its own (``_recover``).
+
+A file whose content is unchanged is not touched. A file that is replaced
+keeps its mode; a new file gets the mode the umask gives (as ``open`` would).
+Files that carry bcfg's header but no longer come from any spec are removed.
+Nothing here follows a FIFO or a device: targets that are not regular files are
+refused before anything is written, and reads are bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import json
 import os
-import tempfile
-from collections.abc import Callable
+import re
+import secrets
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..emit.header import HEADER_MARK
+from ..sources import read_regular_file
+
+JOURNAL = ".bcfg-pending.json"
+_TEMP = re.compile(r"\.(?P<name>[^/]+)\.[0-9a-f]{16}\.tmp")
+Label = Callable[[Path], str]
+
+
+class OutputError(Exception):
+    """The output could not be written; the message says what and that nothing changed."""
 
 
 @dataclass(frozen=True)
@@ -28,74 +56,269 @@ class Outputs:
     full: bool
 
 
+def _read(path: Path, limit: int) -> str | None:
+    """The text of a regular file of at most ``limit`` bytes (more reads as None, never hangs)."""
+    try:
+        data = read_regular_file(path, limit)
+    except OSError:
+        return None
+    if len(data) > limit:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_generated(path: Path) -> bool:
+    try:
+        head = read_regular_file(path, len(HEADER_MARK))
+    except OSError:
+        return False
+    return head.startswith(HEADER_MARK.encode())
+
+
 def _stale(outputs: Outputs) -> list[Path]:
     if not outputs.full or not outputs.out_dir.is_dir():
         return []
-    stale = []
-    for p in sorted(outputs.out_dir.glob("*.py")):
-        if p.name in outputs.files:
-            continue
+    return [
+        p
+        for p in sorted(outputs.out_dir.glob("*.py"))
+        if p.name not in outputs.files and _is_generated(p)
+    ]
+
+
+def _mode_of(path: Path) -> int | None:
+    """The permission bits of an existing regular file at ``path``, else None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+
+
+def write_temporary(path: Path, data: bytes, durable: bool = True) -> Path:
+    """Write ``data`` to a new temporary file beside ``path``; return its path.
+
+    The temporary gets ``path``'s mode if ``path`` exists, else what the umask
+    gives a new file. ``durable`` flushes it to disk. On failure nothing is left.
+    """
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    mode = _mode_of(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
         try:
-            with p.open(encoding="utf-8", errors="replace") as fh:
-                first = fh.readline()
-        except OSError:
-            continue
-        if first.startswith(HEADER_MARK):
-            stale.append(p)
-    return stale
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 def atomic_write(path: Path, content: str, durable: bool = True) -> None:
     """Write ``content`` to a temporary file beside ``path`` and rename it over ``path``.
 
-    A reader sees the old file or the new one, never part of one. ``durable``
-    also flushes the data to disk before the rename (a cache entry need not be).
+    A reader sees the old file or the new one, never part of one; the file keeps
+    its mode. ``durable`` also flushes the data to disk before the rename (a
+    cache entry need not be).
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = write_temporary(path, content.encode("utf-8"), durable)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(content)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
-def _read(path: Path) -> str | None:
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def prepare_out_dir(out_dir: Path, label: Label) -> None:
+    """Make sure ``out_dir`` is a folder bcfg can write into; OutputError says why not."""
+    if out_dir.is_symlink() and not out_dir.exists():
+        shown = f"{label(out_dir.parent).rstrip('/')}/{out_dir.name}"
+        raise OutputError(
+            f"{shown} is a symbolic link to {os.readlink(out_dir)}, which does not exist; "
+            "create the folder it points to or remove the link"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(
+            f"{label(out_dir)} is not a folder; set [tool.bcfg] out (or --out) to a folder"
+        )
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {label(out_dir)}: {_why(exc)}") from None
 
 
-def write_outputs(outputs: Outputs) -> tuple[list[Path], list[Path]]:
-    """Write changed files, remove stale ones; return (written, removed)."""
-    outputs.out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, content in sorted(outputs.files.items()):
+@contextlib.contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir`` (the folder itself: no lock file is left behind).
+
+    Two runs writing one folder take turns. Where locks are not supported
+    (no ``fcntl``, a file system that refuses them) the run goes on unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _check_targets(outputs: Outputs, label: Label) -> None:
+    """Refuse targets that are not regular files (a folder, a FIFO) before anything is written."""
+    for name in sorted(outputs.files):
         path = outputs.out_dir / name
-        if _read(path) != content:
-            atomic_write(path, content)
-            written.append(path)
-    removed = _stale(outputs)
-    for p in removed:
-        p.unlink()
-    # Temporary files of a run that was killed before its rename: never modules, safe to drop.
-    for name in outputs.files:
-        for tmp in outputs.out_dir.glob(f".{name}.*.tmp"):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise OutputError(f"cannot write {label(path)}: {_why(exc)}") from None
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise OutputError(
+                f"cannot write {label(path)}: it is {kind}; move it away and run again"
+            )
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _recover(out_dir: Path) -> None:
+    """Finish what a killed run's journal lists, then drop stray temporary files of bcfg's."""
+    journal = out_dir / JOURNAL
+    data = _read(journal, 1 << 24)
+    if data is not None:
+        with contextlib.suppress(ValueError, TypeError, KeyError, OSError):
+            entry = json.loads(data)
+            for tmp, name in entry["renames"]:
+                if _plain(tmp) and _plain(name) and _TEMP.fullmatch(tmp):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.replace(out_dir / tmp, out_dir / name)
+            for name in entry["remove"]:
+                if _plain(name) and _is_generated(out_dir / name):
+                    (out_dir / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        journal.unlink(missing_ok=True)
+        for entry_name in os.listdir(out_dir):
+            found = _TEMP.fullmatch(entry_name)
+            if found and found.group("name").endswith(".py"):
+                (out_dir / entry_name).unlink(missing_ok=True)
+
+
+def _plain(name: object) -> bool:
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
+
+
+def write_outputs(outputs: Outputs, label: Label = str) -> tuple[list[Path], list[Path]]:
+    """Write changed files and remove stale ones, as one set; return (written, removed).
+
+    Raises OutputError, with every file as it was, if the set cannot be written.
+    """
+    out_dir = outputs.out_dir
+    prepare_out_dir(out_dir, label)
+    _check_targets(outputs, label)
+    with locked(out_dir):
+        _recover(out_dir)
+        changed = {
+            name: content.encode("utf-8")
+            for name, content in sorted(outputs.files.items())
+            if _read(out_dir / name, len(content.encode("utf-8"))) != content
+        }
+        # Modules first, the package's __init__.py last: it never imports a missing module.
+        order = sorted(changed, key=lambda n: (n == "__init__.py", n))
+        temps = _write_all(out_dir, order, changed, label)
+        removed = _stale(outputs)
+        _commit(out_dir, [(temps[n], n) for n in order], removed, label)
+    return [out_dir / n for n in order], removed
+
+
+def _write_all(
+    out_dir: Path, order: list[str], data: dict[str, bytes], label: Label
+) -> dict[str, Path]:
+    """Phase 1: every file to its temporary; on any failure none is left and OutputError says why."""
+    temps: dict[str, Path] = {}
+    current = out_dir
+    try:
+        for name in order:
+            current = out_dir / name
+            temps[name] = write_temporary(current, data[name])
+    except BaseException as exc:
+        for tmp in temps.values():
             tmp.unlink(missing_ok=True)
-    return written, removed
+        if isinstance(exc, OSError):
+            raise OutputError(
+                f"cannot write {label(current)}: {_why(exc)}; nothing was changed"
+            ) from None
+        raise
+    return temps
 
 
-def diff_outputs(outputs: Outputs, label: Callable[[Path], str]) -> list[str]:
+def _commit(
+    out_dir: Path, renames: list[tuple[Path, str]], removed: list[Path], label: Label
+) -> None:
+    """Phase 2: the journal, the renames and removals, the journal's removal."""
+    if not renames and not removed:
+        return
+    journal = {"renames": [[t.name, n] for t, n in renames], "remove": [p.name for p in removed]}
+    try:
+        atomic_write(out_dir / JOURNAL, json.dumps(journal))
+    except OSError as exc:
+        for tmp, _ in renames:
+            tmp.unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {label(out_dir / JOURNAL)}: {_why(exc)}; nothing was changed"
+        ) from None
+    try:
+        for tmp, name in renames:
+            os.replace(tmp, out_dir / name)
+        for path in removed:
+            path.unlink(missing_ok=True)
+    except OSError as exc:
+        # The journal stays: the next run finishes this set before writing its own.
+        raise OutputError(
+            f"cannot finish writing {label(out_dir)}: {_why(exc)}; "
+            f"run bcfg generate again to complete it"
+        ) from None
+    _fsync_dir(out_dir)
+    (out_dir / JOURNAL).unlink(missing_ok=True)
+
+
+def diff_outputs(outputs: Outputs, label: Label) -> list[str]:
     """Unified diffs between what is on disk and what would be generated (no writes)."""
     diffs = []
     for name, content in sorted(outputs.files.items()):
         path = outputs.out_dir / name
-        old = _read(path)
+        old = _read(path, max(1 << 20, 4 * len(content)))
         if old == content:
             continue
         rel = label(path)

@@ -68,13 +68,16 @@ def analyze(
     evaluator.definitions.check_all()
     seen: dict[str, m.Backend] = {}
     for b in backends:
-        if b.module in seen:
+        # Module names that differ only in case are one file on macOS and Windows.
+        first = seen.get(b.module.casefold())
+        if first is not None:
+            same = "" if first.module == b.module else f" as '{first.module}'"
             ctx.error(
                 b.span,
-                f"backend '{b.module}' is also declared at {seen[b.module].span}",
-                "backend names become module names and must be unique",
+                f"backend '{b.module}' is also declared{same} at {first.span}",
+                "backend names become file names and must be unique, whatever their case",
             )
-        seen[b.module] = b
+        seen.setdefault(b.module.casefold(), b)
     if ctx.diag.error_count == 0:
         evaluator.definitions.unused_warnings(files, sources)
     ctx.diag.raise_if_errors()

@@ -62,6 +62,26 @@ class Expansion:
     index: dict[PatternKey, int] = field(default_factory=dict)
 
 
+# Backend names become file names: long enough for any real name, short
+# enough for every file system (255 bytes, with room for a temporary name).
+MAX_BACKEND_NAME = 100
+_BACKEND_NAME_HINT = (
+    "use letters, digits and underscores; the display name can be any string: "
+    'backend b "my name" { ... }'
+)
+
+
+def module_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a generated module (``generated/<name>.py``), or None."""
+    if not plain_name(name) or keyword.iskeyword(name):
+        return "is not a valid Python module name"
+    if name.startswith("__") and name.endswith("__"):
+        return "is reserved: dunder names belong to Python (__init__.py is the package)"
+    if len(name) > MAX_BACKEND_NAME:
+        return f"is {len(name)} characters long; at most {MAX_BACKEND_NAME} are allowed"
+    return None
+
+
 class Expander:
     """Expands backends into resolved ``Backend``s."""
 
@@ -85,12 +105,10 @@ class Expander:
         return out
 
     def _backend(self, f: LoadedFile, decl: syn.BackendDecl) -> m.Backend | None:
-        if not plain_name(decl.name) or keyword.iskeyword(decl.name):
-            self.ctx.error(
-                decl.span,
-                f"backend name '{decl.name}' is not a valid Python module name",
-                'use letters, digits and underscores; the display name can be any string: backend b "my name" { ... }',
-            )
+        problem = module_name_problem(decl.name)
+        if problem is not None:
+            shown = decl.name if len(decl.name) <= 40 else decl.name[:40] + "..."
+            self.ctx.error(decl.span, f"backend name '{shown}' {problem}", _BACKEND_NAME_HINT)
             return None
         expansion = Expansion(decl.name)
         errors_before = self.ctx.diag.error_count

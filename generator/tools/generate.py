@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         hit = fastcheck.verified(project, paths, out_dir)
         if hit is not None:
             for plain, colored in hit.warnings:
-                report.info(colored if report.color else plain)
+                report.replay(colored if report.color else plain)
             if check:
                 report.info(f"bcfg check: {hit.files} generated file(s) up to date")
             else:
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
             fastcheck.record(project, paths, out_dir, before, outputs.files, warnings, sources)
         report.info(f"bcfg check: {len(outputs.files)} generated file(s) up to date")
         return ExitCode.OK
-    written, removed = write_outputs(outputs)
+    written, removed = write_outputs(outputs, project.rel)
     if specs is None:
         fastcheck.record(project, paths, out_dir, before, outputs.files, warnings, sources)
     for p in written:

@@ -1,19 +1,25 @@
-"""Never half-written: a ``bcfg generate`` killed with SIGKILL leaves every file old or new.
+"""Never half-written: a ``bcfg generate`` killed with SIGKILL leaves the set old, new, or finishable.
 
 A project of many backends is generated once (the "old" files), its specs are
 changed so that every file changes, and the expected "new" files are generated
-in a second copy. Then ``bcfg generate`` runs on the old tree and is killed at
-several moments after it starts writing. Every generated module must then be,
-byte for byte, either its old or its new content: never partial, never empty.
+in a second copy. Then ``bcfg generate`` runs on the old tree and is killed:
 
-To kill inside the write phase for certain, the killed runs slow down
-``os.fsync`` (which the writer calls between writing a temporary file and
-renaming it into place) by a few milliseconds; nothing else is changed.
+- while it writes temporary files (phase 1): every module is old;
+- while it renames them into place (phase 2): every module is old or new, the
+  journal says what is left, and the next run finishes the set;
+- at random moments (``BCFG_KILL_ROUNDS``, default 6; run with 50 for a soak):
+  every module is old or new, never partial; without a journal the whole set
+  is old or the whole set is new.
+
+To kill inside a phase for certain, the killed runs slow down ``os.fsync``
+(phase 1) or ``os.replace`` (phase 2) by a few milliseconds; nothing else is
+changed.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -23,19 +29,23 @@ from pathlib import Path
 
 import pytest
 
+from generator.infra.write import JOURNAL
 from tests.support import REPO
 
 N_BACKENDS = 60
-FSYNC_DELAY = 0.02  # seconds per file: the write phase lasts about N_BACKENDS * FSYNC_DELAY
+DELAY = 0.02  # seconds per file in the slowed-down phase
+ROUNDS = int(os.environ.get("BCFG_KILL_ROUNDS", "6"))
 
-# Run the CLI with os.fsync slowed down; argv after -c is the CLI's.
-_SLOW_RUNNER = f"""
+# Run the CLI with one os function slowed down; argv after -c is the CLI's.
+_SLOW_RUNNER = """
 import os, sys, time
-_fsync = os.fsync
-def _slow_fsync(fd):
-    time.sleep({FSYNC_DELAY})
-    _fsync(fd)
-os.fsync = _slow_fsync
+_slow = sys.argv.pop(1)
+_delay = float(sys.argv.pop(1))
+_real = getattr(os, _slow)
+def _slowed(*args, **kwargs):
+    time.sleep(_delay)
+    return _real(*args, **kwargs)
+setattr(os, _slow, _slowed)
 from generator.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -94,11 +104,23 @@ def versions(tmp_path_factory):
     return old, old_files, new_files
 
 
-def _kill_during_write(root: Path, old_files: dict[str, bytes], delay: float) -> None:
-    """Start generate, wait until it begins writing, wait ``delay`` more, SIGKILL it."""
+def _changed_copy(versions, tmp_path: Path) -> Path:
+    old = versions[0]
+    root = tmp_path / "project"
+    shutil.copytree(old, root)
+    for i in range(N_BACKENDS):  # every spec changes: the run rewrites every file
+        (root / "specs" / f"b{i:03d}.bcfg").write_text(_spec(i, "v2"))
+    return root
+
+
+def _kill(root: Path, slow: str, delay: float, journal: bool = False) -> None:
+    """Start generate with ``os.<slow>`` slowed; SIGKILL it ``delay`` after it begins writing.
+
+    With ``journal``, after it begins renaming (its journal is there).
+    """
     gen = root / "generated"
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_RUNNER, "generate"],
+        [sys.executable, "-c", _SLOW_RUNNER, slow, str(DELAY), "generate"],
         cwd=root,
         env=_env(),
         stdout=subprocess.DEVNULL,
@@ -108,9 +130,7 @@ def _kill_during_write(root: Path, old_files: dict[str, bytes], delay: float) ->
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
             names = os.listdir(gen)
-            if any(n.endswith(".tmp") for n in names) or any(
-                (gen / n).read_bytes() != old_files[n] for n in old_files if n in names
-            ):
+            if JOURNAL in names or (not journal and any(n.endswith(".tmp") for n in names)):
                 break
             time.sleep(0.001)
         time.sleep(delay)
@@ -119,32 +139,67 @@ def _kill_during_write(root: Path, old_files: dict[str, bytes], delay: float) ->
         proc.wait()
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.15, 0.5, 0.9])
-def test_sigkill_leaves_every_file_old_or_new(versions, tmp_path, delay):
-    old, old_files, new_files = versions
-    root = tmp_path / "project"
-    shutil.copytree(old, root)
-    for i in range(N_BACKENDS):  # every spec changes: the run rewrites every file
-        (root / "specs" / f"b{i:03d}.bcfg").write_text(_spec(i, "v2"))
-    _kill_during_write(root, old_files, delay)
+def _states(root: Path, old_files, new_files) -> dict[str, str]:
+    """Each module's state, old or new; fails on anything partial, lost, added or left visible."""
     after = _contents(root / "generated")
     assert set(after) == set(old_files), "no generated module is lost or added"
     states = {}
     for name, data in after.items():
-        assert data in (
-            old_files[name],
-            new_files[name],
-        ), f"{name} is neither old nor new ({len(data)} bytes)"
+        assert data in (old_files[name], new_files[name]), f"{name} is neither old nor new"
         states[name] = "new" if data == new_files[name] else "old"
-    # Leftovers of a killed run can only be hidden temporary files, never a module.
+    # Leftovers of a killed run are hidden: temporary files and the journal.
     leftovers = [
         n for n in os.listdir(root / "generated") if not n.endswith(".py") and n != "__pycache__"
     ]
-    assert all(n.startswith(".") and n.endswith(".tmp") for n in leftovers), leftovers
-    if 0 < delay < N_BACKENDS * FSYNC_DELAY / 2:
-        # Killed in the middle of the write phase: some files already new, some still old.
-        assert "new" in states.values() and "old" in states.values(), states
-    # A later complete run finishes the job and clears the killed run's temporary files.
+    assert all(n.startswith(".") for n in leftovers), leftovers
+    assert all(n.endswith(".tmp") or n == JOURNAL for n in leftovers), leftovers
+    return states
+
+
+def _finishes(root: Path, new_files) -> None:
+    """A later complete run finishes the job and clears the killed run's files."""
     _generate(root)
     assert _contents(root / "generated") == new_files
-    assert not [n for n in os.listdir(root / "generated") if n.endswith(".tmp")]
+    assert not [n for n in os.listdir(root / "generated") if n.startswith(".")]
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.8])
+def test_killed_while_writing_temporaries_leaves_the_old_set(versions, tmp_path, delay):
+    _, old_files, new_files = versions
+    root = _changed_copy(versions, tmp_path)
+    _kill(root, "fsync", delay)
+    states = _states(root, old_files, new_files)
+    assert set(states.values()) == {"old"}, states
+    assert not (root / "generated" / JOURNAL).exists()
+    _finishes(root, new_files)
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.5])
+def test_killed_while_renaming_the_next_run_finishes_the_set(versions, tmp_path, delay):
+    _, old_files, new_files = versions
+    root = _changed_copy(versions, tmp_path)
+    _kill(root, "replace", delay, journal=True)
+    states = _states(root, old_files, new_files)
+    assert "new" in states.values() and "old" in states.values(), states
+    assert (root / "generated" / JOURNAL).exists()
+    # __init__.py is renamed last: while the journal stands it is still the old one.
+    assert states["__init__.py"] == "old"
+    _finishes(root, new_files)
+
+
+def test_killed_at_random_moments(versions, tmp_path):
+    """BCFG_KILL_ROUNDS kills at random moments of the write phase (fixed seed)."""
+    _, old_files, new_files = versions
+    rng = random.Random(11)
+    seen = set()
+    for round_ in range(ROUNDS):
+        root = _changed_copy(versions, tmp_path / str(round_))
+        slow = rng.choice(["fsync", "replace"])
+        _kill(root, slow, rng.uniform(0, 1.4 * N_BACKENDS * DELAY))
+        states = set(_states(root, old_files, new_files).values())
+        if not (root / "generated" / JOURNAL).exists():
+            assert len(states) == 1, "without a journal the set is whole: all old or all new"
+        seen.add((slow, tuple(sorted(states)), (root / "generated" / JOURNAL).exists()))
+        _finishes(root, new_files)
+        shutil.rmtree(root)
+    print(f"kill outcomes: {sorted(seen)}")
