@@ -65,20 +65,26 @@ class Expansion:
 # Backend names become file names: long enough for any real name, short
 # enough for every file system (255 bytes, with room for a temporary name).
 MAX_BACKEND_NAME = 100
-_BACKEND_NAME_HINT = (
-    "use letters, digits and underscores; the display name can be any string: "
-    'backend b "my name" { ... }'
-)
+_DISPLAY_NAME = 'the display name can be any string: backend b "my name" { ... }'
 
 
-def module_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot name a generated module (``generated/<name>.py``), or None."""
+def module_name_problem(name: str) -> tuple[str, str] | None:
+    """Why ``name`` cannot name a generated module (``generated/<name>.py``) and what to do; or None."""
     if not plain_name(name) or keyword.iskeyword(name):
-        return "is not a valid Python module name"
+        return (
+            "is not a valid Python module name",
+            f"use letters, digits and underscores; {_DISPLAY_NAME}",
+        )
     if name.startswith("__") and name.endswith("__"):
-        return "is reserved: dunder names belong to Python (__init__.py is the package)"
+        return (
+            "is reserved: dunder names belong to Python (__init__.py is the package)",
+            f"choose another name; {_DISPLAY_NAME}",
+        )
     if len(name) > MAX_BACKEND_NAME:
-        return f"is {len(name)} characters long; at most {MAX_BACKEND_NAME} are allowed"
+        return (
+            f"is {len(name)} characters long; at most {MAX_BACKEND_NAME} are allowed",
+            f"shorten it; {_DISPLAY_NAME}",
+        )
     return None
 
 
@@ -108,7 +114,7 @@ class Expander:
         problem = module_name_problem(decl.name)
         if problem is not None:
             shown = decl.name if len(decl.name) <= 40 else decl.name[:40] + "..."
-            self.ctx.error(decl.span, f"backend name '{shown}' {problem}", _BACKEND_NAME_HINT)
+            self.ctx.error(decl.span, f"backend name '{shown}' {problem[0]}", problem[1])
             return None
         expansion = Expansion(decl.name)
         errors_before = self.ctx.diag.error_count

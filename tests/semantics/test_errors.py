@@ -20,6 +20,10 @@ CASES = cases()
 # Every check the tool makes, and the case that shows its message. A check
 # without a case, or a case that does not show its check, fails below.
 CHECKS = {
+    "names: a backend name must make a file name of its own": (
+        "backend_file_name",
+        "backend name '__init__' is reserved",
+    ),
     "escaping: what a message quotes cannot drive the terminal or forge a line": (
         "message_escaping",
         "'Conv\\x1b[31mX\\ntests/errors/forged.bcfg:1:1: error: forgedd' is not a valid name segment",
