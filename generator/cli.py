@@ -14,6 +14,7 @@ Standard library only at import time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import traceback
@@ -24,7 +25,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from .config import ConfigError
-from .diagnostics import Diagnostic, Severity, SpecError, format_all, printable, use_color
+from .diagnostics import (
+    OUTPUT_FORMATS,
+    Diagnostic,
+    Severity,
+    SpecError,
+    format_all,
+    github_command,
+    printable,
+    use_color,
+)
 from .infra.write import OutputError
 
 REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
@@ -48,29 +58,52 @@ class UsageError(Exception):
 class Report:
     """Where a command's messages go: results on ``out``, everything else on ``err``.
 
-    ``prefix`` starts one-line messages (``bcfg fmt: ...``).
+    ``prefix`` starts one-line messages (``bcfg fmt: ...``). ``verbosity`` is
+    -1 with ``-q`` (errors and results only), 1 with ``-v`` (also ``detail``);
+    ``output_format`` is how diagnostics and findings are printed (``full``,
+    ``concise`` or ``github`` annotations).
     """
 
     prefix: str
     out: IO[str]
     err: IO[str]
+    verbosity: int = 0
+    output_format: str = "full"
 
     @property
     def color(self) -> bool:
-        return use_color(self.err)
+        return use_color(self.err) and self.output_format == "full"
 
     def diagnostics(self, diagnostics: list[Diagnostic], sources: dict[str, str]) -> None:
-        """Print diagnostics in the compiler format, with excerpts from ``sources``."""
-        for text in format_all(diagnostics, sources, self.color):
+        """Print diagnostics in the compiler format, with excerpts from ``sources``.
+
+        With ``-q``, warnings are left out.
+        """
+        shown = [d for d in diagnostics if self.verbosity >= 0 or d.severity == Severity.ERROR]
+        for text in format_all(shown, sources, self.color, self.output_format):
             print(text, file=self.err)
+
+    def finding(self, file: str, text: str) -> None:
+        """A finding about a whole file (out of date, would be reformatted), on stdout."""
+        if self.output_format == "github":
+            self.result(github_command("error", text, {"file": file, "title": self.prefix}) + "\n")
+        else:
+            self.result(printable(text) + "\n")
 
     def replay(self, formatted: str) -> None:
         """A diagnostic formatted (and escaped) by an earlier run, printed as it was."""
-        print(formatted, file=self.err)
+        if self.verbosity >= 0:
+            print(formatted, file=self.err)
 
     def info(self, text: str) -> None:
-        """A progress or summary line, on stderr (what it quotes escaped: ``printable``)."""
-        print(printable(text), file=self.err)
+        """A progress or summary line, on stderr (what it quotes escaped: ``printable``); not with -q."""
+        if self.verbosity >= 0:
+            print(printable(text), file=self.err)
+
+    def detail(self, text: str) -> None:
+        """What only ``-v`` shows: where settings came from, which path a run took."""
+        if self.verbosity > 0:
+            print(f"{self.prefix}: {printable(text)}", file=self.err)
 
     def message(self, text: str) -> None:
         """A one-line message in the command's voice: ``bcfg fmt: <text>``."""
@@ -95,15 +128,60 @@ class Command:
         return importlib.import_module(f"generator.tools.{self.module}")
 
 
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name (``bcfg -q generate``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    default = argparse.SUPPRESS if suppress else None
+    quiet = common.add_mutually_exclusive_group()
+    quiet.add_argument(
+        "-q",
+        "--quiet",
+        dest="verbosity",
+        action="store_const",
+        const=-1,
+        default=default if suppress else 0,
+        help="print only errors and results",
+    )
+    quiet.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbosity",
+        action="store_const",
+        const=1,
+        default=default if suppress else 0,
+        help="also say where settings came from and which path a run took",
+    )
+    common.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default=default if suppress else "full",
+        help="how to print diagnostics: full (with the source line), concise (one line), "
+        "github (annotations for GitHub Actions)",
+    )
+    return common
+
+
+def version_text() -> str:
+    """``bcfg --version``: bcfg's version, Python's and the installed torch's (torch not imported)."""
+    from . import __version__
+    from .infra.cache import dist_version
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    return f"bcfg {__version__} (Python {python}, torch {dist_version('torch') or 'not installed'})"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bcfg",
         description="Compile .bcfg specs into PyTorch BackendConfig modules.",
-        epilog="exit codes: 0 success, 1 findings (generated/ out of date), 2 bad usage or spec errors, 3 internal error",
+        epilog="exit codes: 0 success, 1 findings (out of date, would reformat), "
+        "2 errors (nothing was written), 3 internal error",
+        parents=[_common(suppress=False)],
     )
+    p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        parser = sub.add_parser(command.name, help=command.help)
+        parser = sub.add_parser(command.name, help=command.help, parents=[_common(suppress=True)])
         command.arguments(parser)
         parser.set_defaults(command_spec=command)
     return p
@@ -134,12 +212,23 @@ def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
         "specs",
         nargs="*",
         metavar="SPEC",
-        help="spec files or folders (default: [tool.bcfg] specs)",
+        help="spec files or folders (default: [tool.bcfg] specs); - reads standard input "
+        "and writes the result on standard output",
     )
     parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 naming the files that would change",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="write nothing; print what would change as a unified diff and exit 1 if anything would",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the name messages give the spec read from standard input (-)",
     )
 
 
@@ -185,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code. The one place an exception becomes a message."""
     args = _parser().parse_args(argv)
     command: Command = args.command_spec
-    report = Report(command.prefix, sys.stdout, sys.stderr)
+    # Results (specs, diffs) are UTF-8 text whatever the locale: the bytes of a
+    # spec printed by `bcfg fmt -` are the bytes `bcfg fmt` would write.
+    with contextlib.suppress(AttributeError, ValueError):
+        if sys.stdout.encoding.replace("-", "").lower() != "utf8":
+            sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
+    report = Report(command.prefix, sys.stdout, sys.stderr, args.verbosity, args.output_format)
     try:
         import warnings
 

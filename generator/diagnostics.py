@@ -82,6 +82,51 @@ class Diagnostic:
         lines.extend(f"{_paint(color, '1;36')('note:')} {printable(n)}" for n in self.notes)
         return "\n".join(lines)
 
+    def format_concise(self) -> str:
+        """One line: ``file:line:col: severity: message (hint)``."""
+        where = f"{printable(str(self.span))}: " if self.span else ""
+        hint = f" (hint: {printable(self.hint)})" if self.hint else ""
+        return f"{where}{self.severity}: {printable(self.message)}{hint}"
+
+    def format_github(self, title: str = "bcfg") -> str:
+        """A GitHub Actions workflow command: an annotation on the file and line in a pull request."""
+        props = {"title": title}
+        if self.span is not None:
+            s = self.span
+            props = {
+                "file": s.file,
+                "line": str(s.line),
+                "col": str(s.column),
+                "endLine": str(s.end_line),
+                "endColumn": str(s.end_column),
+                **props,
+            }
+        text = "\n".join(
+            [self.message]
+            + ([f"hint: {self.hint}"] if self.hint else [])
+            + [f"note: {n}" for n in self.notes]
+        )
+        return github_command(str(self.severity), text, props)
+
+
+# What ``--output-format`` may say: the compiler format with excerpts, one line
+# per diagnostic, or GitHub Actions annotations.
+OUTPUT_FORMATS = ("full", "concise", "github")
+
+
+def github_command(severity: str, message: str, props: Mapping[str, str]) -> str:
+    """``::error file=...,line=...::message``, escaped as GitHub's workflow commands require."""
+    kind = {"error": "error", "warning": "warning"}.get(severity, "notice")
+
+    def data(v: str) -> str:
+        return printable(v.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+
+    def prop(v: str) -> str:
+        return data(v).replace(":", "%3A").replace(",", "%2C")
+
+    listed = ",".join(f"{k}={prop(v)}" for k, v in props.items())
+    return f"::{kind} {listed}::{data(message)}"
+
 
 def _paint(color: bool, code: str) -> Callable[[str], str]:
     if not color:
@@ -113,9 +158,16 @@ def _excerpt(span: Span, source: str | None) -> tuple[str, str, int] | None:
 
 
 def format_all(
-    diagnostics: Iterable[Diagnostic], sources: Mapping[str, str], color: bool = False
+    diagnostics: Iterable[Diagnostic],
+    sources: Mapping[str, str],
+    color: bool = False,
+    output_format: str = "full",
 ) -> list[str]:
     """Each diagnostic formatted, with its excerpt cut from ``sources`` (display name -> text)."""
+    if output_format == "concise":
+        return [d.format_concise() for d in diagnostics]
+    if output_format == "github":
+        return [d.format_github() for d in diagnostics]
     return [
         d.format(sources.get(d.span.file) if d.span else None, color=color) for d in diagnostics
     ]

@@ -49,7 +49,16 @@ class Source:
 
     @classmethod
     def of(cls, name: str, text: str) -> Source:
+        """A source of ``text``, its line ends made ``\\n`` (CR, CRLF and LF all end a line)."""
+        text = normalize_newlines(text)
         return cls(name, text, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def normalize_newlines(text: str) -> str:
+    """``text`` with CRLF and lone CR line ends made LF, as every stage after this one expects."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 class SourceError(Exception):
@@ -91,19 +100,17 @@ def decode(data: bytes, name: str, size: int | None = None) -> str:
             "split it into several files joined with 'import'",
         )
     try:
-        text = data.decode("utf-8-sig")
+        text = normalize_newlines(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        col = (
-            len(data[data.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace"))
-            + 1
-        )
+        before = normalize_newlines(data[: exc.start].decode("utf-8-sig", "replace"))
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
         err = SourceError(
             f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
             Span(name, line, col, line, col + 1),
             "save the spec as UTF-8",
         )
-        err.text = data.decode("utf-8-sig", "replace")
+        err.text = normalize_newlines(data.decode("utf-8-sig", "replace"))
         raise err from None
     nul = text.find("\0")
     if nul >= 0:
@@ -121,12 +128,32 @@ def offset_span(text: str, pos: int, file: str) -> Span:
 
 
 def display_name(path: Path, root: Path) -> str:
-    """How messages and spans name a file: relative to ``root`` in POSIX form, else absolute."""
-    resolved = path.resolve()
+    """How messages and spans name a file: relative to ``root`` in POSIX form, else absolute.
+
+    The name is the same whatever the locale: file names are read as UTF-8
+    (bytes that are not stay escaped, as Python escapes them), never in the
+    locale's encoding, so generated headers do not change with ``LANG``. A
+    symbolic link loop is named as written, not resolved.
+    """
+    resolved = resolved_path(path)
     try:
-        return resolved.relative_to(root.resolve()).as_posix()
+        shown = resolved.relative_to(resolved_path(root)).as_posix()
     except ValueError:
-        return resolved.as_posix()
+        shown = resolved.as_posix()
+    return os.fsencode(shown).decode("utf-8", "surrogateescape")
+
+
+def resolved_path(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path as written where a symbolic link loop stops it."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symbolic link loop
+        return Path(os.path.abspath(path))
+
+
+def os_name(name: str) -> str:
+    """The file-system spelling of a display name (the inverse of ``display_name``'s decoding)."""
+    return os.fsdecode(name.encode("utf-8", "surrogateescape"))
 
 
 class FileSources:
@@ -134,14 +161,15 @@ class FileSources:
 
     def __init__(self, root: Path):
         self.root = root
-        self._resolved_root = root.resolve()
+        self._resolved_root = resolved_path(root)
 
     def name(self, path: Path) -> str:
         """The display name of ``path``."""
         return display_name(path, self._resolved_root)
 
     def path(self, name: str) -> Path:
-        return Path(name) if posixpath.isabs(name) else self.root / name
+        local = os_name(name)
+        return Path(local) if posixpath.isabs(local) else self.root / local
 
     def read(self, name: str) -> Source:
         path = self.path(name)
@@ -153,9 +181,10 @@ class FileSources:
         return Source.of(name, decode(data, name, size))
 
     def resolve_import(self, importer: str, target: str) -> str | None:
-        candidate = self.path(importer).parent / target
+        """The file ``target`` names, if there is anything there (reading it says what is wrong)."""
+        candidate = self.path(importer).parent / os_name(target)
         try:
-            found = candidate.is_file()
+            found = candidate.exists() or candidate.is_symlink()
         except (OSError, ValueError):
             found = False
         return self.name(candidate) if found else None

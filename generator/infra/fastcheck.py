@@ -23,7 +23,11 @@ from pathlib import Path
 from ..config import Project
 from ..diagnostics import Diagnostic, format_all
 from ..emit.header import HEADER_MARK
+from ..sources import MAX_SPEC_BYTES, read_regular_file, resolved_path
 from . import cache
+
+# Generated modules are read whole to be hashed, up to this size (10,000 patterns take ~5 MB).
+MAX_OUTPUT_BYTES = 1 << 30
 
 # An import declaration, generously: `import` then a string, with blanks and
 # comments between. It may also match inside strings or comments; that only
@@ -40,8 +44,9 @@ class Verified:
 
 
 def _digest(path: Path) -> str | None:
+    """The hash of a spec's bytes; None if it is not a regular file (a FIFO is never read)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular_file(path, MAX_SPEC_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -59,14 +64,14 @@ def _unquote(literal: str) -> str | None:
 def import_closure(specs: list[Path]) -> list[Path]:
     """``specs`` and every file they import, transitively (a superset: see ``_IMPORT``)."""
     seen: dict[Path, None] = {}
-    todo = [p.resolve() for p in specs]
+    todo = [resolved_path(p) for p in specs]
     while todo:
         path = todo.pop()
         if path in seen:
             continue
         seen[path] = None
         try:
-            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+            text = read_regular_file(path, MAX_SPEC_BYTES).decode("utf-8-sig", errors="replace")
         except OSError:
             continue
         if "import" not in text:
@@ -74,7 +79,7 @@ def import_closure(specs: list[Path]) -> list[Path]:
         for m in _IMPORT.finditer(text):
             target = _unquote(m.group(1))
             if target:
-                todo.append((path.parent / target).resolve())
+                todo.append(resolved_path(path.parent / target))
     return sorted(seen)
 
 
@@ -89,7 +94,7 @@ def _output_hashes(out_dir: Path) -> dict[str, str | None]:
         return out
     for path in sorted(out_dir.glob("*.py")):
         try:
-            data = path.read_bytes()
+            data = read_regular_file(path, MAX_OUTPUT_BYTES)
         except OSError:
             continue
         if data.startswith(HEADER_MARK.encode()):
@@ -100,9 +105,9 @@ def _output_hashes(out_dir: Path) -> dict[str, str | None]:
 def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
     return cache.key(
         "tree",
-        str(project.root.resolve()),
+        str(resolved_path(project.root)),
         project.rel(project.specs),
-        str(out_dir.resolve()),
+        str(resolved_path(out_dir)),
         list(project.allow),
         [project.rel(p) for p in specs],
     )

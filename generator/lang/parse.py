@@ -29,11 +29,27 @@ from ..sources import MAX_SPEC_BYTES, Source, SourceError, offset_span
 from . import syntax as m
 from .syntax_errors import syntax_diagnostic, token_span
 
-__all__ = ["MAX_NESTING", "MAX_SPEC_BYTES", "parse_source", "parse_text", "source_error"]
+__all__ = [
+    "MAX_EXPR_DEPTH",
+    "MAX_NESTING",
+    "MAX_SPEC_BYTES",
+    "parse_source",
+    "parse_text",
+    "source_error",
+]
 
 # Deeper bracket nesting than this is refused before parsing: the model, the
 # resolver and the generated Python are all walked recursively.
 MAX_NESTING = 32
+# Expressions deeper than this are refused as the parser builds them. An
+# unbracketed chain of n operators (1 + 1 + ... + 1) is n deep, and so is a
+# bracketed value inside n others: fmt, the resolver and the model's own
+# equality are recursive, and this keeps them far from Python's stack limit.
+MAX_EXPR_DEPTH = 100
+# Rules that build expressions, whose depth is counted.
+_EXPR_RULES = frozenset(
+    {"add", "sub", "mul", "div", "pow", "neg", "index", "call", "tuple", "list", "record", "entry"}
+)
 
 
 @dataclass
@@ -42,6 +58,8 @@ class _State:
 
     file: str
     comments: list[Token] = field(default_factory=list)
+    # id(node) -> (node, depth) for expression nodes; the node is held so its id stays its own.
+    depths: dict[int, tuple[Any, int]] = field(default_factory=dict)
 
 
 # The parse under way in this thread or task. The parser and its callbacks are
@@ -199,10 +217,37 @@ def _reduction(
             span = m.Span(_file(), 1, 1, 1, 1)
         else:
             span = m.Span(_file(), first[0], first[1], last[0], last[1])
-        return build(span, *kept)
+        node = build(span, *kept)
+        if counted:
+            _count_depth(node, kept, span)
+        return node
 
+    counted = name in _EXPR_RULES
     callback.__name__ = f"reduce_{name}"
     return callback
+
+
+def _count_depth(node: Any, children: list[Any], span: m.Span) -> None:
+    """Record how deep the expression ``node`` is; refuse one deeper than MAX_EXPR_DEPTH."""
+    depths = _current.get().depths
+    depth = 1
+    for c in children:
+        known = depths.get(id(c))
+        if known is not None and known[0] is c and known[1] >= depth:
+            depth = known[1] + 1
+    if depth > MAX_EXPR_DEPTH:
+        raise SpecError(
+            [
+                Diagnostic(
+                    Severity.ERROR,
+                    span,
+                    f"this expression nests more than {MAX_EXPR_DEPTH} deep",
+                    "an unbracketed chain of n operators is n deep: split it with named "
+                    "definitions, or write the value out",
+                )
+            ]
+        )
+    depths[id(node)] = (node, depth)
 
 
 def _install_callbacks(parser: Lark) -> None:

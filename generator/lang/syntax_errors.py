@@ -36,6 +36,7 @@ _VALUE_START = {"NAME", "STRING", "INT", "FLOAT", "LPAR", "LSQB", "LBRACE"}
 # Tokens that could only continue an expression already complete: noise in a list of what was expected.
 _CONTINUATION = {"DOT", "LSQB", "LPAR", "PLUS", "MINUS", "STAR", "SLASH", "__ANON_0"}
 _CLOSERS = {"LBRACE": "RBRACE", "LPAR": "RPAR", "LSQB": "RSQB"}
+_CLOSING = frozenset(_CLOSERS.values())
 # Words a misspelt keyword is compared with ("fuser" is lexed as a keyword too).
 _KEYWORDS = (*KEYWORDS, "fuser")
 # Words that can only start a new item or declaration ("dtypes" is also a field key).
@@ -261,10 +262,21 @@ def _tokens(stack: Sequence[Any]) -> list[Token]:
 
 
 def _innermost_opener(stack: Sequence[Any]) -> tuple[Token, str, Token] | None:
-    """The last unclosed bracket on the stack, what it opens, and where that starts."""
+    """The last unclosed bracket on the stack, what it opens, and where that starts.
+
+    A closing bracket the parser has shifted but not yet reduced (it waits for
+    the next token) closes the bracket it matches: that one is not a candidate.
+    """
+    closed = 0
     for k in range(len(stack) - 1, -1, -1):
         tok = stack[k]
+        if isinstance(tok, Token) and tok.type in _CLOSING:
+            closed += 1
+            continue
         if not (isinstance(tok, Token) and tok.type in _CLOSERS):
+            continue
+        if closed:
+            closed -= 1
             continue
         prev = stack[k - 1] if k else None
         if tok.type == "LBRACE":

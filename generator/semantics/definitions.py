@@ -26,6 +26,9 @@ from .values import DTypeSet, DTypeValue, FuserValue, Rec, Sym, Value, describe,
 if TYPE_CHECKING:
     from .evaluate import Evaluator
 
+# Definitions defined in terms of definitions, more than this deep, are an
+# error: each level is a few Python frames of the recursive evaluator.
+MAX_DEFINITION_DEPTH = 64
 # How a DefinitionRef names each kind of definition: by its keyword.
 _KIND = {syn.DTypesDecl: "dtypes", syn.ConstraintDecl: "constraint", syn.FuseDecl: "fuse"}
 
@@ -54,6 +57,13 @@ class Definitions:
         if key in self._resolving:
             chain = " -> ".join(n for _, n in self._resolving[self._resolving.index(key) :] + [key])
             raise self.ctx.fail(span, f"'{decl.name}' is defined in terms of itself: {chain}")
+        if len(self._resolving) >= MAX_DEFINITION_DEPTH:
+            raise self.ctx.fail(
+                span,
+                f"definitions nest more than {MAX_DEFINITION_DEPTH} deep here "
+                f"('{self._resolving[0][1]}' -> ... -> '{decl.name}')",
+                "define the value directly instead of through a chain of names",
+            )
         # A definition means the same wherever it is used: no group notes.
         self._resolving.append(key)
         trail, self.ctx.trail = self.ctx.trail, []

@@ -37,6 +37,8 @@ from .values import (
 
 # Integers beyond this many bits are refused: no BackendConfig number is that big.
 MAX_INT_BITS = 256
+# Aliases whose targets name aliases, more than this deep, are an error.
+MAX_ALIAS_CHAIN = 32
 # Loop variables and group parameters in scope.
 Env = dict[str, Value]
 
@@ -278,20 +280,7 @@ class Evaluator:
 
     def symbol(self, f: LoadedFile, parts: list[str], span: Span) -> Value:
         head = parts[0]
-        entry = f.defs.get(head)
-        alias = entry[0] if entry is not None and isinstance(entry[0], syn.AliasDecl) else None
-        if entry is not None and alias is not None:
-            self.definitions.used.add((entry[1], head))
-            prefix = alias.target.text
-        elif head in BUILTIN_ALIASES:
-            prefix = BUILTIN_ALIASES[head]
-        else:
-            prefix = head
-        if "${" in prefix:
-            raise self.ctx.fail(
-                alias.target.span if alias is not None else span,
-                f"an alias target cannot hold a ${{...}} hole: '{prefix}'",
-            )
+        prefix = self._expand_alias(f, head, span)
         full = prefix.split(".") + parts[1:]
         path = ".".join(full)
         try:
@@ -304,6 +293,38 @@ class Evaluator:
             assert facts.dtype is not None
             return DTypeValue(m.DType(facts.dtype), span)
         return Sym(m.Symbol(path, facts.kind, facts.module), span)
+
+    def _expand_alias(self, f: LoadedFile, head: str, span: Span) -> str:
+        """The full dotted path ``head`` stands for: through aliases (which may name aliases,
+        the built-in ones included), each in its own file's scope; else ``head`` itself."""
+        prefix: list[str] = [head]
+        scope, chain = f, list[tuple[str, str]]()
+        while True:
+            entry = scope.defs.get(prefix[0])
+            if entry is None or not isinstance(entry[0], syn.AliasDecl):
+                builtin = BUILTIN_ALIASES.get(prefix[0]) if entry is None else None
+                if builtin is not None:
+                    prefix = builtin.split(".") + prefix[1:]
+                return ".".join(prefix)
+            alias = entry[0]
+            self.definitions.used.add((entry[1], alias.name))
+            if (entry[1], alias.name) in chain:
+                names = " -> ".join([n for _, n in chain] + [alias.name])
+                raise self.ctx.fail(alias.target.span, f"alias cycle: {names}")
+            chain.append((entry[1], alias.name))
+            if len(chain) > MAX_ALIAS_CHAIN:
+                raise self.ctx.fail(
+                    span,
+                    f"aliases name aliases more than {MAX_ALIAS_CHAIN} deep here",
+                    "point the alias at the full dotted path",
+                )
+            if "${" in alias.target.text:
+                raise self.ctx.fail(
+                    alias.target.span,
+                    f"an alias target cannot hold a ${{...}} hole: '{alias.target.text}'",
+                )
+            prefix = list(alias.target.parts) + prefix[1:]
+            scope = self.program.files[entry[1]]
 
 
 def _in_user_terms(hint: str | None, prefix: str, head: str) -> str | None:

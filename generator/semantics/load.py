@@ -27,6 +27,8 @@ DECL_WORDS: dict[type, str] = {
     syn.FuseDecl: "a fuser",
     syn.GroupDecl: "a group",
 }
+# Files importing files, more than this deep, are an error (loading is recursive).
+MAX_IMPORT_DEPTH = 64
 Definition = syn.AliasDecl | syn.ConstraintDecl | syn.DTypesDecl | syn.FuseDecl | syn.GroupDecl
 
 
@@ -67,10 +69,20 @@ class Loader:
             cycle = " -> ".join(self._loading[self._loading.index(name) :] + [name])
             self.ctx.error(span, f"import cycle: {cycle}", "remove one of these imports")
             return None
+        if len(self._loading) >= MAX_IMPORT_DEPTH:
+            self.ctx.error(
+                span,
+                f"imports nest more than {MAX_IMPORT_DEPTH} deep here "
+                f"({self._loading[0]} -> ... -> {name})",
+                "import the files a spec needs directly rather than through a long chain",
+            )
+            return None
         try:
             try:
                 source = self.sources.read(name)
             except SourceError as exc:
+                if exc.span is None:  # where the file was imported, else the file itself
+                    exc.span = span or Span(name, 1, 1, 1, 1)
                 raise source_error(exc) from None
             self.ctx.diag.sources[name] = source.text
             spec = parse_source(source)

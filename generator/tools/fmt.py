@@ -1,75 +1,142 @@
-"""``bcfg fmt [--check] [SPEC ...]``: rewrite specs in the one canonical layout.
+"""``bcfg fmt [--check | --diff] [SPEC ... | -]``: rewrite specs in the one canonical layout.
 
-Every file is read and formatted before any is written, so a run with an
-unreadable or unparseable spec writes nothing. Exit 0 formatted (or already
-canonical), 1 with ``--check`` when some file would change, 2 on errors.
+Every file is read and formatted before any is written. A file that cannot be
+read or does not parse is reported in the compiler format and left alone; the
+others are still formatted (and written, without ``--check``/``--diff``).
+``-`` reads a spec on standard input and writes it, formatted, on standard
+output (for editors; ``--stdin-filename`` names it in messages). Exit 0
+formatted (or already canonical), 1 with ``--check``/``--diff`` when some file
+would change, 2 when some file could not be formatted.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..cli import ExitCode, Report
-from ..config import find_project, spec_paths
+from ..config import Project, project_of, spec_paths
 from ..diagnostics import Diagnostic, Severity, SpecError
 from ..infra.write import atomic_write
 from ..lang.fmt import checked_format
 from ..lang.parse import source_error
-from ..sources import FileSources, SourceError
+from ..sources import MAX_SPEC_BYTES, SourceError, Span, decode, read_regular_file
 
 
-def _one_line(diag: Diagnostic) -> str:
-    where = f"{diag.span}: " if diag.span else ""
-    hint = f" ({diag.hint})" if diag.hint else ""
-    return f"{where}{diag.message}{hint}"
+@dataclass
+class _Outcome:
+    """What formatting one file gave: its display name, the bytes read and the text to write."""
+
+    shown: str
+    data: bytes
+    result: str
+    path: Path | None = None
+
+    @property
+    def changed(self) -> bool:  # exact bytes: CRLF or a BOM is a change
+        return self.result.encode("utf-8") != self.data
+
+    def diff(self) -> str:
+        old = self.data.decode("utf-8-sig", "replace").splitlines(keepends=True)
+        new = self.result.splitlines(keepends=True)
+        return "".join(difflib.unified_diff(old, new, f"{self.shown} (original)", self.shown))
+
+
+def _format(data: bytes, shown: str, path: Path | None = None) -> _Outcome:
+    """Format one spec's bytes; SpecError (located) if they are not a spec."""
+    try:
+        text = decode(data, shown)
+    except SourceError as exc:
+        raise source_error(exc) from None
+    return _Outcome(shown, data, checked_format(text, shown), path)
+
+
+def _read(path: Path, shown: str) -> bytes:
+    try:
+        return read_regular_file(path, MAX_SPEC_BYTES)
+    except OSError as exc:
+        why = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+        raise SpecError(
+            [Diagnostic(Severity.ERROR, Span(shown, 1, 1, 1, 1), f"cannot read {shown}: {why}")]
+        ) from None
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
-    project = find_project()
+    if args.specs == ["-"]:
+        return _stdin(args, report)
+    if "-" in args.specs:
+        report.message("'-' (standard input) cannot be named with other files")
+        return ExitCode.ERROR
+    named = [Path(a) for a in args.specs]
+    project = project_of(named)
     paths = spec_paths(args.specs, project.specs)
     if not paths:
         where = ", ".join(args.specs) if args.specs else project.rel(project.specs) + "/"
         report.message(f"no .bcfg files in {where}")
         return ExitCode.ERROR
-    files = FileSources(project.root)
-    errors: list[str] = []
-    changed: list[tuple[Path, str]] = []
+    outcomes, failed = _format_all(project, paths, report)
+    changed = [o for o in outcomes if o.changed]
+    if args.check or args.diff:
+        for o in changed:
+            report.finding(o.shown, f"would reformat {o.shown}")
+            if args.diff:
+                report.result(o.diff())
+        flag = "--diff" if args.diff else "--check"
+        report.info(f"bcfg fmt {flag}: " + _would(len(changed), len(paths), failed))
+        return ExitCode.ERROR if failed else ExitCode.FINDINGS if changed else ExitCode.OK
+    for o in changed:
+        assert o.path is not None
+        atomic_write(o.path, o.result)
+        report.info(f"reformatted {o.shown}")
+    unchanged = len(paths) - len(changed) - failed
+    summary = f"{len(changed)} file(s) reformatted, {unchanged} unchanged"
+    if failed:
+        summary += f", {failed} could not be formatted (errors above; left as they were)"
+    report.info(f"bcfg fmt: {summary}")
+    return ExitCode.ERROR if failed else ExitCode.OK
+
+
+def _format_all(project: Project, paths: list[Path], report: Report) -> tuple[list[_Outcome], int]:
+    """Format every file; report (and count) the ones that cannot be formatted."""
+    outcomes: list[_Outcome] = []
+    failed = 0
     for path in paths:
         shown = project.rel(path)
-        if not path.is_file():
-            errors.append(f"no such spec file: {shown}")
-            continue
         try:
-            try:
-                text = files.read(files.name(path)).text
-            except SourceError as exc:
-                raise source_error(exc) from None
-            result = checked_format(text, shown)
+            outcomes.append(_format(_read(path, shown), shown, path))
         except SpecError as exc:
-            errors.extend(_one_line(d) for d in exc.diagnostics if d.severity == Severity.ERROR)
-            continue
-        if result.encode("utf-8") != path.read_bytes():  # exact bytes: CRLF or a BOM is a change
-            changed.append((path, result))
-    if errors:
-        for e in errors:
-            report.message(e)
-        report.message(f"{len(errors)} error{'s' if len(errors) != 1 else ''}; nothing was written")
+            report.diagnostics(exc.diagnostics, exc.sources)
+            failed += 1
+    return outcomes, failed
+
+
+def _would(changed: int, total: int, failed: int) -> str:
+    """The summary of a run that writes nothing."""
+    if not changed and not failed:
+        return f"{total} file(s) already formatted"
+    parts = [f"{changed} of {total} file(s) would be reformatted"]
+    if failed:
+        parts.append(f"{failed} could not be formatted (errors above)")
+    if changed:
+        parts.append("run `bcfg fmt`")
+    return "; ".join(parts)
+
+
+def _stdin(args: argparse.Namespace, report: Report) -> ExitCode:
+    """``bcfg fmt -``: standard input to standard output, for editors."""
+    shown = args.stdin_filename or "<stdin>"
+    data = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
+    try:
+        outcome = _format(data, shown)
+    except SpecError as exc:
+        report.diagnostics(exc.diagnostics, exc.sources)
         return ExitCode.ERROR
-    if args.check:
-        for path, _ in changed:
-            report.result(f"would reformat {project.rel(path)}\n")
-        if changed:
-            report.info(
-                f"bcfg fmt --check: {len(changed)} of {len(paths)} file(s) would be reformatted; run `bcfg fmt`"
-            )
-            return ExitCode.FINDINGS
-        report.info(f"bcfg fmt --check: {len(paths)} file(s) already formatted")
-        return ExitCode.OK
-    for path, result in changed:
-        atomic_write(path, result)
-        report.info(f"reformatted {project.rel(path)}")
-    report.info(
-        f"bcfg fmt: {len(changed)} file(s) reformatted, {len(paths) - len(changed)} unchanged"
-    )
+    if args.diff:
+        report.result(outcome.diff())
+    if args.check or args.diff:
+        return ExitCode.FINDINGS if outcome.changed else ExitCode.OK
+    report.result(outcome.result)
     return ExitCode.OK

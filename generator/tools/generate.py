@@ -11,26 +11,31 @@ import argparse
 import gc
 
 from ..cli import ExitCode, Report, UsageError
-from ..config import find_project
+from ..config import project_of
 from ..infra import fastcheck
 from ..infra.write import diff_outputs, write_outputs
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
     check = args.command == "check"
-    project = find_project()
     specs = None
     if getattr(args, "specs", None):
-        missing = [s for s in args.specs if not s.is_file()]
+        missing = [s for s in args.specs if not (s.exists() or s.is_symlink())]
         if missing:
             raise UsageError(f"no such spec file: {missing[0]}")
         specs = list(args.specs)
+    project = project_of(specs or [])
     out_dir = args.out or project.out
+    report.detail(
+        f"project {project.root}: specs in {project.rel(project.specs)}/, output in "
+        f"{project.rel(out_dir)}/, allowed modules {', '.join(project.allow)}"
+    )
     if specs is None:
         # The fast path: a full run already found this very tree up to date.
         paths = project.spec_files()
         hit = fastcheck.verified(project, paths, out_dir)
         if hit is not None:
+            report.detail("fast check: these very specs and outputs were verified before")
             for plain, colored in hit.warnings:
                 report.replay(colored if report.color else plain)
             if check:
@@ -55,6 +60,9 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         diffs = diff_outputs(outputs, project.rel)
         if diffs:
             for d in diffs:
+                if report.output_format == "github":
+                    file = d.split("\n", 1)[0].removeprefix("--- ").rsplit(" (", 1)[0]
+                    report.finding(file, f"{file} is out of date; run bcfg generate")
                 report.result(d)
             report.info(
                 f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`"

@@ -322,7 +322,7 @@ def test_fmt_rewrites_and_check_names_files(tmp_path: Path, monkeypatch, capsys)
         (b"dtypes d = \xff", "bad.bcfg:1:12"),
     ],
 )
-def test_fmt_errors_are_one_line_and_write_nothing(
+def test_fmt_reports_a_bad_spec_and_formats_the_others(
     tmp_path, monkeypatch, capsys, content, where
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -333,16 +333,20 @@ def test_fmt_errors_are_one_line_and_write_nothing(
     other.write_text("dtypes   d = x\n")
     assert main(["fmt", "bad.bcfg", "other.bcfg"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and err[0].startswith(f"bcfg fmt: {where}")
-    assert err[-1] == "bcfg fmt: 1 error; nothing was written"
+    assert err[0].startswith(f"{where}") and ": error: " in err[0], err  # the compiler format
+    assert err[-1] == (
+        "bcfg fmt: 1 file(s) reformatted, 0 unchanged, "
+        "1 could not be formatted (errors above; left as they were)"
+    )
     assert "Traceback" not in "".join(err)
-    assert other.read_text() == "dtypes   d = x\n"
+    assert other.read_text() == "dtypes d = x\n"
+    assert bad.read_bytes() == (content if isinstance(content, bytes) else content.encode())
 
 
 def test_fmt_missing_file(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["fmt", "nope.bcfg"]) == 2
-    assert "no such spec file: nope.bcfg" in capsys.readouterr().err
+    assert "nope.bcfg:1:1: error: cannot read nope.bcfg: no such file" in capsys.readouterr().err
 
 
 def test_unparseable_text_raises_spec_error() -> None:

@@ -20,6 +20,10 @@ CASES = cases()
 # Every check the tool makes, and the case that shows its message. A check
 # without a case, or a case that does not show its check, fails below.
 CHECKS = {
+    "syntax: an unclosed backend is named, not the closed block before the error": (
+        "syntax_unclosed_backend",
+        "expected '}' to close the backend opened at 4:1, found 'backend'",
+    ),
     "names: a backend name must make a file name of its own": (
         "backend_file_name",
         "backend name '__init__' is reserved",

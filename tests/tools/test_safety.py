@@ -216,8 +216,8 @@ def test_nesting_up_to_the_limit_works(tmp_path):
         (b"backend b {\n  pattern nn.ReLU {}\n}\n\xff\xfe", "t.bcfg:4:1"),
         (b"backend b {\x00}", "t.bcfg:1:12"),
         (b"\xef\xbb\xbfbackend b {\r\n  pattern nn.ReLU {} @\r\n}\r\n", "t.bcfg:2:22"),
-        (bytes(range(256)), "t.bcfg:2:118"),
-        (b"\r\r\rbackend", "t.bcfg:1:11"),
+        (bytes(range(256)), "t.bcfg:3:115"),  # \r ends a line, as \n does
+        (b"\r\r\rbackend", "t.bcfg:4:8"),
     ],
 )
 def test_odd_bytes_get_located_errors(tmp_path, data, where):
