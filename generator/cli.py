@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -296,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.ERROR
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `bcfg check | head`: the reader is gone; nothing left to say
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.FINDINGS
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
         where = traceback.extract_tb(exc.__traceback__)[-1]
         detail = printable(" ".join(str(exc).split())[:200])

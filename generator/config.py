@@ -5,14 +5,16 @@ Standard library only: the fast ``bcfg check`` imports this module.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Severity, SpecError
-from .sources import display_name, resolved_path
+from .sources import Span, display_name, offset_span, read_regular_file, resolved_path
 
 # Top-level modules every spec may name; [tool.bcfg] allow adds more.
 DEFAULT_ALLOW = ("torch", "operator")
@@ -78,7 +80,31 @@ def spec_paths(args: list[str], default_dir: Path) -> list[Path]:
 
 
 class ConfigError(Exception):
-    """pyproject.toml is unreadable or its [tool.bcfg] table is malformed."""
+    """pyproject.toml is unreadable, or the environment is not one bcfg can run in."""
+
+
+# The torch releases bcfg is verified against (generated/ is byte for byte the
+# same on each) and the range pyproject.toml declares; README, "Set up".
+TORCH_VERIFIED = ("2.13.0", "2.14.1")
+TORCH_RANGE = ((2, 13), (2, 15))  # >=2.13, <2.15
+
+
+def torch_problem(version: str | None) -> str | None:
+    """Why the installed torch (its version, not imported) cannot be used, or None."""
+    supported = (
+        f"bcfg supports torch >={TORCH_RANGE[0][0]}.{TORCH_RANGE[0][1]},"
+        f"<{TORCH_RANGE[1][0]}.{TORCH_RANGE[1][1]} (verified: {', '.join(TORCH_VERIFIED)})"
+    )
+    fix = "install a supported CPU build: pip install torch==2.13.0 (see the README, Set up)"
+    if version is None:
+        return f"torch is not installed; {supported}: {fix}"
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found is None:
+        return f"cannot tell the version of torch {version!r}; {supported}"
+    release = (int(found.group(1)), int(found.group(2)))
+    if not TORCH_RANGE[0] <= release < TORCH_RANGE[1]:
+        return f"this environment has torch {version}; {supported}: {fix}"
+    return None
 
 
 def project_of(paths: list[Path]) -> Project:
@@ -97,32 +123,87 @@ def project_of(paths: list[Path]) -> Project:
 
 
 def find_project(start: Path | None = None) -> Project:
-    """Find the nearest pyproject.toml with a [tool.bcfg] table; default to ``start``."""
+    """Find the nearest pyproject.toml with a [tool.bcfg] table; default to ``start``.
+
+    A pyproject.toml that does not parse, or whose [tool.bcfg] table has an
+    unknown key or a value of the wrong type, is a SpecError pointing into it.
+    """
     start = resolved_path(start or Path.cwd())
     for d in [start, *start.parents]:
         pp = d / "pyproject.toml"
         if pp.is_file():
+            shown = display_name(pp, Path.cwd())
             try:
-                data = tomllib.loads(pp.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{pp}: cannot read it: {exc}") from None
+                text = read_regular_file(pp, MAX_PYPROJECT_BYTES).decode("utf-8")
+                data = tomllib.loads(text)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{shown}: cannot read it: {exc}") from None
+            except tomllib.TOMLDecodeError as exc:
+                raise _toml_error(exc, shown, text) from None
             table = data.get("tool", {}).get("bcfg")
             if table is not None:
-                return _project(d, table, pp)
+                return _project(d, table, shown, text)
     return Project(start, start / "specs", start / "generated", DEFAULT_ALLOW)
 
 
-def _project(root: Path, table: dict, pp: Path) -> Project:
-    def string(key: str, default: str) -> str:
-        v = table.get(key, default)
-        if not isinstance(v, str):
-            raise ConfigError(f"{pp}: [tool.bcfg] {key} must be a string")
-        return v
+# A pyproject.toml larger than this is not read (it is not one).
+MAX_PYPROJECT_BYTES = 1 << 22
+# The keys of [tool.bcfg], with what each must hold.
+KEYS = {
+    "specs": "a folder name (a string)",
+    "out": "a folder name (a string)",
+    "allow": "a list of top-level module names",
+}
 
+
+def _toml_error(exc: tomllib.TOMLDecodeError, shown: str, text: str) -> SpecError:
+    found = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
+    message = re.sub(r" \(at line \d+, column \d+\)$|\(at end of document\)$", "", str(exc))
+    line, column = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+    span = Span(shown, line, column, line, column + 1)
+    return SpecError(
+        [Diagnostic(Severity.ERROR, span, f"pyproject.toml is not valid TOML: {message}")],
+        {shown: text},
+    )
+
+
+def _key_span(shown: str, text: str, key: str) -> Span:
+    """Where ``key`` is set in the [tool.bcfg] table (its line), or the table's header."""
+    table = re.search(r"^\s*\[tool\.bcfg\]", text, re.MULTILINE)
+    start = table.end() if table else 0
+    found = re.compile(rf"^[ \t]*({re.escape(key)}|\"{re.escape(key)}\")[ \t]*=", re.MULTILINE)
+    hit = found.search(text, start)
+    pos = hit.start(1) if hit else (table.start() if table else 0)
+    at = offset_span(text, pos, shown)
+    width = len(hit.group(1)) if hit else 1
+    return Span(shown, at.line, at.column, at.line, at.column + width)
+
+
+def _project(root: Path, table: dict, shown: str, text: str) -> Project:
+    errors: list[Diagnostic] = []
+
+    def bad(key: str, message: str, hint: str | None = None) -> None:
+        errors.append(Diagnostic(Severity.ERROR, _key_span(shown, text, key), message, hint))
+
+    for key in table:
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else f"the keys are {', '.join(KEYS)}"
+            bad(key, f"unknown key '{key}' in [tool.bcfg]", hint)
+    for key in ("specs", "out"):
+        if not isinstance(table.get(key, ""), str):
+            bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}")
     extra = table.get("allow", [])
     if not isinstance(extra, list) or not all(
         isinstance(x, str) and x.isidentifier() for x in extra
     ):
-        raise ConfigError(f"{pp}: [tool.bcfg] allow must be a list of top-level module names")
+        bad(
+            "allow",
+            f"[tool.bcfg] allow must be {KEYS['allow']}",
+            'for example: allow = ["my_kernels"]',
+        )
+    if errors:
+        raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
-    return Project(root, root / string("specs", "specs"), root / string("out", "generated"), allow)
+    specs, out = table.get("specs", "specs"), table.get("out", "generated")
+    return Project(root, root / specs, root / out, allow)

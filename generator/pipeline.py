@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import Project
+from .config import ConfigError, Project, torch_problem
 from .diagnostics import Diagnostic
 from .infra import cache
 from .infra.write import Outputs
@@ -23,6 +23,9 @@ def compile_project(
     from .semantics import facts
     from .semantics.driver import resolve_specs  # imports lark (torch only for unknown names)
 
+    problem = torch_problem(cache.dist_version("torch"))
+    if problem is not None:
+        raise ConfigError(problem)
     full = specs is None
     paths = project.spec_files() if specs is None else specs
     # Facts about torch's names, cached per torch version: a run that names

@@ -151,6 +151,14 @@ def resolved_path(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, escaped as surrogates
+        return False
+    return True
+
+
 def os_name(name: str) -> str:
     """The file-system spelling of a display name (the inverse of ``display_name``'s decoding)."""
     return os.fsdecode(name.encode("utf-8", "surrogateescape"))
@@ -172,6 +180,11 @@ class FileSources:
         return Path(local) if posixpath.isabs(local) else self.root / local
 
     def read(self, name: str) -> Source:
+        if not _is_utf8(name):
+            raise SourceError(
+                f"cannot read {name}: its file name is not valid UTF-8",
+                hint="rename it: spec names are written into generated files, which are UTF-8",
+            )
         path = self.path(name)
         try:
             data = read_regular_file(path, MAX_SPEC_BYTES)
