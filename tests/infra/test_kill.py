@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -191,7 +192,7 @@ def test_killed_at_random_moments(versions, tmp_path):
     """BCFG_KILL_ROUNDS kills at random moments of the write phase (fixed seed)."""
     _, old_files, new_files = versions
     rng = random.Random(11)
-    seen = set()
+    seen: Counter[tuple[str, str, bool]] = Counter()
     for round_ in range(ROUNDS):
         root = _changed_copy(versions, tmp_path / str(round_))
         slow = rng.choice(["fsync", "replace"])
@@ -199,7 +200,8 @@ def test_killed_at_random_moments(versions, tmp_path):
         states = set(_states(root, old_files, new_files).values())
         if not (root / "generated" / JOURNAL).exists():
             assert len(states) == 1, "without a journal the set is whole: all old or all new"
-        seen.add((slow, tuple(sorted(states)), (root / "generated" / JOURNAL).exists()))
+        journal = (root / "generated" / JOURNAL).exists()
+        seen[(slow, "+".join(sorted(states)), journal)] += 1
         _finishes(root, new_files)
         shutil.rmtree(root)
-    print(f"kill outcomes: {sorted(seen)}")
+    print(f"\nkill outcomes (slowed call, module states, journal left): {sorted(seen.items())}")
