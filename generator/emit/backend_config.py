@@ -297,15 +297,19 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
     return fname
 
 
-def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
-    """The template context of the function a ``fuse`` definition becomes.
+@dataclass
+class _FuseParams:
+    """A ``fuse`` definition's parameters in Python: renamed where they would shadow, unpacked."""
 
-    Parameters keep their spec names unless one would shadow a name the body
-    uses (a module, ``is_qat``, a builtin): then it is renamed, and so are the
-    placeholders for ``_`` and the names of destructured tuples.
-    """
+    params: list[str]  # the def's parameters after is_qat
+    unpack: list[str]  # statements that destructure tuple parameters, outermost first
+    local: dict[str, str]  # spec parameter name -> Python name
+    leaves: list[str]  # spec names of the matched modules, in order
+
+
+def _fuse_params(f: m.DefinedFuser, names: _Names) -> _FuseParams:
+    """Name the parameters of ``f``: spec names first, then ``_0``, ``_1`` and tuple names."""
     scope = _Scope(names.module_names | {"is_qat"})
-    local: dict[str, str] = {}
 
     def leaves(p: m.Param) -> Iterator[str]:
         if p.name is not None and p.name != "_":
@@ -314,8 +318,7 @@ def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
             yield from leaves(q)
 
     spec_leaves = [n for p in f.params for n in leaves(p)]
-    for n in spec_leaves:
-        local[n] = scope.fresh(n)
+    local = {n: scope.fresh(n) for n in spec_leaves}
     unpack: list[str] = []
     counter = iter(range(1 << 30))
     placeholders: set[str] = set()
@@ -338,11 +341,22 @@ def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
         unpack.append(f"{', '.join(parts)} = {joined}")
         return joined
 
-    params = ["is_qat"] + [param(p) for p in f.params]
-    body = list(reversed(unpack))
-    py_leaves = [local[n] for n in spec_leaves]
-    if f.same_mode and len(spec_leaves) > 1:
-        listed = ", ".join(spec_leaves[:-1]) + " and " + spec_leaves[-1]
+    params = [param(p) for p in f.params]
+    return _FuseParams(params, list(reversed(unpack)), local, spec_leaves)
+
+
+def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
+    """The template context of the function a ``fuse`` definition becomes.
+
+    Parameters keep their spec names unless one would shadow a name the body
+    uses (a module, ``is_qat``, a builtin): then it is renamed, and so are the
+    placeholders for ``_`` and the names of destructured tuples.
+    """
+    fp = _fuse_params(f, names)
+    body = list(fp.unpack)
+    py_leaves = [fp.local[n] for n in fp.leaves]
+    if f.same_mode and len(fp.leaves) > 1:
+        listed = ", ".join(fp.leaves[:-1]) + " and " + fp.leaves[-1]
         body.append(f"if not ({' == '.join(n + '.training' for n in py_leaves)}):")
         body.append(
             f"    raise AssertionError({layout.string(listed + ' must all be in the same mode (train or eval)')})"
@@ -354,13 +368,13 @@ def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
 
     def expr(e: m.FuseExpr) -> str:
         if isinstance(e, m.FuseArg):
-            return local[e.name]
+            return fp.local[e.name]
         return f"{_sym(e.function, names)}({', '.join(expr(a) for a in e.args)})"
 
     body.append(f"return {expr(f.body)}")
     return {
         "name": fname,
-        "params": ", ".join(params),
+        "params": ", ".join(["is_qat", *fp.params]),
         "doc": safe_text(f"Fuser '{f.name}' defined at {f.span.file}:{f.span.line}."),
         "body": body,
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+from pathlib import Path
 
 from ..cli import ExitCode, Report, UsageError
 from ..config import project_of
@@ -18,12 +19,7 @@ from ..infra.write import diff_outputs, write_outputs
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
     check = args.command == "check"
-    specs = None
-    if getattr(args, "specs", None):
-        missing = [s for s in args.specs if not (s.exists() or s.is_symlink())]
-        if missing:
-            raise UsageError(f"no such spec file: {missing[0]}")
-        specs = list(args.specs)
+    specs = _named_specs(args)
     project = project_of(specs or [])
     out_dir = args.out or project.out
     report.detail(
@@ -59,14 +55,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     if check:
         diffs = diff_outputs(outputs, project.rel)
         if diffs:
-            for d in diffs:
-                if report.output_format == "github":
-                    file = d.split("\n", 1)[0].removeprefix("--- ").rsplit(" (", 1)[0]
-                    report.finding(file, f"{file} is out of date; run bcfg generate")
-                report.result(d)
-            report.info(
-                f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`"
-            )
+            _report_drift(diffs, report)
             return ExitCode.FINDINGS
         if specs is None:
             fastcheck.record(project, paths, out_dir, before, outputs.files, warnings, sources)
@@ -83,3 +72,23 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         f"bcfg generate: {len(outputs.files)} file(s), {len(written)} written, {len(removed)} removed"
     )
     return ExitCode.OK
+
+
+def _named_specs(args: argparse.Namespace) -> list[Path] | None:
+    """The spec files named on the command line, or None for a full run."""
+    if not getattr(args, "specs", None):
+        return None
+    missing = [s for s in args.specs if not (s.exists() or s.is_symlink())]
+    if missing:
+        raise UsageError(f"no such spec file: {missing[0]}")
+    return list(args.specs)
+
+
+def _report_drift(diffs: list[str], report: Report) -> None:
+    """``bcfg check``'s findings: a diff per file (and an annotation with --output-format github)."""
+    for d in diffs:
+        if report.output_format == "github":
+            file = d.split("\n", 1)[0].removeprefix("--- ").rsplit(" (", 1)[0]
+            report.finding(file, f"{file} is out of date; run bcfg generate")
+        report.result(d)
+    report.info(f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`")
