@@ -50,3 +50,26 @@ def torch_getter(name: str):
 def generated_getter(name: str):
     """The checked-in generated getter for a backend."""
     return getattr(importlib.import_module(f"generated.{name}"), f"get_{name}_backend_config")
+
+
+def run_cli(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """Run ``bcfg ARGS`` in-process in ``cwd``: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+    import os
+    import sys
+
+    from generator import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    old, real_stdin = os.getcwd(), sys.stdin
+    try:
+        os.chdir(cwd)
+        if stdin is not None:
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = cli.main(list(args))
+    finally:
+        os.chdir(old)
+        sys.stdin = real_stdin
+    return code, out.getvalue(), err.getvalue()

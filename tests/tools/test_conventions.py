@@ -8,8 +8,6 @@ that do not depend on the locale; a closed pipe.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -20,27 +18,9 @@ import pytest
 from generator import cli
 from generator.config import TORCH_VERIFIED, torch_problem
 from tests.support import REPO
+from tests.support import run_cli as run
 
 SPEC = "backend {name} {{\n    pattern nn.ReLU {{}}\n}}\n"
-
-
-def run(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    try:
-        os.chdir(cwd)
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            if stdin is not None:
-                real = sys.stdin
-                sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
-            try:
-                code = cli.main(list(args))
-            finally:
-                if stdin is not None:
-                    sys.stdin = real
-    finally:
-        os.chdir(old)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None):

@@ -9,31 +9,27 @@ definitions, imports and aliases.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from pathlib import Path
 
 import pytest
 
-from generator import cli
 from generator.semantics.definitions import MAX_DEFINITION_DEPTH
 from generator.semantics.evaluate import MAX_ALIAS_CHAIN
 from generator.semantics.load import MAX_IMPORT_DEPTH
+from tests.support import run_cli
 
 SPEC = "backend {name} {{\n    pattern nn.ReLU {{}}\n}}\n"
 
 
 def run(root: Path, *args: str) -> tuple[int, str]:
-    err = io.StringIO()
-    old = os.getcwd()
-    try:
-        os.chdir(root)
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            code = cli.main(list(args))
-    finally:
-        os.chdir(old)
-    return code, err.getvalue()
+    code, _, err = run_cli(root, *args)
+    return code, err
+
+
+def _chain(first: str, link: str, n: int, use: str) -> str:
+    """A spec whose definition ``n - 1`` is defined through every one before it."""
+    return first + "".join(link.format(i=i, j=i - 1) for i in range(1, n)) + use
 
 
 @pytest.fixture
@@ -131,32 +127,44 @@ def test_cr_crlf_and_lf_all_work(project, newline):
     assert code == (0 if newline == "\n" else 1), err
 
 
-def test_long_chains_of_definitions_imports_and_aliases(project):
+# A chain of 2,000 definitions or aliases, each defined through the one before.
+N_CHAIN = 2000
+CHAINS = {
+    "definitions": (
+        ("dtypes d0 = {input: quint8}\n", "dtypes d{i} = d{j}\n"),
+        f"backend c {{\n    pattern nn.ReLU {{ dtypes: d{N_CHAIN - 1} }}\n}}\n",
+        f"definitions nest more than {MAX_DEFINITION_DEPTH} deep",
+    ),
+    "aliases": (
+        ("alias a0 = torch.nn\n", "alias a{i} = a{j}\n"),
+        f"backend c {{\n    pattern a{N_CHAIN - 1}.ReLU {{}}\n}}\n",
+        f"aliases name aliases more than {MAX_ALIAS_CHAIN} deep",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CHAINS))
+def test_long_chains_of_definitions_and_aliases(project, kind):
+    (first, link), use, message = CHAINS[kind]
+    (project / "specs" / "c.bcfg").write_text(_chain(first, link, N_CHAIN, use))
+    code, err = run(project, "generate", "specs/c.bcfg")
+    assert code == 2 and message in err, err
+
+
+def test_long_chains_of_imports(project):
     specs = project / "specs"
-    n = 2000
-    (specs / "d.bcfg").write_text(
-        "dtypes d0 = {input: quint8}\n"
-        + "".join(f"dtypes d{i} = d{i - 1}\n" for i in range(1, n))
-        + f"backend d {{\n    pattern nn.ReLU {{ dtypes: d{n - 1} }}\n}}\n"
-    )
-    code, err = run(project, "generate", "specs/d.bcfg")
-    assert code == 2 and f"definitions nest more than {MAX_DEFINITION_DEPTH} deep" in err, err
-    (specs / "d.bcfg").unlink()
     (specs / "i.bcfg").write_text('import "lib/i0.bcfg"\n' + SPEC.format(name="i"))
     (specs / "lib").mkdir()
-    for i in range(n):
-        (specs / "lib" / f"i{i}.bcfg").write_text(f'import "i{i + 1}.bcfg"\n' if i < n - 1 else "")
+    for i in range(N_CHAIN):
+        last = i == N_CHAIN - 1
+        (specs / "lib" / f"i{i}.bcfg").write_text("" if last else f'import "i{i + 1}.bcfg"\n')
     code, err = run(project, "generate", "specs/i.bcfg")
     assert code == 2 and f"imports nest more than {MAX_IMPORT_DEPTH} deep" in err, err
-    (specs / "al.bcfg").write_text(
-        "alias a0 = torch.nn\n"
-        + "".join(f"alias a{i} = a{i - 1}\n" for i in range(1, n))
-        + f"backend al {{\n    pattern a{n - 1}.ReLU {{}}\n}}\n"
-    )
-    code, err = run(project, "generate", "specs/al.bcfg")
-    assert code == 2 and f"aliases name aliases more than {MAX_ALIAS_CHAIN} deep" in err, err
-    # Short chains work: an alias may name an alias, the built-in ones included.
-    (specs / "al.bcfg").write_text(
+
+
+def test_short_alias_chains_work(project):
+    """An alias may name an alias, the built-in ones included."""
+    (project / "specs" / "al.bcfg").write_text(
         "alias q = nnq\nalias qd = q.dynamic\nbackend al {\n    pattern qd.Linear {}\n}\n"
     )
     code, err = run(project, "generate", "specs/al.bcfg")

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import hashlib
 import importlib.util
 import io
@@ -21,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli
 from generator.diagnostics import Diagnostic, SpecError, use_color
 from generator.emit.backend_config import render_backend
 from generator.lang.parse import MAX_SPEC_BYTES, parse_text
 from generator.semantics.driver import resolve_specs
 from generator.semantics.load import Loader
 from generator.sources import Span
+from tests import support
 from tests.support import REPO
 
 
@@ -44,15 +43,8 @@ def errors(tmp_path: Path, text: str, allow=("torch", "operator")) -> list[str]:
 
 
 def run_cli(cwd: Path, *args: str) -> tuple[int, str]:
-    err = io.StringIO()
-    old = os.getcwd()
-    try:
-        os.chdir(cwd)
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            code = cli.main(list(args))
-    finally:
-        os.chdir(old)
-    return code, err.getvalue()
+    code, _, err = support.run_cli(cwd, *args)
+    return code, err
 
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
