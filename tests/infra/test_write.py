@@ -223,3 +223,16 @@ def test_reads_of_odd_files_never_hang(tmp_path):
     os.mkfifo(out / "stale.py")
     assert write._stale(Outputs(out, _files(1, "old"), True)) == []
     assert write.diff_outputs(Outputs(out, _files(1, "old"), True), str) == []
+
+
+def test_a_read_only_file_system(small_fs):
+    """A real read-only mount (root ignores file modes, not a read-only file system)."""
+    out = small_fs / "generated"
+    write_outputs(Outputs(out, _files(2, "old"), True))
+    before = _state(out)
+    done = subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot remount read-only: {done.stderr.decode(errors='replace').strip()}")
+    with pytest.raises(OutputError, match="Read-only file system; nothing was changed"):
+        write_outputs(Outputs(out, _files(2, "new"), True))
+    assert _state(out) == before
