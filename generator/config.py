@@ -18,12 +18,16 @@ DEFAULT_ALLOW = ("torch", "operator")
 
 @dataclass(frozen=True)
 class Project:
-    """Where specs are read and generated modules written, relative to ``root``."""
+    """Where specs are read and generated modules and docs written, relative to ``root``.
+
+    ``docs`` is None when ``[tool.bcfg] docs = false`` turns the docs off.
+    """
 
     root: Path
     specs: Path
     out: Path
     allow: tuple[str, ...]
+    docs: Path | None = None
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
@@ -71,7 +75,7 @@ def find_project(start: Path | None = None) -> Project:
             table = data.get("tool", {}).get("bcfg")
             if table is not None:
                 return _project(d, table, pp)
-    return Project(start, start / "specs", start / "generated", DEFAULT_ALLOW)
+    return Project(start, start / "specs", start / "generated", DEFAULT_ALLOW, start / "docs")
 
 
 def _project(root: Path, table: dict, pp: Path) -> Project:
@@ -87,4 +91,15 @@ def _project(root: Path, table: dict, pp: Path) -> Project:
     ):
         raise ConfigError(f"{pp}: [tool.bcfg] allow must be a list of top-level module names")
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
-    return Project(root, root / string("specs", "specs"), root / string("out", "generated"), allow)
+    docs = table.get("docs", "docs")
+    if docs is not False and (not isinstance(docs, str) or not docs.strip()):
+        raise ConfigError(
+            f"{pp}: [tool.bcfg] docs must be a folder name, or false to write no docs"
+        )
+    return Project(
+        root,
+        root / string("specs", "specs"),
+        root / string("out", "generated"),
+        allow,
+        None if docs is False else root / docs,
+    )

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..config import Project
 from ..diagnostics import Diagnostic, format_all
-from ..emit.header import HEADER_MARK
 from . import cache
+from .write import DOCS, MODULES, Outputs
 
 # An import declaration, generously: `import` then a string, with blanks and
 # comments between. It may also match inside strings or comments; that only
@@ -82,18 +82,13 @@ def _input_hashes(project: Project, specs: list[Path]) -> dict[str, str | None]:
     return {project.rel(p): _digest(p) for p in import_closure(specs)}
 
 
-def _output_hashes(out_dir: Path) -> dict[str, str | None]:
-    """Every ``*.py`` in ``out_dir`` that bcfg generated (by its header), with its hash."""
+def _output_hashes(project: Project, out_dir: Path) -> dict[str, str | None]:
+    """Every file bcfg generated (by its first line) in ``out_dir`` and the docs folder, hashed."""
     out: dict[str, str | None] = {}
-    if not out_dir.is_dir():
-        return out
-    for path in sorted(out_dir.glob("*.py")):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if data.startswith(HEADER_MARK.encode()):
-            out[path.name] = hashlib.sha256(data).hexdigest()
+    folders = [(out_dir, MODULES)] + ([(project.docs, DOCS)] if project.docs else [])
+    for folder, owned in folders:
+        for path in owned.files(folder):
+            out[project.rel(path)] = _digest(path)
     return out
 
 
@@ -103,6 +98,7 @@ def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
         str(project.root.resolve()),
         project.rel(project.specs),
         str(out_dir.resolve()),
+        str(project.docs.resolve()) if project.docs else None,
         list(project.allow),
         [project.rel(p) for p in specs],
     )
@@ -114,7 +110,7 @@ def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | N
     if not isinstance(entry, dict):
         return None
     try:
-        if entry["outputs"] != _output_hashes(out_dir):
+        if entry["outputs"] != _output_hashes(project, out_dir):
             return None
         if entry["inputs"] != _input_hashes(project, specs):
             return None
@@ -133,11 +129,11 @@ def record(
     specs: list[Path],
     out_dir: Path,
     before: dict[str, str | None],
-    files: dict[str, str],
+    outputs: list[Outputs],
     warnings: list[Diagnostic],
     sources: dict[str, str],
 ) -> None:
-    """Remember that ``out_dir`` holds exactly ``files``, generated from the inputs hashed ``before``.
+    """Remember that the output folders hold exactly ``outputs``, made from the inputs hashed ``before``.
 
     Nothing is recorded if an input changed while the run was reading them.
     """
@@ -146,8 +142,9 @@ def record(
     value = {
         "inputs": before,
         "outputs": {
-            name: hashlib.sha256(text.encode("utf-8")).hexdigest()
-            for name, text in sorted(files.items())
+            project.rel(o.out_dir / name): hashlib.sha256(text.encode("utf-8")).hexdigest()
+            for o in outputs
+            for name, text in sorted(o.files.items())
         },
         "warnings": [
             [plain, colored]

@@ -4,7 +4,10 @@ Every file of a run is rendered in memory before anything is written, so a run
 with an error writes nothing. Each file is written to a temporary file in the
 same folder and renamed over the old one, so a killed run leaves every file
 either old or new; a file whose content is unchanged is not touched. Files that
-carry bcfg's header but no longer come from any spec are removed.
+carry bcfg's header but no longer come from any spec are removed. One
+``Outputs`` is one folder bcfg owns files in: ``generated/`` (``*.py``) or the
+docs folder (``README.md``, ``index.html``, ``backends/*.md``), each kind of
+file recognised by the first line bcfg writes into it.
 """
 
 from __future__ import annotations
@@ -16,33 +19,63 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..emit.header import HEADER_MARK
+from ..emit.header import DOCS_MARK, HEADER_MARK
+
+
+@dataclass(frozen=True)
+class Owned:
+    """The files bcfg owns in a folder: those matching ``globs`` whose first line starts with ``mark``."""
+
+    globs: tuple[str, ...]
+    mark: str
+
+    def files(self, folder: Path) -> list[Path]:
+        """The files of ``folder`` bcfg wrote, sorted."""
+        if not folder.is_dir():
+            return []
+        found = {p for g in self.globs for p in folder.glob(g) if p.is_file()}
+        return sorted(p for p in found if _first_line(p).startswith(self.mark))
+
+
+MODULES = Owned(("*.py",), HEADER_MARK)
+DOCS = Owned(("README.md", "index.html", "backends/*.md"), DOCS_MARK)
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """The complete intended content of the output folder (``full``) or part of it."""
+    """The complete intended content of an output folder (``full``) or part of it."""
 
     out_dir: Path
-    files: dict[str, str]  # file name in out_dir -> content
+    files: dict[str, str]  # path relative to out_dir (POSIX) -> content
     full: bool
+    owned: Owned = MODULES
+
+    def foreign(self) -> list[Path]:
+        """Files this run would overwrite that bcfg did not write (no mark on their first line)."""
+        out = []
+        for name in sorted(self.files):
+            path = self.out_dir / name
+            if path.exists() and not _first_line(path).startswith(self.owned.mark):
+                out.append(path)
+        return out
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return fh.readline()
+    except OSError:
+        return ""
 
 
 def _stale(outputs: Outputs) -> list[Path]:
-    if not outputs.full or not outputs.out_dir.is_dir():
+    if not outputs.full:
         return []
-    stale = []
-    for p in sorted(outputs.out_dir.glob("*.py")):
-        if p.name in outputs.files:
-            continue
-        try:
-            with p.open(encoding="utf-8", errors="replace") as fh:
-                first = fh.readline()
-        except OSError:
-            continue
-        if first.startswith(HEADER_MARK):
-            stale.append(p)
-    return stale
+    return [
+        p
+        for p in outputs.owned.files(outputs.out_dir)
+        if p.relative_to(outputs.out_dir).as_posix() not in outputs.files
+    ]
 
 
 def atomic_write(path: Path, content: str, durable: bool = True) -> None:
@@ -78,6 +111,7 @@ def write_outputs(outputs: Outputs) -> tuple[list[Path], list[Path]]:
     for name, content in sorted(outputs.files.items()):
         path = outputs.out_dir / name
         if _read(path) != content:
+            path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, content)
             written.append(path)
     removed = _stale(outputs)
@@ -85,7 +119,8 @@ def write_outputs(outputs: Outputs) -> tuple[list[Path], list[Path]]:
         p.unlink()
     # Temporary files of a run that was killed before its rename: never modules, safe to drop.
     for name in outputs.files:
-        for tmp in outputs.out_dir.glob(f".{name}.*.tmp"):
+        path = outputs.out_dir / name
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
             tmp.unlink(missing_ok=True)
     return written, removed
 
