@@ -176,8 +176,10 @@ def _cell(backend: str, c: m.PatternConfig | None) -> Cell:
 
 
 def _keep_together(part: str) -> str:
-    """A bound stays on one line with its operator: ``scale ≥ 2^-12`` never breaks."""
-    return part.replace(" ≥ ", "\u00a0≥\u00a0").replace(" ≤ ", "\u00a0≤\u00a0")
+    """A bound stays on one line with its operator (``scale ≥ 2^-12``), an arrow with its dtype."""
+    for op in ("≥", "≤"):
+        part = part.replace(f" {op} ", f"\u00a0{op}\u00a0")
+    return part.replace("→ ", "→\u00a0")
 
 
 def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -117,9 +117,9 @@ def dtype_config(c: m.DTypeConfig) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def dtype_config_parts(c: m.DTypeConfig) -> tuple[str, ...]:
-    """``dtype_config`` in the parts a page may wrap between: ``("quint8 →", "quint8,", ...)``."""
+    """``dtype_config`` in the parts a page may wrap between: ``("quint8", "→ quint8,", ...)``."""
     head = {True: "dynamic ", False: "static ", None: ""}[c.is_dynamic]
-    parts = [head + _or_dash(c.input) + " →", _or_dash(c.output)]
+    parts = [head + _or_dash(c.input), "→ " + _or_dash(c.output)]
     if c.weight is not None:
         parts.append(f"w {dtype(c.weight)}")
     if c.bias is not None:

@@ -28,6 +28,9 @@
     var kinds = checked("kind");
     var want = dtype.value;
     cells.forEach(function (c) { c.hidden = !backends[c.dataset.b]; });
+    // A few backends side by side get room for a dtype config per line.
+    var columns = Object.keys(backends).length;
+    table.style.setProperty("--column", columns <= 3 ? "340px" : columns <= 5 ? "230px" : columns <= 7 ? "180px" : "150px");
     var shown = 0;
     rows.forEach(function (row) {
       var text = row.dataset.search;
