@@ -57,6 +57,7 @@ class Row:
 
     id: str
     pattern: str
+    code: Any  # the pattern as HTML (``code_html``)
     full: str
     kind: str
     cells: tuple[Cell, ...]  # one per backend
@@ -156,6 +157,7 @@ def _row(
     return Row(
         id=rid,
         pattern=pattern,
+        code=code_html(pattern),
         full=full,
         kind=words.kind(c),
         cells=cells,
@@ -173,6 +175,19 @@ def _cell(backend: str, c: m.PatternConfig | None) -> Cell:
     configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
     parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)
     return Cell(backend, configs, parts, " ".join(words.dtypes_used(c)))
+
+
+def code_html(text: str) -> Any:
+    """Spec words as HTML for the page's ``<code>`` elements: escaped, not yet highlighted.
+
+    The hook for highlighting: when bcfg's Pygments lexer exists (issue #14),
+    return ``Markup(pygments.highlight(text, BcfgLexer(), HtmlFormatter(nowrap=True)))``
+    here and add the formatter's token classes to ``templates/docs/page.css``;
+    the patterns in the matrix and in the detail view go through this function.
+    """
+    from markupsafe import escape
+
+    return escape(text)
 
 
 def _keep_together(part: str) -> str:

@@ -234,13 +234,14 @@ def _where(at: dict[str, Any] | None, full: bool = True) -> str:
     return f"{at['file']}:{at['line']}" + (f":{at['column']}" if full else "")
 
 
-def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Rows of cells in aligned columns (the last column is not padded)."""
+def _table(rows: Sequence[Sequence[str]], indent: str = "  ", cap: int = 48) -> list[str]:
+    """Rows of cells in aligned columns; a cell longer than ``cap`` widens its own row only."""
     if not rows:
         return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    widths = [min(max(len(r[i]) for r in rows), cap) for i in range(len(rows[0]) - 1)]
     return [
-        (indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths)) + r[-1]).rstrip() for r in rows
+        (indent + "".join(c.ljust(w) + "  " for c, w in zip(r, widths)) + r[-1]).rstrip()
+        for r in rows
     ]
 
 
