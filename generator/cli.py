@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bcfg",
         description="Compile .bcfg specs into PyTorch BackendConfig modules.",
-        epilog="exit codes: 0 success, 1 findings (generated/ out of date), 2 bad usage or spec errors, 3 internal error",
+        epilog="exit codes: 0 success, 1 findings (generated/ or docs/ out of date), 2 bad usage or spec errors, 3 internal error",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
@@ -115,13 +115,11 @@ def _generate_arguments(parser: argparse.ArgumentParser) -> None:
     _out_argument(parser)
 
 
-def _out_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="output folder (default: [tool.bcfg] out, generated/)",
-    )
+def _out_argument(
+    parser: argparse.ArgumentParser,
+    text: str = "output folder (default: [tool.bcfg] out, generated/)",
+) -> None:
+    parser.add_argument("--out", type=Path, metavar="DIR", help=text)
 
 
 def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -150,12 +148,7 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _docs_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="write the docs here (default: [tool.bcfg] docs, docs/)",
-    )
+    _out_argument(parser, "write the docs here (default: [tool.bcfg] docs, docs/)")
 
 
 def _explain_arguments(parser: argparse.ArgumentParser) -> None:
