@@ -102,7 +102,14 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
             rows=rows,
             kinds=words.KINDS,
             dtypes=sorted({d for r in rows for c in r.cells for d in c.dtypes.split()}),
-            patterns=sum(i.count for i in infos),
+            summary=", ".join(
+                _count(n, what)
+                for n, what in (
+                    (len(infos), "backend"),
+                    (len(rows), "pattern"),
+                    (sum(i.count for i in infos), "pattern config"),
+                )
+            ),
             style=_asset("docs/page.css", "</style"),
             script=_asset("docs/page.js", "</script"),
         ),
@@ -110,6 +117,10 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
     for b, info in zip(ordered, infos):
         files[info.page] = _render_backend_page(b, info)
     return files
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _mark(label: str) -> str:
