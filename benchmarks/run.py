@@ -224,14 +224,18 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
     warm = Workspace(root, "warm")
     s1 = Workspace(root, "scale-small", {"synth.bcfg": synthetic_spec(small)})
     s2 = Workspace(root, "scale-large", {"synth.bcfg": synthetic_spec(large)})
+    docs = Workspace(root, "docs")
 
     up.bcfg("generate")
+    docs.bcfg("generate")  # the facts cache now knows every name: bcfg docs needs no torch
     up.bcfg("check")  # records the tree as verified
     warm.bcfg("generate")
     edited = warm.dir / "specs" / "x86.bcfg"
     original = edited.read_text(encoding="utf-8")
 
-    times: dict[str, list] = {k: [] for k in ("torch", "check", "cold", "warm", "small", "large")}
+    times: dict[str, list] = {
+        k: [] for k in ("torch", "check", "cold", "warm", "docs", "small", "large")
+    }
     rss: dict[str, list] = {"small": [], "large": []}
     torch_env = up.env()
     for r in range(rounds):
@@ -249,11 +253,17 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
             encoding="utf-8",
         )
         t, _, err = warm.bcfg("generate")
-        if "wrote generated/x86.py" not in err or "2 written" not in err:  # x86.py and __init__.py
+        # x86.py, __init__.py, and the docs: README.md, index.html, backends/x86.md
+        if "wrote generated/x86.py" not in err or "5 written" not in err:
             raise SystemExit(
                 f"warm generate after one edit wrote an unexpected set of files:\n{err}"
             )
         times["warm"].append(t)
+        shutil.rmtree(docs.dir / "docs", ignore_errors=True)  # every docs file to write
+        t, _, err = docs.bcfg("docs")
+        if "11 written" not in err:
+            raise SystemExit(f"bcfg docs wrote an unexpected set of files:\n{err}")
+        times["docs"].append(t)
         for key, ws in (("small", s1), ("large", s2)):
             ws.clear_cache()
             ws.clear_generated()
@@ -263,16 +273,17 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
     times["rss_small"] = rss["small"]
     times["rss_large"] = rss["large"]
     times["_up"] = [up]
+    times["_docs"] = [docs]
     return times
 
 
-def heavy_imports_of_check(ws: Workspace) -> list[str]:
-    """The heavy modules a ``bcfg check`` on an up-to-date tree imports (should be none)."""
+def heavy_imports_of(ws: Workspace, command: str) -> list[str]:
+    """The heavy modules ``bcfg <command>`` imports (``check`` on an up-to-date tree: none)."""
     out = python_out(
-        """
+        f"""
         import sys
         from generator.cli import main
-        code = main(["check"])
+        code = main([{command!r}])
         heavy = [m for m in ("torch", "lark", "jinja2", "black") if m in sys.modules]
         print(code, " ".join(heavy))
         """,
@@ -280,7 +291,7 @@ def heavy_imports_of_check(ws: Workspace) -> list[str]:
         ws.env(),
     ).split()
     if out[0] != "0":
-        raise SystemExit("bcfg check failed on an up-to-date tree")
+        raise SystemExit(f"bcfg {command} failed")
     return out[1:]
 
 
@@ -418,7 +429,7 @@ def main() -> int:
             "<= 0.15 x",
             r <= 0.15,
         )
-        heavy = heavy_imports_of_check(up)
+        heavy = heavy_imports_of(up, "check")
         row(
             "  modules it imports of torch, lark, jinja2, black",
             ", ".join(heavy) or "none",
@@ -438,6 +449,21 @@ def main() -> int:
             f"{med['warm']:.3f} s = {r:.2f} x torch",
             "<= 0.5 x",
             r <= 0.5,
+        )
+
+        r = med["docs"] / torch_s
+        row(
+            "bcfg docs, all nine backends (names in the facts cache)",
+            f"{med['docs']:.3f} s = {r:.2f} x torch",
+            "<= 0.5 x",
+            r <= 0.5,
+        )
+        heavy = heavy_imports_of(t["_docs"][0], "docs")
+        row(
+            "  imports torch or black",
+            "yes" if {"torch", "black"} & set(heavy) else "no",
+            "no",
+            not {"torch", "black"} & set(heavy),
         )
 
         for what, mbs, size in measure_parse(root, rounds, scale[1]):

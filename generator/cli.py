@@ -175,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bcfg",
         description="Compile .bcfg specs into PyTorch BackendConfig modules.",
-        epilog="exit codes: 0 success, 1 findings (out of date, would reformat), "
+        epilog="exit codes: 0 success, 1 findings (generated/ or docs/ out of date, would reformat), "
         "2 errors (nothing was written), 3 internal error",
         parents=[_common(suppress=False)],
     )
@@ -199,13 +199,11 @@ def _generate_arguments(parser: argparse.ArgumentParser) -> None:
     _out_argument(parser)
 
 
-def _out_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="output folder (default: [tool.bcfg] out, generated/)",
-    )
+def _out_argument(
+    parser: argparse.ArgumentParser,
+    text: str = "output folder (default: [tool.bcfg] out, generated/)",
+) -> None:
+    parser.add_argument("--out", type=Path, metavar="DIR", help=text)
 
 
 def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -244,6 +242,25 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _docs_arguments(parser: argparse.ArgumentParser) -> None:
+    _out_argument(parser, "write the docs here (default: [tool.bcfg] docs, docs/)")
+
+
+def _explain_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("backend", metavar="BACKEND", help="a backend name, e.g. onednn")
+    parser.add_argument(
+        "pattern",
+        nargs="*",
+        metavar="PATTERN",
+        help="a pattern as the spec writes it, quoted for the shell: 'nn.Conv2d', "
+        "'(nn.Conv2d, nn.ReLU)', '\"relu_\"', or #N for the N-th config "
+        "(default: list the backend's patterns)",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+
+
 # Arguments are declared here, not in the command modules, so that --help and
 # argument errors never import a command's dependencies.
 COMMANDS: tuple[Command, ...] = (
@@ -260,6 +277,20 @@ COMMANDS: tuple[Command, ...] = (
         "format specs in the one canonical layout; --check exits 1 if any would change",
         _fmt_arguments,
         prefix="bcfg fmt",
+    ),
+    Command(
+        "docs",
+        "docs",
+        "write the support matrix (Markdown and one HTML page) into the docs folder",
+        _docs_arguments,
+        prefix="bcfg docs",
+    ),
+    Command(
+        "explain",
+        "explain",
+        "say where every value of a backend's pattern config comes from",
+        _explain_arguments,
+        prefix="bcfg explain",
     ),
     Command(
         "import",

@@ -22,12 +22,16 @@ DEFAULT_ALLOW = ("torch", "operator")
 
 @dataclass(frozen=True)
 class Project:
-    """Where specs are read and generated modules written, relative to ``root``."""
+    """Where specs are read and generated modules and docs written, relative to ``root``.
+
+    ``docs`` is None when ``[tool.bcfg] docs = false`` turns the docs off.
+    """
 
     root: Path
     specs: Path
     out: Path
     allow: tuple[str, ...]
+    docs: Path | None = None
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
@@ -143,7 +147,7 @@ def find_project(start: Path | None = None) -> Project:
             table = data.get("tool", {}).get("bcfg")
             if table is not None:
                 return _project(d, table, shown, text)
-    return Project(start, start / "specs", start / "generated", DEFAULT_ALLOW)
+    return Project(start, start / "specs", start / "generated", DEFAULT_ALLOW, start / "docs")
 
 
 # A pyproject.toml larger than this is not read (it is not one).
@@ -153,6 +157,7 @@ KEYS = {
     "specs": "a folder name (a string)",
     "out": "a folder name (a string)",
     "allow": "a list of top-level module names",
+    "docs": "a folder name, or false to write no docs",
 }
 
 
@@ -202,8 +207,11 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
             f"[tool.bcfg] allow must be {KEYS['allow']}",
             'for example: allow = ["my_kernels"]',
         )
+    docs = table.get("docs", "docs")
+    if docs is not False and (not isinstance(docs, str) or not docs.strip()):
+        bad("docs", f"[tool.bcfg] docs must be {KEYS['docs']}", 'for example: docs = "docs"')
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     specs, out = table.get("specs", "specs"), table.get("out", "generated")
-    return Project(root, root / specs, root / out, allow)
+    return Project(root, root / specs, root / out, allow, None if docs is False else root / docs)

@@ -36,8 +36,8 @@ def resolved():
 
 @pytest.fixture
 def project_copy(tmp_path):
-    """A scratch copy of the project (pyproject, specs, generated) to run the CLI in."""
-    for name in ("specs", "generated"):
+    """A scratch copy of the project (pyproject, specs, generated, docs) to run the CLI in."""
+    for name in ("specs", "generated", "docs"):
         shutil.copytree(REPO / name, tmp_path / name)
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path

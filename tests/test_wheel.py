@@ -1,4 +1,4 @@
-"""A wheel built from the repo carries the grammar and templates, and its generator works."""
+"""A wheel built from the repo carries the grammar and templates, and its generator works (modules and docs)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,12 @@ def test_wheel_generates_the_same_output(tmp_path):
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = dist.glob("bcfg-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"generator/grammar/bcfg.lark", "generator/templates/backend.py.jinja"} <= names
+    assert {
+        "generator/grammar/bcfg.lark",
+        "generator/templates/backend.py.jinja",
+        "generator/templates/docs/index.html.jinja",
+        "generator/templates/docs/page.js",
+    } <= names
     assert not any(n.startswith(("specs/", "generated/", "tests/")) for n in names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
@@ -42,3 +47,7 @@ def test_wheel_generates_the_same_output(tmp_path):
     assert run.returncode == 0, run.stderr
     for p in (REPO / "generated").glob("*.py"):
         assert (project / "generated" / p.name).read_bytes() == p.read_bytes(), p.name
+    docs = [p.relative_to(REPO / "docs") for p in (REPO / "docs").rglob("*") if p.is_file()]
+    assert len(docs) == 11
+    for rel in docs:
+        assert (project / "docs" / rel).read_bytes() == (REPO / "docs" / rel).read_bytes(), rel

@@ -1,7 +1,7 @@
 """Python source: the machinery every emitter shares to print plain, black-formatted modules.
 
 A strict Jinja environment over ``templates/`` (templates only print what
-Python hands them), ``check_source`` (a template bug is reported as such, not
+Python hands them; ``*.html.jinja`` templates HTML-escape it), ``check_source`` (a template bug is reported as such, not
 written), and ``Fragments``, which lays statements out as black would
 (``layout``) and hands black only the fragments of a shape layout does not
 model. jinja2 and black are imported on first use.
@@ -27,8 +27,13 @@ def jinja_env() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=_escapes,
     )
+
+
+def _escapes(name: str | None) -> bool:
+    """HTML templates escape what they print; Python and Markdown templates print it as given."""
+    return name is not None and name.endswith(".html.jinja")
 
 
 def safe_text(text: str) -> str:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from ..config import Project
 from ..diagnostics import Diagnostic, format_all
-from ..emit.header import HEADER_MARK
 from ..sources import MAX_SPEC_BYTES, read_regular_file, resolved_path
 from . import cache
+from .write import DOCS, MODULES, Outputs
 
 # Generated modules are read whole to be hashed, up to this size (10,000 patterns take ~5 MB).
 MAX_OUTPUT_BYTES = 1 << 30
@@ -87,18 +87,17 @@ def _input_hashes(project: Project, specs: list[Path]) -> dict[str, str | None]:
     return {project.rel(p): _digest(p) for p in import_closure(specs)}
 
 
-def _output_hashes(out_dir: Path) -> dict[str, str | None]:
-    """Every ``*.py`` in ``out_dir`` that bcfg generated (by its header), with its hash."""
+def _output_hashes(project: Project, out_dir: Path) -> dict[str, str | None]:
+    """Every file bcfg generated (by its first line) in ``out_dir`` and the docs folder, hashed."""
     out: dict[str, str | None] = {}
-    if not out_dir.is_dir():
-        return out
-    for path in sorted(out_dir.glob("*.py")):
-        try:
-            data = read_regular_file(path, MAX_OUTPUT_BYTES)
-        except OSError:
-            continue
-        if data.startswith(HEADER_MARK.encode()):
-            out[path.name] = hashlib.sha256(data).hexdigest()
+    folders = [(out_dir, MODULES)] + ([(project.docs, DOCS)] if project.docs else [])
+    for folder, owned in folders:
+        for path in owned.files(folder):
+            try:
+                data = read_regular_file(path, MAX_OUTPUT_BYTES)
+            except OSError:
+                continue
+            out[project.rel(path)] = hashlib.sha256(data).hexdigest()
     return out
 
 
@@ -108,6 +107,7 @@ def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
         str(resolved_path(project.root)),
         project.rel(project.specs),
         str(resolved_path(out_dir)),
+        str(resolved_path(project.docs)) if project.docs else None,
         list(project.allow),
         [project.rel(p) for p in specs],
     )
@@ -119,7 +119,7 @@ def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | N
     if not isinstance(entry, dict):
         return None
     try:
-        if entry["outputs"] != _output_hashes(out_dir):
+        if entry["outputs"] != _output_hashes(project, out_dir):
             return None
         if entry["inputs"] != _input_hashes(project, specs):
             return None
@@ -138,11 +138,11 @@ def record(
     specs: list[Path],
     out_dir: Path,
     before: dict[str, str | None],
-    files: dict[str, str],
+    outputs: list[Outputs],
     warnings: list[Diagnostic],
     sources: dict[str, str],
 ) -> None:
-    """Remember that ``out_dir`` holds exactly ``files``, generated from the inputs hashed ``before``.
+    """Remember that the output folders hold exactly ``outputs``, made from the inputs hashed ``before``.
 
     Nothing is recorded if an input changed while the run was reading them.
     """
@@ -151,8 +151,9 @@ def record(
     value = {
         "inputs": before,
         "outputs": {
-            name: hashlib.sha256(text.encode("utf-8")).hexdigest()
-            for name, text in sorted(files.items())
+            project.rel(o.out_dir / name): hashlib.sha256(text.encode("utf-8")).hexdigest()
+            for o in outputs
+            for name, text in sorted(o.files.items())
         },
         "warnings": [
             [plain, colored]

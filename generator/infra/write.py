@@ -17,9 +17,16 @@ lock on the output folder (two runs on one project take turns):
 
 A file whose content is unchanged is not touched. A file that is replaced
 keeps its mode; a new file gets the mode the umask gives (as ``open`` would).
-Files that carry bcfg's header but no longer come from any spec are removed.
+Files that carry bcfg's mark but no longer come from any spec are removed.
 Nothing here follows a FIFO or a device: targets that are not regular files are
 refused before anything is written, and reads are bounded.
+
+One ``Outputs`` is one folder bcfg owns files in: ``generated/`` (``*.py``) or
+the docs folder (``README.md``, ``index.html``, ``backends/*.md``), each kind
+of file recognised by the mark on the first line bcfg writes into it
+(``Owned``). ``write_all`` writes a run's folders together: every temporary of
+every folder first, then each folder's renames, so a failure anywhere before
+the renames changes nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..emit.header import HEADER_MARK
+from ..emit.header import DOCS_MARK, HEADER_MARK
 from ..sources import read_regular_file
 
 JOURNAL = ".bcfg-pending.json"
@@ -48,12 +55,46 @@ class OutputError(Exception):
 
 
 @dataclass(frozen=True)
+class Owned:
+    """The files bcfg owns in a folder: those matching ``globs`` whose first line starts with ``mark``."""
+
+    globs: tuple[str, ...]
+    mark: str
+
+    def files(self, folder: Path) -> list[Path]:
+        """The files of ``folder`` bcfg wrote, sorted."""
+        if not folder.is_dir():
+            return []
+        found = {p for g in self.globs for p in folder.glob(g) if p.is_file()}
+        return sorted(p for p in found if _has_mark(p, self.mark))
+
+    def folders(self, out_dir: Path) -> list[Path]:
+        """``out_dir`` and the sub-folders its globs name (where temporaries can be left)."""
+        subs = {Path(g).parent for g in self.globs if Path(g).parent != Path(".")}
+        return [out_dir, *(out_dir / s for s in sorted(subs))]
+
+
+MODULES = Owned(("*.py",), HEADER_MARK)
+DOCS = Owned(("README.md", "index.html", "backends/*.md"), DOCS_MARK)
+
+
+@dataclass(frozen=True)
 class Outputs:
-    """The complete intended content of the output folder (``full``) or part of it."""
+    """The complete intended content of an output folder (``full``) or part of it."""
 
     out_dir: Path
-    files: dict[str, str]  # file name in out_dir -> content
+    files: dict[str, str]  # path relative to out_dir (POSIX) -> content
     full: bool
+    owned: Owned = MODULES
+
+    def foreign(self) -> list[Path]:
+        """Files this run would overwrite that bcfg did not write (no mark on their first line)."""
+        out = []
+        for name in sorted(self.files):
+            path = self.out_dir / name
+            if path.exists() and not _has_mark(path, self.owned.mark):
+                out.append(path)
+        return out
 
 
 def _read(path: Path, limit: int) -> str | None:
@@ -70,21 +111,22 @@ def _read(path: Path, limit: int) -> str | None:
         return None
 
 
-def _is_generated(path: Path) -> bool:
+def _has_mark(path: Path, mark: str) -> bool:
+    """Whether ``path`` is a regular file that starts with ``mark`` (a bounded read)."""
     try:
-        head = read_regular_file(path, len(HEADER_MARK))
+        head = read_regular_file(path, len(mark.encode()))
     except OSError:
         return False
-    return head.startswith(HEADER_MARK.encode())
+    return head.startswith(mark.encode())
 
 
 def _stale(outputs: Outputs) -> list[Path]:
-    if not outputs.full or not outputs.out_dir.is_dir():
+    if not outputs.full:
         return []
     return [
         p
-        for p in sorted(outputs.out_dir.glob("*.py"))
-        if p.name not in outputs.files and _is_generated(p)
+        for p in outputs.owned.files(outputs.out_dir)
+        if p.relative_to(outputs.out_dir).as_posix() not in outputs.files
     ]
 
 
@@ -213,7 +255,7 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _recover(out_dir: Path) -> None:
+def _recover(out_dir: Path, owned: Owned) -> None:
     """Finish what a killed run's journal lists, then drop stray temporary files of bcfg's."""
     journal = out_dir / JOURNAL
     data = _read(journal, 1 << 24)
@@ -221,45 +263,92 @@ def _recover(out_dir: Path) -> None:
         with contextlib.suppress(ValueError, TypeError, KeyError, OSError):
             entry = json.loads(data)
             for tmp, name in entry["renames"]:
-                if _plain(tmp) and _plain(name) and _TEMP.fullmatch(tmp):
+                if _inside(tmp) and _inside(name) and _TEMP.fullmatch(tmp.rpartition("/")[2]):
                     with contextlib.suppress(FileNotFoundError):
                         os.replace(out_dir / tmp, out_dir / name)
             for name in entry["remove"]:
-                if _plain(name) and _is_generated(out_dir / name):
+                if _inside(name) and _has_mark(out_dir / name, owned.mark):
                     (out_dir / name).unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         journal.unlink(missing_ok=True)
-        for entry_name in os.listdir(out_dir):
-            found = _TEMP.fullmatch(entry_name)
-            if found and found.group("name").endswith(".py"):
-                (out_dir / entry_name).unlink(missing_ok=True)
+    for folder in owned.folders(out_dir):
+        with contextlib.suppress(OSError):
+            for entry_name in os.listdir(folder):
+                found = _TEMP.fullmatch(entry_name)
+                if found and any(
+                    Path(found.group("name")).match(Path(g).name) for g in owned.globs
+                ):
+                    (folder / entry_name).unlink(missing_ok=True)
 
 
-def _plain(name: object) -> bool:
-    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
+def _inside(name: object) -> bool:
+    """A relative POSIX path that stays inside the folder (no ``..``, not absolute)."""
+    if not isinstance(name, str) or not name or name.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 def write_outputs(outputs: Outputs, label: Label = str) -> tuple[list[Path], list[Path]]:
-    """Write changed files and remove stale ones, as one set; return (written, removed).
+    """Write one folder's changed files and remove its stale ones, as one set (see ``write_all``)."""
+    return write_all([outputs], label)
 
-    Raises OutputError, with every file as it was, if the set cannot be written.
+
+def write_all(outputs: list[Outputs], label: Label = str) -> tuple[list[Path], list[Path]]:
+    """Write the changed files of every folder and remove stale ones; return (written, removed).
+
+    Before anything is written: every output folder is made sure of, every
+    target must be a regular file or absent, and no docs file bcfg did not
+    write (without its mark) may be overwritten. Then every changed file of every
+    folder goes to a temporary; only when all are written do the renames
+    start. Raises OutputError, with every file as it was, if the set cannot be
+    written.
     """
+    for o in outputs:
+        prepare_out_dir(o.out_dir, label)
+        _check_targets(o, label)
+        # A docs/ folder often holds a project's own README.md or index.html.
+        foreign = o.foreign() if o.owned is DOCS else []
+        if foreign:
+            raise OutputError(
+                f"{label(foreign[0])} was not written by bcfg (its first line is not bcfg's mark); "
+                "move it away, or set [tool.bcfg] docs to another folder, or to false for no docs"
+            )
+    with contextlib.ExitStack() as stack:
+        for out_dir in sorted({o.out_dir.resolve() for o in outputs}):
+            stack.enter_context(locked(out_dir))
+        for o in outputs:
+            _recover(o.out_dir, o.owned)
+        plans = [_plan(o) for o in outputs]
+        temps: list[dict[str, Path]] = []
+        try:
+            for o, order, changed in plans:
+                temps.append(_write_all(o.out_dir, order, changed, label))
+        except BaseException:
+            for written_temps in temps:
+                for tmp in written_temps.values():
+                    tmp.unlink(missing_ok=True)
+            raise
+        written: list[Path] = []
+        removed: list[Path] = []
+        for (o, order, _), folder_temps in zip(plans, temps):
+            stale = _stale(o)
+            _commit(o.out_dir, [(folder_temps[n], n) for n in order], stale, label)
+            written += [o.out_dir / n for n in order]
+            removed += stale
+    return written, removed
+
+
+def _plan(outputs: Outputs) -> tuple[Outputs, list[str], dict[str, bytes]]:
+    """The files of ``outputs`` that change, in the order they are renamed."""
     out_dir = outputs.out_dir
-    prepare_out_dir(out_dir, label)
-    _check_targets(outputs, label)
-    with locked(out_dir):
-        _recover(out_dir)
-        changed = {
-            name: content.encode("utf-8")
-            for name, content in sorted(outputs.files.items())
-            if _read(out_dir / name, len(content.encode("utf-8"))) != content
-        }
-        # Modules first, the package's __init__.py last: it never imports a missing module.
-        order = sorted(changed, key=lambda n: (n == "__init__.py", n))
-        temps = _write_all(out_dir, order, changed, label)
-        removed = _stale(outputs)
-        _commit(out_dir, [(temps[n], n) for n in order], removed, label)
-    return [out_dir / n for n in order], removed
+    changed = {
+        name: content.encode("utf-8")
+        for name, content in sorted(outputs.files.items())
+        if _read(out_dir / name, len(content.encode("utf-8"))) != content
+    }
+    # Modules first, the package's __init__.py last: it never imports a missing module.
+    order = sorted(changed, key=lambda n: (n == "__init__.py", n))
+    return outputs, order, changed
 
 
 def _write_all(
@@ -271,6 +360,7 @@ def _write_all(
     try:
         for name in order:
             current = out_dir / name
+            current.parent.mkdir(parents=True, exist_ok=True)
             temps[name] = write_temporary(current, data[name])
     except BaseException as exc:
         for tmp in temps.values():
@@ -289,7 +379,14 @@ def _commit(
     """Phase 2: the journal, the renames and removals, the journal's removal."""
     if not renames and not removed:
         return
-    journal = {"renames": [[t.name, n] for t, n in renames], "remove": [p.name for p in removed]}
+
+    def rel(path: Path) -> str:
+        return path.relative_to(out_dir).as_posix()
+
+    journal = {
+        "renames": [[rel(t), n] for t, n in renames],
+        "remove": [rel(p) for p in removed],
+    }
     try:
         atomic_write(out_dir / JOURNAL, json.dumps(journal))
     except OSError as exc:

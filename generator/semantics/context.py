@@ -9,7 +9,8 @@ goes on with the next and every independent mistake is reported.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from ..diagnostics import Collector, Severity
 from ..sources import Span
@@ -29,8 +30,22 @@ class Ctx:
         self.facts = facts
         self.diag = diag if diag is not None else Collector()
         self.trail: list[m.Step] = []  # the use/for steps being expanded, outermost first
-        # Definitions the pattern being resolved refers to (None: not recording).
-        self.recording: list[m.DefinitionRef] | None = None
+        # Definitions referred to while recording, each with the span of the
+        # reference (None: not recording); see ``recording_definitions``.
+        self.recording: list[tuple[m.DefinitionRef, Span]] | None = None
+
+    @contextmanager
+    def recording_definitions(self) -> Iterator[list[tuple[m.DefinitionRef, Span]]]:
+        """Record the definitions referred to inside the block, and those they refer to in turn.
+
+        Yields the list they are added to, each with the span of the reference
+        that led to it (a definition used by a definition: the outer reference).
+        """
+        saved, self.recording = self.recording, []
+        try:
+            yield self.recording
+        finally:
+            self.recording = saved
 
     def error(
         self,

@@ -46,14 +46,16 @@ class Definitions:
         self._constraints: dict[tuple[str, str], m.DType] = {}
         self._dtypes: dict[tuple[str, str], DTypeSet] = {}
         self._resolving: list[tuple[str, str]] = []
+        # The definitions each definition refers to, transitively, by (file, name).
+        self._uses: dict[tuple[str, str], tuple[m.DefinitionRef, ...]] = {}
 
     def value(self, decl: Definition, where: str, span: Span) -> Value:
         """The value of a dtype set, constraint or fuse definition, used at ``span``."""
         key = (where, decl.name)
         self.used.add(key)
-        if self.ctx.recording is not None:
-            self.ctx.recording.append(m.DefinitionRef(_KIND[type(decl)], decl.name, decl.span))
-        df = self.program.files[where]
+        outer = self.ctx.recording
+        if outer is not None:
+            outer.append((m.DefinitionRef(_KIND[type(decl)], decl.name, decl.span), span))
         if key in self._resolving:
             chain = " -> ".join(n for _, n in self._resolving[self._resolving.index(key) :] + [key])
             raise self.ctx.fail(span, f"'{decl.name}' is defined in terms of itself: {chain}")
@@ -64,10 +66,19 @@ class Definitions:
                 f"('{self._resolving[0][1]}' -> ... -> '{decl.name}')",
                 "define the value directly instead of through a chain of names",
             )
+        value = self._value(decl, where, key, span)
+        if outer is not None:
+            outer.extend((ref, span) for ref in self._uses.get(key, ()))
+        return value
+
+    def _value(self, decl: Definition, where: str, key: tuple[str, str], span: Span) -> Value:
+        """Evaluate (once) and return the definition; remember the definitions it refers to."""
+        df = self.program.files[where]
         # A definition means the same wherever it is used: no group notes.
         self._resolving.append(key)
         trail, self.ctx.trail = self.ctx.trail, []
-        recording, self.ctx.recording = self.ctx.recording, None
+        recording, self.ctx.recording = self.ctx.recording, []
+        inner = self.ctx.recording
         try:
             if isinstance(decl, syn.DTypesDecl):
                 if key not in self._dtypes:
@@ -91,6 +102,8 @@ class Definitions:
             self.ctx.trail = trail
             self.ctx.recording = recording
             self._resolving.pop()
+            # Evaluated once (memoised), so what it referred to is known from its first use.
+            self._uses.setdefault(key, tuple(dict.fromkeys(ref for ref, _ in inner)))
 
     def _constraint(self, f: LoadedFile, decl: syn.ConstraintDecl) -> m.DType:
         base = self.coerce.as_dtype(self.evaluator.eval(f, decl.dtype, {}), allow_constraints=False)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..lang import syntax as syn
 from ..lang.vocabulary import DEFAULT_OBSERVATION, FIELD_BY_WORD, FIELD_WORDS
+from ..sources import Span
 from . import checks
 from . import model as m
 from .checks import pattern_text
@@ -182,14 +183,16 @@ class Expander:
                 f"group '{group.name}' uses itself: {chain}",
                 "a group cannot expand into itself",
             )
-        values = tuple(self.evaluator.eval(f, a, frame.env) for a in item.args)
+        with self.ctx.recording_definitions() as refs:
+            values = tuple(self.evaluator.eval(f, a, frame.env) for a in item.args)
         texts = tuple(_arg_text(a, v, frame.texts) for a, v in zip(item.args, values))
         text = f"use {group.name}" + (
             f"({', '.join(source_text(a) for a in item.args)})" if item.args else ""
         )
         anchor = f"{group.name}({', '.join(f'{p}={t}' for p, t in zip(group.params, texts))})"
         self._groups.append(key)
-        self.ctx.trail.append(m.Step(m.StepKind.USE, item.span, text, anchor, group.span))
+        used = tuple(dict.fromkeys(ref for ref, _ in refs))
+        self.ctx.trail.append(m.Step(m.StepKind.USE, item.span, text, anchor, group.span, used))
         try:
             inner = Frame(self.program.files[where]).bind(group.params, values, texts)
             self._items(expansion, inner, group.body, depth + 1)
@@ -203,7 +206,8 @@ class Expander:
                 raise self.ctx.fail(
                     item.span, f"loop variable '{name}' cannot hold a ${{...}} hole"
                 )
-        seq = self.evaluator.eval(frame.file, item.iterable, frame.env)
+        with self.ctx.recording_definitions() as refs:
+            seq = self.evaluator.eval(frame.file, item.iterable, frame.env)
         if not isinstance(seq, Seq):
             raise self.ctx.fail(item.iterable.span, f"a loop needs a list, got {describe(seq)}")
         for value in seq.items:
@@ -221,7 +225,8 @@ class Expander:
                 targets = item.targets[0]
             texts = tuple(value_text(v) for v in values)
             anchor = f"for {targets} = {value_text(value)}"
-            step = m.Step(m.StepKind.FOR, value.span, "the loop element", anchor, item.span)
+            used = tuple(dict.fromkeys(ref for ref, at in refs if _within(at, value.span)))
+            step = m.Step(m.StepKind.FOR, value.span, "the loop element", anchor, item.span, used)
             self.ctx.trail.append(step)
             try:
                 self._items(expansion, frame.bind(item.targets, values, texts), item.body, depth)
@@ -236,8 +241,7 @@ class Expander:
         values: dict[str, Any] = {}
         seen: dict[str, syn.Field] = {}
         failed = False
-        self.ctx.recording = []
-        try:
+        with self.ctx.recording_definitions() as refs:
             for fld in item.fields:
                 if fld.name in seen:
                     self.ctx.error(
@@ -252,9 +256,7 @@ class Expander:
                     values[fld.name] = self._field(frame, fld, pattern, item.complex)
                 except Fail:
                     failed = True
-            used = tuple(dict.fromkeys(self.ctx.recording))
-        finally:
-            self.ctx.recording = None
+        used = tuple(dict.fromkeys(ref for ref, _ in refs))
         origin = m.Origin(
             item=item.span,
             fields=tuple((name, fld.span) for name, fld in seen.items()),
@@ -347,6 +349,15 @@ def _arg_text(e: syn.Expr, v: Value, texts: dict[str, str]) -> str:
         return f"[{inner}]"
     shown = source_text(e)
     return value_text(v) if shown == "..." else shown
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    """``inner`` lies inside ``outer``."""
+    return (
+        inner.file == outer.file
+        and (outer.line, outer.column) <= (inner.line, inner.column)
+        and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+    )
 
 
 def _first_origin(

@@ -165,7 +165,10 @@ class Step:
     messages ("'use conv(weighted_int8)'", "the loop element"); ``anchor`` says
     it as a stable, searchable origin: ``use conv(weighted_int8)``,
     ``conv_fusions(ds=weighted_int8, n=2)``, ``for relu = F.relu``.
-    ``definition`` is where the group used, or the loop, is written.
+    ``definition`` is where the group used, or the loop, is written;
+    ``definitions`` the named definitions the ``use`` arguments or the loop
+    element refer to (``use conv(weighted_int8)``: the dtype set
+    ``weighted_int8``), with those they refer to in turn.
     """
 
     kind: StepKind
@@ -173,6 +176,7 @@ class Step:
     text: str
     anchor: str
     definition: Span
+    definitions: tuple[DefinitionRef, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,11 @@ class Origin:
 
     ``chain`` runs outermost first: the ``use`` in the backend, the ``use`` in
     that group, the loop element, ... ``replaced`` is the origin of the config
-    an ``override pattern`` replaced.
+    an ``override pattern`` replaced. ``definitions`` are the named definitions
+    the fields refer to, with those they refer to in turn (``dtypes:
+    onednn_linear`` uses ``onednn_linear``, ``weighted_int8`` and
+    ``dynamic_int8``); definitions reached through a ``use`` argument or a loop
+    element are on that ``Step``.
     """
 
     item: Span

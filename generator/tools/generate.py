@@ -1,4 +1,4 @@
-"""``bcfg generate`` and ``bcfg check``: compile the specs; write the modules, or compare them.
+"""``bcfg generate`` and ``bcfg check``: compile the specs; write the modules and docs, or compare them.
 
 A full run first asks the fast check (``infra.fastcheck``) whether this very
 tree was found up to date before; if so it stops there, importing neither
@@ -8,13 +8,12 @@ torch nor lark, jinja2 or black.
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 
 from ..cli import ExitCode, Report, UsageError
 from ..config import project_of
 from ..infra import fastcheck
-from ..infra.write import diff_outputs, write_outputs
+from ..infra.write import diff_outputs, write_all
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
@@ -40,37 +39,29 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
                 report.info(f"bcfg generate: {hit.files} file(s), 0 written, 0 removed")
             return ExitCode.OK
         before = fastcheck.snapshot(project, paths)
-    from ..pipeline import compile_project
+    from ..pipeline import compile_project, paused_gc
 
-    # A run allocates hundreds of thousands of objects and hardly any reference
-    # cycles; the cyclic collector would walk them, and torch's millions, again
-    # and again (a third of the time of a 10,000-pattern spec). A one-shot
-    # command can afford to pause it; a long-running server does not.
-    gc.disable()
-    try:
+    with paused_gc():
         outputs, warnings, sources = compile_project(project, specs, args.out)
-    finally:
-        gc.enable()
     report.diagnostics(warnings, sources)
+    count = sum(len(o.files) for o in outputs)
     if check:
-        diffs = diff_outputs(outputs, project.rel)
+        diffs = [d for o in outputs for d in diff_outputs(o, project.rel)]
         if diffs:
             _report_drift(diffs, report)
             return ExitCode.FINDINGS
         if specs is None:
-            fastcheck.record(project, paths, out_dir, before, outputs.files, warnings, sources)
-        report.info(f"bcfg check: {len(outputs.files)} generated file(s) up to date")
+            fastcheck.record(project, paths, out_dir, before, outputs, warnings, sources)
+        report.info(f"bcfg check: {count} generated file(s) up to date")
         return ExitCode.OK
-    written, removed = write_outputs(outputs, project.rel)
+    written, removed = write_all(outputs, project.rel)
     if specs is None:
-        fastcheck.record(project, paths, out_dir, before, outputs.files, warnings, sources)
+        fastcheck.record(project, paths, out_dir, before, outputs, warnings, sources)
     for p in written:
         report.info(f"wrote {project.rel(p)}")
     for p in removed:
         report.info(f"removed {project.rel(p)}")
-    report.info(
-        f"bcfg generate: {len(outputs.files)} file(s), {len(written)} written, {len(removed)} removed"
-    )
+    report.info(f"bcfg generate: {count} file(s), {len(written)} written, {len(removed)} removed")
     return ExitCode.OK
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from generator.cli import main
 from generator.config import find_project
+from generator.emit.header import HEADER_MARK
 from generator.infra import cache, fastcheck
 from tests.support import REPO
 
@@ -53,7 +54,7 @@ def test_generate_records_the_tree_and_check_then_takes_the_fast_path(project, c
     generated_and_recorded(project)
     capsys.readouterr()
     assert main(["check"]) == 0
-    assert "10 generated file(s) up to date" in capsys.readouterr().err
+    assert "21 generated file(s) up to date" in capsys.readouterr().err  # 10 modules, 11 docs
 
 
 def test_fast_check_imports_neither_torch_nor_lark_jinja2_black(project):
@@ -75,7 +76,7 @@ def test_fast_check_imports_neither_torch_nor_lark_jinja2_black(project):
         check=False,
     )
     assert out.stdout.strip() == "0 []", out.stdout + out.stderr
-    assert "10 generated file(s) up to date" in out.stderr
+    assert "21 generated file(s) up to date" in out.stderr
 
 
 @pytest.mark.parametrize("where", ["body", "header"])
@@ -91,6 +92,22 @@ def test_a_hand_edit_of_a_generated_file_is_caught(project, capsys, where):
     capsys.readouterr()
     assert main(["check"]) == 1
     assert "generated/x86.py" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["README.md", "index.html", "backends/onednn.md"])
+def test_a_hand_edit_or_removal_of_a_docs_file_is_caught(project, capsys, name):
+    generated_and_recorded(project)
+    target = project / "docs" / name
+    text = target.read_text()
+    target.write_text(text.replace("quint8", "quint4x2", 1))
+    assert verified(project) is None
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    assert f"docs/{name}" in capsys.readouterr().out
+    target.unlink()
+    assert verified(project) is None
+    assert main(["check"]) == 1
+    assert f"missing file: docs/{name}" in capsys.readouterr().out
 
 
 def test_edits_of_a_spec_or_an_imported_spec_are_caught(project, capsys):
@@ -120,7 +137,7 @@ def test_imports_outside_the_spec_folder_are_inputs(project):
 def test_new_and_stale_files_are_caught(project, capsys):
     generated_and_recorded(project)
     stale = project / "generated" / "old.py"
-    stale.write_text(fastcheck.HEADER_MARK + "specs/old.bcfg. DO NOT EDIT.\n")
+    stale.write_text(HEADER_MARK + "specs/old.bcfg. DO NOT EDIT.\n")
     assert verified(project) is None
     assert main(["check"]) == 1
     stale.unlink()

@@ -1,0 +1,315 @@
+"""The docs emitter: resolved backends to a support matrix people read.
+
+``render_docs`` returns the docs folder's files: ``README.md`` (the backends
+and the cross-backend matrix, pattern × backend), ``backends/<module>.md``
+(every field of every pattern config, in the backend's order) and
+``index.html`` (the same matrix with search, filters and a detail view per
+pattern; one self-contained file that loads nothing from anywhere).
+
+Python decides everything here (rows, order, words, ids); the templates in
+``templates/docs/`` only print. The docs say what backends support, never
+where a spec wrote it: no line numbers and no hashes of the spec texts, so a
+comment-only edit of a spec leaves them byte for byte the same, and a change
+of meaning shows up in review as a changed line of the matrix.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..lang.vocabulary import FieldSpec
+from ..semantics import model as m
+from . import words
+from .header import DOCS_MARK
+from .pysource import jinja_env
+
+README = "README.md"
+HTML = "index.html"
+BACKEND_DIR = "backends"
+# Fields the per-backend Markdown tables fold into their last column.
+_RARE = ("root_node", "extra_inputs", "num_tensor_args", "input_index")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one backend supports for one pattern: its dtype configs in spec words."""
+
+    backend: str
+    configs: tuple[str, ...]  # empty: the backend does not support the pattern
+    parts: tuple[tuple[str, ...], ...]  # each config in the parts the HTML wraps between
+    dtypes: str  # the dtypes they use, space-separated (the HTML's dtype filter)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Backends whose configs for one pattern are equal, and that config's fields."""
+
+    label: str  # the backends, comma-separated
+    fields: tuple[tuple[str, tuple[str, ...]], ...]  # (field word, value lines; () if unset)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One pattern across every backend."""
+
+    id: str
+    pattern: str
+    code: Any  # the pattern as HTML (``code_html``)
+    full: str
+    kind: str
+    cells: tuple[Cell, ...]  # one per backend
+    groups: tuple[Group, ...]
+    missing: str  # the backends without the pattern, comma-separated
+    search: str  # what the HTML's search box matches, lower case
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    module: str
+    name: str
+    spec_file: str
+    count: int
+    page: str  # its Markdown page, relative to the docs folder
+
+
+def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
+    """The docs folder's files by relative path: README.md, index.html, backends/<module>.md."""
+    ordered = sorted(backends, key=lambda b: b.module)
+    infos = [
+        BackendInfo(b.module, b.name, b.spec_file, len(b.configs), f"{BACKEND_DIR}/{b.module}.md")
+        for b in ordered
+    ]
+    rows = _rows(ordered)
+    from markupsafe import Markup
+
+    label = f"{spec_dir.rstrip('/')}/"
+    env = jinja_env()
+    files = {
+        README: env.get_template("docs/README.md.jinja").render(
+            mark=_mark(label),
+            spec_dir=label,
+            backends=[_md_backend(i) for i in infos],
+            matrix=_md_matrix(infos, rows),
+            kinds=words.KINDS,
+        ),
+        HTML: env.get_template("docs/index.html.jinja").render(
+            mark=Markup(_mark(label)),
+            spec_dir=label,
+            backends=infos,
+            rows=rows,
+            kinds=words.KINDS,
+            dtypes=sorted({d for r in rows for c in r.cells for d in c.dtypes.split()}),
+            summary=", ".join(
+                _count(n, what)
+                for n, what in (
+                    (len(infos), "backend"),
+                    (len(rows), "pattern"),
+                    (sum(i.count for i in infos), "pattern config"),
+                )
+            ),
+            style=_asset("docs/page.css", "</style"),
+            script=_asset("docs/page.js", "</script"),
+        ),
+    }
+    for b, info in zip(ordered, infos):
+        files[info.page] = _render_backend_page(b, info)
+    return files
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _mark(label: str) -> str:
+    """The first line of every docs file: an HTML comment (in Markdown too), so "--" cannot occur in it."""
+    return f"{DOCS_MARK}{label.replace('--', '- -')}. DO NOT EDIT. -->"
+
+
+def _asset(name: str, end: str) -> Any:
+    """A stylesheet or script that ``index.html`` carries inline, as written in templates/."""
+    from markupsafe import Markup
+
+    env = jinja_env()
+    source, _, _ = env.loader.get_source(env, name)
+    if end in source.lower():
+        raise RuntimeError(f"templates/{name} contains '{end}', which would end it early")
+    return Markup(source.strip())
+
+
+# ------------------------------------------------------------------ the rows
+
+
+def _rows(backends: list[m.Backend]) -> list[Row]:
+    """Every pattern of any backend, in ``words.sort_key`` order, with one cell per backend."""
+    by_key: dict[tuple[bool, str], dict[str, m.PatternConfig]] = {}
+    first: dict[tuple[bool, str], m.PatternConfig] = {}
+    for b in backends:
+        for c in b.configs:
+            key = (c.complex, words.full_pattern(c.pattern))
+            by_key.setdefault(key, {})[b.module] = c
+            first.setdefault(key, c)
+    keys = sorted(by_key, key=lambda k: (words.sort_key(first[k]), k))
+    ids = _ids([words.config_pattern(first[k]) for k in keys])
+    return [_row(rid, first[k], by_key[k], backends) for rid, k in zip(ids, keys)]
+
+
+def _row(
+    rid: str, c: m.PatternConfig, configs: dict[str, m.PatternConfig], backends: list[m.Backend]
+) -> Row:
+    cells = tuple(_cell(b.module, configs.get(b.module)) for b in backends)
+    groups: dict[m.PatternConfig, list[str]] = {}
+    for b in backends:
+        if b.module in configs:
+            groups.setdefault(configs[b.module], []).append(b.module)
+    pattern, full = words.config_pattern(c), words.full_pattern(c.pattern)
+    return Row(
+        id=rid,
+        pattern=pattern,
+        code=code_html(pattern),
+        full=full,
+        kind=words.kind(c),
+        cells=cells,
+        groups=tuple(Group(", ".join(bs), _group_fields(cfg)) for cfg, bs in groups.items()),
+        missing=", ".join(b.module for b in backends if b.module not in configs),
+        search=" ".join(dict.fromkeys([pattern.lower(), full.lower()])),
+    )
+
+
+def _cell(backend: str, c: m.PatternConfig | None) -> Cell:
+    if c is None:
+        return Cell(backend, (), (), "")
+    if not c.dtype_configs:
+        return Cell(backend, ("no dtype configs",), (("no dtype configs",),), "")
+    configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
+    parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)
+    return Cell(backend, configs, parts, " ".join(words.dtypes_used(c)))
+
+
+def code_html(text: str) -> Any:
+    """Spec words as HTML for the page's ``<code>`` elements: escaped, not yet highlighted.
+
+    The hook for highlighting: when bcfg's Pygments lexer exists (issue #14),
+    return ``Markup(pygments.highlight(text, BcfgLexer(), HtmlFormatter(nowrap=True)))``
+    here and add the formatter's token classes to ``templates/docs/page.css``;
+    the patterns in the matrix and in the detail view go through this function.
+    """
+    from markupsafe import escape
+
+    return escape(text)
+
+
+def _keep_together(part: str) -> str:
+    """A bound stays on one line with its operator (``scale ≥ 2^-12``), an arrow with its dtype."""
+    for op in ("≥", "≤"):
+        part = part.replace(f" {op} ", f"\u00a0{op}\u00a0")
+    return part.replace("→ ", "→\u00a0")
+
+
+def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for spec in words.SPEC_ORDER:
+        if spec.word == "dtypes":
+            lines = tuple(words.dtype_config(d) for d in c.dtype_configs)
+        else:
+            text = words.field(c, spec)
+            lines = () if text is None else (text,)
+        out.append((spec.word, lines))
+    return tuple(out)
+
+
+def _ids(patterns: list[str]) -> list[str]:
+    """A stable HTML id per pattern, made from its text (so links survive new patterns)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for text in patterns:
+        base = "p-" + (re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-") or "pattern")
+        rid, n = base, 2
+        while rid in seen:
+            rid, n = f"{base}-{n}", n + 1
+        seen.add(rid)
+        out.append(rid)
+    return out
+
+
+# ------------------------------------------------------------------ Markdown
+
+
+def md_text(text: str) -> str:
+    """Text safe in a Markdown table cell: no pipes, tags or entities of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+@functools.lru_cache(maxsize=8192)
+def md_code(text: str) -> str:
+    """``text`` as a code span in a table cell (a pipe must be escaped even there)."""
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def _md_backend(i: BackendInfo) -> str:
+    return (
+        f"| [{md_text(i.module)}]({i.page}) | {md_code(i.name)} | {i.count} "
+        f"| {md_code(i.spec_file)} |"
+    )
+
+
+def _md_matrix(infos: list[BackendInfo], rows: list[Row]) -> list[str]:
+    head = "| pattern | kind | " + " | ".join(md_text(i.module) for i in infos) + " |"
+    rule = "| --- | --- |" + " --- |" * len(infos)
+    lines = [head, rule]
+    for r in rows:
+        cells = ["<br>".join(md_text(x) for x in c.configs) for c in r.cells]
+        lines.append(f"| {md_code(r.pattern)} | {r.kind} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
+    columns = [f for f in words.SPEC_ORDER if f.word not in _RARE]
+    head = "| # | pattern | kind | " + " | ".join(f.word for f in columns) + " | other |"
+    lines = [head, "| ---: |" + " --- |" * (len(columns) + 3)]
+    for n, c in enumerate(b.configs, 1):
+        cells = [_md_field(c, f) for f in columns]
+        other = [
+            md_code(f"{f.word}: {text}")
+            for f in words.SPEC_ORDER
+            if f.word in _RARE and (text := words.field(c, f)) is not None
+        ]
+        lines.append(
+            f"| {n} | {md_code(words.config_pattern(c))} | {words.kind(c)} | "
+            + " | ".join(cells)
+            + f" | {'<br>'.join(other)} |"
+        )
+    kinds: dict[str, int] = {k: 0 for k in words.KINDS}
+    uses: dict[str, int] = {}
+    for c in b.configs:
+        kinds[words.kind(c)] += 1
+        for d in c.dtype_configs:
+            text = words.dtype_config(d)
+            uses[text] = uses.get(text, 0) + 1
+    return (
+        jinja_env()
+        .get_template("docs/backend.md.jinja")
+        .render(
+            mark=_mark(b.spec_file),
+            backend=info,
+            call=md_code(f"BackendConfig({b.name!r})"),
+            spec=md_code(b.spec_file),
+            kinds=[(k, n) for k, n in kinds.items() if n],
+            dtype_configs=[(md_text(t), n) for t, n in sorted(uses.items(), key=lambda x: -x[1])],
+            table=lines,
+        )
+    )
+
+
+def _md_field(c: m.PatternConfig, spec: FieldSpec) -> str:
+    if spec.word == "dtypes":
+        return "<br>".join(md_text(words.dtype_config(d)) for d in c.dtype_configs)
+    text = words.field(c, spec)
+    if text is None:
+        return ""
+    return md_text(text) if spec.word in ("observation", "dtypes") else md_code(text)

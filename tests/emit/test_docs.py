@@ -1,0 +1,172 @@
+"""The docs emitter: spec words, the matrix's rows, determinism, and what does (not) change the docs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generator.emit import words
+from generator.emit.docs import md_code, md_text, render_docs
+from generator.emit.header import DOCS_MARK
+from generator.semantics import model as m
+from generator.semantics.driver import resolve_specs
+from tests.support import REPO
+
+
+def render(specs: Path) -> dict[str, str]:
+    paths = sorted(specs.glob("*.bcfg"))
+    return render_docs(resolve_specs(specs.parent, paths).backends, "specs")
+
+
+@pytest.fixture(scope="module")
+def docs(resolved) -> dict[str, str]:
+    return render_docs(list(resolved.values()), "specs")
+
+
+def test_dtype_configs_in_spec_words_with_constraints_as_ranges():
+    q8, s8 = m.DType("quint8"), m.DType("qint8")
+    assert words.dtype_config(m.DTypeConfig(q8, q8, s8, "float32")) == (
+        "quint8 → quint8, w qint8, b float"
+    )
+    dyn = m.DTypeConfig(q8, m.DType("float32"), s8, "float32", True)
+    assert words.dtype_config(dyn) == "dynamic quint8 → float, w qint8, b float"
+    act = m.DType("qint8", scale_min_lower_bound=2**-12)
+    weight = m.DType("qint8", -127, 127, 2**-12)
+    assert words.dtype_config(m.DTypeConfig(act, act, weight, "float32")) == (
+        "qint8[scale ≥ 2^-12] → qint8[scale ≥ 2^-12], w qint8[-127..127, scale ≥ 2^-12], b float"
+    )
+    fixed = m.DType("quint8", 0, 255, scale_exact_match=1 / 256, zero_point_exact_match=0)
+    assert words.dtype(fixed) == "quint8[0..255, scale 1/256, zp 0]"
+    assert words.dtype(m.DType("quint8", quant_max_upper_bound=15)) == "quint8[..15]"
+    assert words.dtype(m.DType("qint8", scale_min_lower_bound=0.5, scale_max_upper_bound=2.0)) == (
+        "qint8[0.5 ≤ scale ≤ 2]"
+    )
+    assert words.dtype_config(m.DTypeConfig(weight=s8)) == "— → —, w qint8"
+
+
+def test_patterns_and_kinds_in_spec_words(resolved):
+    onednn = {words.config_pattern(c): words.kind(c) for c in resolved["onednn"].configs}
+    assert onednn["nn.Conv2d"] == "module"
+    assert onednn["F.conv2d"] == "functional"
+    assert onednn["(nn.Conv2d, nn.ReLU)"] == "fused"
+    assert onednn['"relu_"'] == "method"
+    assert onednn["complex (operator.add, nn.Conv2d, MatchAllNode)"] == "fused"
+    pt2e = {words.config_pattern(c) for c in resolved["qnnpack_pt2e"].configs}
+    assert "aten.addmm.default" in pt2e
+
+
+def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resolved):
+    lines = docs["README.md"].splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| pattern | kind |"))
+    assert lines[head].removesuffix(" |").split(" | ")[2:] == sorted(resolved)
+    rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
+    patterns = {words.config_pattern(c) for b in resolved.values() for c in b.configs}
+    assert len(rows) == len(patterns) == 255
+    conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
+    by_backend = dict(zip(sorted(resolved), conv.removesuffix(" |").split(" | ")[2:]))
+    assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"
+    assert by_backend["qnnpack_pt2e"] == ""
+    assert by_backend["executorch"].count("<br>") == 1
+
+
+def test_each_backend_page_lists_every_config_in_order(docs, resolved):
+    for name, backend in resolved.items():
+        page = docs[f"backends/{name}.md"]
+        rows = re.findall(r"^\| (\d+) \| (`+)(.*?)\2 \|", page, re.M)
+        assert [int(n) for n, _, _ in rows] == list(range(1, len(backend.configs) + 1))
+        assert [p for _, _, p in rows] == [words.config_pattern(c) for c in backend.configs]
+    onednn = docs["backends/onednn.md"]
+    assert "| `sequential(nni.LinearLeakyReLU)` |" in onednn
+    assert "`input_index: {weight: 1, bias: 2}`" in onednn
+    assert "`root_node: pattern[1][1]`<br>`extra_inputs: [pattern[2]]`" in onednn
+
+
+def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs):
+    assert sorted(docs) == sorted(
+        ["README.md", "index.html"]
+        + [
+            f"backends/{b}.md"
+            for b in (
+                "executorch",
+                "fbgemm",
+                "my_backend",
+                "native",
+                "onednn",
+                "qnnpack",
+                "qnnpack_pt2e",
+                "tensorrt",
+                "x86",
+            )
+        ]
+    )
+    for text in docs.values():
+        assert text.startswith(DOCS_MARK) and "DO NOT EDIT" in text.splitlines()[0]
+    html = docs["index.html"]
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html, re.I)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    assert re.findall(r"<script\b", html) == ["<script"]  # one inline script, no src
+
+
+def test_docs_are_deterministic_and_in_sync_with_the_repository(docs, resolved):
+    assert render_docs(list(reversed(resolved.values())), "specs") == docs
+    for name, text in docs.items():
+        assert (REPO / "docs" / name).read_text(encoding="utf-8") == text, name
+
+
+def test_comment_and_layout_edits_leave_the_docs_unchanged(tmp_path, docs):
+    specs = tmp_path / "specs"
+    shutil.copytree(REPO / "specs", specs)
+    common = specs / "common.bcfg"
+    # Comments and blank lines everywhere: every line number after them moves.
+    text = common.read_text()
+    text = "# a new comment\n\n\n" + text.replace("\ngroup ", "\n# about this group\n\ngroup ")
+    common.write_text(text)
+    onednn = specs / "onednn.bcfg"
+    onednn.write_text(onednn.read_text().replace("\n    use ", "\n    # why\n    use "))
+    assert render(specs) == docs
+
+
+def test_a_change_of_meaning_is_a_changed_line_of_the_matrix(tmp_path, docs):
+    specs = tmp_path / "specs"
+    shutil.copytree(REPO / "specs", specs)
+    spec = specs / "tensorrt.bcfg"
+    extra = "\n    pattern nn.Softmax { dtypes: default_quint8 }\n}"
+    spec.write_text(spec.read_text().replace("\n}", extra, 1))
+    changed = render(specs)
+    old, new = docs["README.md"].splitlines(), changed["README.md"].splitlines()
+    added = [line for line in new if line not in old]
+    removed = [line for line in old if line not in new]
+    # tensorrt's count, and the Softmax row: tensorrt's cell was empty and is not.
+    assert [line.split(" | ")[0] for line in removed] == [
+        "| [tensorrt](backends/tensorrt.md)",
+        "| `nn.Softmax`",
+    ]
+    assert [line.split(" | ")[0] for line in added] == [x.split(" | ")[0] for x in removed]
+    tensorrt = sorted(
+        p.name.removesuffix(".bcfg") for p in specs.glob("*.bcfg") if p.name != "common.bcfg"
+    ).index("tensorrt")
+    cell = lambda line: line.removesuffix(" |").split(" | ")[2 + tensorrt]  # noqa: E731
+    assert (cell(removed[1]), cell(added[1])) == ("", "quint8 → quint8")
+    assert changed["backends/x86.md"] == docs["backends/x86.md"]
+
+
+def test_names_are_escaped_in_html_and_markdown(tmp_path):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent("""\
+            backend odd "<script>alert('x')</script> | --> `" {
+                pattern "relu_" { dtypes: {input: quint8, output: quint8} }
+            }
+            """))
+    out = render(tmp_path / "specs")
+    html = out["index.html"]
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html
+    assert html.count("-->") == 1  # only the mark's own end
+    call = next(line for line in out["backends/odd.md"].splitlines() if "BackendConfig(" in line)
+    assert call.startswith("``BackendConfig(") and "\\|" in call  # a code span: shown, not run
+    assert md_text("a|b<c>&") == "a\\|b&lt;c&gt;&amp;"
+    assert md_code("x`y|z") == "``x`y\\|z``"

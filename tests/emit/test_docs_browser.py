@@ -1,0 +1,180 @@
+"""docs/index.html in a real browser: Debian's headless Chromium, over the DevTools protocol.
+
+The page must show every backend and every pattern, its search and filters
+must change what is shown, its detail view must show every field, and it must
+load nothing but itself. Screenshots are saved in the test's temporary folder
+(``pytest --basetemp=DIR`` keeps them somewhere known).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from generator.emit import words
+from generator.lang.vocabulary import FIELD_WORDS
+from tests.browser import Browser, chromium
+from tests.support import REPO
+
+ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+
+PAGE = REPO / "docs" / "index.html"
+
+VISIBLE_ROWS = "[...document.querySelectorAll('#matrix tbody tr')].filter(r => !r.hidden)"
+VISIBLE_PATTERNS = f"{VISIBLE_ROWS}.map(r => r.querySelector('th code').textContent)"
+VISIBLE_BACKENDS = (
+    "[...document.querySelectorAll('#matrix thead th[data-b]')].filter(t => !t.hidden)"
+    ".map(t => t.dataset.b)"
+)
+
+
+def click(b: Browser, selector: str) -> None:
+    assert b.js(f"(e => (e.click(), true))(document.querySelector({selector!r}))")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if chromium() is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{ABSENT}; in CI it must be: .ci/run installs it")
+        pytest.skip(ABSENT)
+    with Browser(tmp_path_factory.mktemp("chromium-profile")) as b:
+        b.call("Network.enable")
+        b.open(PAGE.as_uri())
+        yield b
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def reset(b: Browser) -> None:
+    b.open(PAGE.as_uri())
+
+
+def test_the_matrix_shows_every_backend_and_every_pattern(browser, resolved, shots):
+    b = browser
+    assert b.js("document.compatMode") == "CSS1Compat"  # the leading comment keeps standards mode
+    assert b.js(VISIBLE_BACKENDS) == sorted(resolved)
+    patterns = {words.config_pattern(c) for backend in resolved.values() for c in backend.configs}
+    shown = b.js(VISIBLE_PATTERNS)
+    assert len(shown) == len(set(shown)) and set(shown) == patterns
+    assert b.js("document.getElementById('count').textContent") == (
+        f"{len(patterns)} of {len(patterns)} patterns"
+    )
+    for name, backend in resolved.items():
+        cells = b.js(
+            f"[...document.querySelectorAll('#matrix td[data-b=\"{name}\"]:not(.none)')]"
+            ".map(td => td.closest('tr').querySelector('th code').textContent)"
+        )
+        assert sorted(cells) == sorted(words.config_pattern(c) for c in backend.configs), name
+    png = b.screenshot(shots / "matrix.png")
+    assert png.stat().st_size > 10_000
+
+
+def test_the_header_row_and_pattern_column_stay_in_place_when_scrolling(browser):
+    b = browser
+    reset(b)
+    before = b.js("document.querySelector('#matrix thead th[data-b]').getBoundingClientRect().top")
+    first = b.js("document.querySelector('#matrix tbody th').getBoundingClientRect().left")
+    b.js("(s => { s.scrollTop = 3000; s.scrollLeft = 600; })(document.getElementById('scroller'))")
+    assert b.js("document.getElementById('scroller').scrollTop") > 0
+    after = b.js("document.querySelector('#matrix thead th[data-b]').getBoundingClientRect().top")
+    assert after == before  # sticky header row
+    rows = b.js(f"{VISIBLE_ROWS}.map(r => r.querySelector('th').getBoundingClientRect().left)")
+    assert first in rows  # the pattern column stays at the left edge
+
+
+def test_search_narrows_the_rows(browser, shots):
+    b = browser
+    reset(b)
+    total = len(b.js(VISIBLE_PATTERNS))
+    b.js("document.getElementById('search').focus()")
+    b.call("Input.insertText", text="conv2d relu")
+    shown = b.js(VISIBLE_PATTERNS)
+    assert 0 < len(shown) < total
+    assert all("conv2d" in p.lower() and "relu" in p.lower() for p in shown), shown
+    assert "(nn.Conv2d, nn.ReLU)" in shown
+    assert (
+        b.js("document.getElementById('count').textContent") == f"{len(shown)} of {total} patterns"
+    )
+    b.screenshot(shots / "search.png")
+    b.js(
+        "(s => { s.value = 'no such pattern'; s.dispatchEvent(new Event('input', {bubbles: true})); })(document.getElementById('search'))"
+    )
+    assert b.js(VISIBLE_PATTERNS) == []
+    assert b.js("document.getElementById('empty').hidden") is False
+
+
+def test_the_backend_filter_leaves_one_backends_columns_and_rows(browser, resolved, shots):
+    b = browser
+    reset(b)
+    click(b, "button[data-none=backend]")
+    assert b.js(VISIBLE_PATTERNS) == []
+    click(b, "input[name=backend][value=onednn]")
+    assert b.js(VISIBLE_BACKENDS) == ["onednn"]
+    assert b.js(
+        "[...document.querySelectorAll('#matrix td[data-b]')].filter(td => !td.hidden).every(td => td.dataset.b === 'onednn')"
+    )
+    shown = b.js(VISIBLE_PATTERNS)
+    assert sorted(shown) == sorted(words.config_pattern(c) for c in resolved["onednn"].configs)
+    assert len(shown) == 221
+    # Wide enough for one column: nothing to scroll sideways.
+    assert b.js("(s => s.scrollWidth <= s.clientWidth)(document.getElementById('scroller'))")
+    b.screenshot(shots / "onednn.png")
+
+
+def test_the_kind_and_dtype_filters(browser, resolved):
+    b = browser
+    reset(b)
+    for kind in ("module", "functional", "fused"):
+        click(b, f"input[name=kind][value={kind}]")  # leave only `method`
+    shown = b.js(VISIBLE_PATTERNS)
+    assert shown and all(p.startswith('"') for p in shown)
+    reset(b)
+    b.js(
+        "(s => { s.value = 'quint4x2'; s.dispatchEvent(new Event('change', {bubbles: true})); })(document.getElementById('dtype'))"
+    )
+    expected = {
+        words.config_pattern(c)
+        for backend in resolved.values()
+        for c in backend.configs
+        if "quint4x2" in words.dtypes_used(c)
+    }
+    assert set(b.js(VISIBLE_PATTERNS)) == expected
+    assert {"nn.Embedding", "nn.EmbeddingBag"} <= expected and len(expected) < 10
+
+
+def test_the_detail_view_shows_every_field_for_each_group_of_backends(browser, resolved, shots):
+    b = browser
+    reset(b)
+    click(b, "tr[id='p-nn.Conv2d'] th a")
+    assert b.js("document.getElementById('detail').hidden") is False
+    assert b.js("location.hash") == "#p-nn.Conv2d"
+    assert b.js("document.querySelector('#detail h2').textContent") == "nn.Conv2d"
+    groups = b.js(
+        "[...document.querySelectorAll('#detail section')].map(s => "
+        "[s.querySelector('h3').textContent, [...s.querySelectorAll('dt')].map(d => d.textContent)])"
+    )
+    having = sorted(
+        n
+        for n, be in resolved.items()
+        if any(words.config_pattern(c) == "nn.Conv2d" for c in be.configs)
+    )
+    assert sorted(n for label, _ in groups for n in label.split(", ")) == having
+    for _, fields in groups:
+        assert sorted(fields) == sorted(FIELD_WORDS)
+    text = b.js("document.getElementById('detail').textContent")
+    assert "nnqr.Conv2d" in text and "nnqat.Conv2d" in text and "different_observer" in text
+    b.screenshot(shots / "detail.png")
+    b.js("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))")
+    assert b.js("document.getElementById('detail').hidden") is True
+
+
+def test_the_page_loads_nothing_but_itself(browser):
+    b = browser
+    reset(b)
+    requests = [e["request"]["url"] for e in b.events("Network.requestWillBeSent")]
+    assert requests and set(requests) == {PAGE.as_uri()}
