@@ -27,7 +27,7 @@ from ..lang.vocabulary import (
 )
 from ..semantics import model as m
 from . import layout
-from .header import inputs_hash, stamp
+from .header import stamp
 from .pysource import (
     Fragments,
     black_format,
@@ -375,7 +375,7 @@ def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
     return {
         "name": fname,
         "params": ", ".join(["is_qat", *fp.params]),
-        "doc": safe_text(f"Fuser '{f.name}' defined at {f.span.file}:{f.span.line}."),
+        "doc": safe_text(f"Fuser '{f.name}', defined in {f.span.file}."),
         "body": body,
     }
 
@@ -468,7 +468,7 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
     dtype_exprs = [(n, _dtype_config(d, names)) for d, n in dtype_names.items()]
     configs = []
     for c in backend.configs:
-        origin = f"{c.span.file}:{c.span.line}" if c.span else backend.spec_file
+        origin = c.origin.anchor if c.origin is not None else backend.spec_file
         chain = "".join(_config_lines(c, dtype_names, names))
         configs.append({"origin": safe_text(origin), "lines": frag.item(f"({chain})", 2)})
     dtype_lines = [
@@ -497,7 +497,7 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
         )
     )
     body = check_source(black_format(source) if whole else source, f"backend {backend.module}")
-    return stamp(spec_file, inputs_hash(backend.inputs), body)
+    return stamp(spec_file, body)
 
 
 def _local_lines(names: _Names, dtype_exprs: list[tuple[str, str]]) -> list[str]:
@@ -566,5 +566,4 @@ def render_init(backends: list[m.Backend], spec_dir: str, fast: bool | None = No
     )
     whole = not fast or not entries or not _plain(label)
     body = check_source(black_format(source) if whole else source, "generated/__init__.py")
-    ins = tuple(sorted(x for b in backends for x in b.inputs))
-    return stamp(label + "/", inputs_hash(tuple(dict.fromkeys(ins))), body)
+    return stamp(label + "/", body)

@@ -11,16 +11,28 @@ black, lark, jinja2 and Python. ``verified`` recomputes those hashes and
 answers only if all agree: a changed or new spec, an imported file, a hand edit
 of a generated file (header or body), a stale generated file, a different torch
 or generator, or a missing cache entry all fall back to the full path.
+
+Specs also resolve names in the allow-listed user modules (``[tool.bcfg]
+allow``), whose versions the key cannot hold. ``record`` keeps, for every
+module a full run had loaded from such a package, and for every other module
+the run loaded from outside the standard library and the installed packages
+(a user module's local helpers), the file it came from and its hash, and for
+each allowed package the file Python's import system finds for it. A change
+to any of them (a function dropped, a file shadowing the package) falls back
+to the full path, which reports what the change broke.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
+import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Project
+from ..config import DEFAULT_ALLOW, Project
 from ..diagnostics import Diagnostic, format_all
 from ..sources import MAX_SPEC_BYTES, read_regular_file, resolved_path
 from . import cache
@@ -113,6 +125,70 @@ def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
     )
 
 
+def _user_tops(project: Project) -> list[str]:
+    """The allow-listed top-level modules whose versions the cache key does not hold."""
+    return [top for top in project.allow if top not in DEFAULT_ALLOW]
+
+
+def _found_at(top: str) -> str | None:
+    """The file Python's import system would load ``top`` from, without importing it."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    return None if spec is None else str(spec.origin)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Folders of the standard library, installed packages and bcfg itself."""
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs.add(str(Path(__file__).resolve().parent.parent))
+    return tuple(str(Path(d).resolve()) + "/" for d in dirs)
+
+
+def _loaded_user_files(project: Project, before: frozenset[str]) -> dict[str, str | None]:
+    """The files of user modules the run resolved against, with their hashes (see the module doc)."""
+    tops = set(_user_tops(project))
+    library = _library_dirs()
+    files: dict[str, str | None] = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        path = str(Path(file).resolve())
+        allowed = name.partition(".")[0] in tops
+        if allowed or (name not in before and not path.startswith(library)):
+            files[path] = _module_digest(Path(path))
+    return dict(sorted(files.items()))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a full run is about to read: the inputs' hashes and the modules already loaded."""
+
+    inputs: dict[str, str | None]
+    modules: frozenset[str]
+
+
+def _module_digest(path: Path) -> str | None:
+    """A module file's hash; past the spec size limit (an extension module), its size and mtime."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_size > MAX_SPEC_BYTES:
+        return f"stat:{info.st_size}:{info.st_mtime_ns}"
+    return _digest(path)
+
+
+def _user_modules_unchanged(project: Project, entry: dict) -> bool:
+    tops = {top: _found_at(top) for top in _user_tops(project)}
+    if entry["tops"] != tops:
+        return False
+    return all(_module_digest(Path(f)) == digest for f, digest in entry["modules"].items())
+
+
 def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | None:
     """The record of a full run that found exactly this tree up to date, or None."""
     entry = cache.load("tree", _key(project, specs, out_dir))
@@ -123,21 +199,23 @@ def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | N
             return None
         if entry["inputs"] != _input_hashes(project, specs):
             return None
+        if not _user_modules_unchanged(project, entry):
+            return None
         return Verified(len(entry["outputs"]), entry["warnings"])
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         return None
 
 
-def snapshot(project: Project, specs: list[Path]) -> dict[str, str | None]:
-    """The hashes of the inputs, taken before a full run reads them."""
-    return _input_hashes(project, specs)
+def snapshot(project: Project, specs: list[Path]) -> Snapshot:
+    """The hashes of the inputs and the loaded modules, taken before a full run reads them."""
+    return Snapshot(_input_hashes(project, specs), frozenset(sys.modules))
 
 
 def record(
     project: Project,
     specs: list[Path],
     out_dir: Path,
-    before: dict[str, str | None],
+    before: Snapshot,
     outputs: list[Outputs],
     warnings: list[Diagnostic],
     sources: dict[str, str],
@@ -146,10 +224,12 @@ def record(
 
     Nothing is recorded if an input changed while the run was reading them.
     """
-    if _input_hashes(project, specs) != before:
+    if _input_hashes(project, specs) != before.inputs:
         return
     value = {
-        "inputs": before,
+        "inputs": before.inputs,
+        "tops": {top: _found_at(top) for top in _user_tops(project)},
+        "modules": _loaded_user_files(project, before.modules),
         "outputs": {
             project.rel(o.out_dir / name): hashlib.sha256(text.encode("utf-8")).hexdigest()
             for o in outputs

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..emit.header import DOCS_MARK, HEADER_MARK
+from ..emit.header import DOCS_MARK, HEADER_MARK, edited_by_hand
 from ..sources import read_regular_file
 
 JOURNAL = ".bcfg-pending.json"
@@ -408,6 +408,16 @@ def _commit(
         ) from None
     _fsync_dir(out_dir)
     (out_dir / JOURNAL).unlink(missing_ok=True)
+
+
+def hand_edited(outputs: Outputs) -> list[Path]:
+    """The files on disk that differ from what would be generated and were edited after bcfg wrote them."""
+    out = []
+    for name, content in sorted(outputs.files.items()):
+        old = _read(outputs.out_dir / name, max(1 << 20, 4 * len(content)))
+        if old is not None and old != content and edited_by_hand(old):
+            out.append(outputs.out_dir / name)
+    return out
 
 
 def diff_outputs(outputs: Outputs, label: Label) -> list[str]:

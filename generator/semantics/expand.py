@@ -262,6 +262,7 @@ class Expander:
             fields=tuple((name, fld.span) for name, fld in seen.items()),
             chain=tuple(self.ctx.trail),
             definitions=used,
+            head=_head_text(item),
         )
         config = m.PatternConfig(
             pattern=pattern,
@@ -334,6 +335,12 @@ class Expander:
             return ("lit", type(p).__name__, p)
 
         return obj_key(pattern if is_complex else m.reversed_nested(pattern))
+
+
+def _head_text(item: syn.PatternItem) -> str:
+    """A pattern item's first line as the spec writes it, layout aside: ``override pattern nn.Conv${n}d``."""
+    words = ["override"] * item.override + ["pattern"] + ["complex"] * item.complex
+    return " ".join([*words, source_text(item.head)])
 
 
 def _arg_text(e: syn.Expr, v: Value, texts: dict[str, str]) -> str:

@@ -198,7 +198,8 @@ class Origin:
     the fields refer to, with those they refer to in turn (``dtypes:
     onednn_linear`` uses ``onednn_linear``, ``weighted_int8`` and
     ``dynamic_int8``); definitions reached through a ``use`` argument or a loop
-    element are on that ``Step``.
+    element are on that ``Step``. ``head`` is the pattern item as the spec
+    writes it, layout aside (``override pattern (nn.Conv${n}d, relu)``).
     """
 
     item: Span
@@ -206,10 +207,24 @@ class Origin:
     chain: tuple[Step, ...] = ()
     definitions: tuple[DefinitionRef, ...] = ()
     replaced: Origin | None = None
+    head: str = ""
 
     def field(self, word: str) -> Span | None:
         """The span of field ``word``, or None if the pattern does not set it."""
         return next((span for name, span in self.fields if name == word), None)
+
+    @property
+    def anchor(self) -> str:
+        """Where the config came from, by names a reviewer can search for, never by line.
+
+        The file of the pattern item, then the chain outermost first and the item:
+        ``specs/common.bcfg: use conv(ds=weighted_int8) > for n = 1 >
+        use conv_fusions(ds=weighted_int8, n=1) > for relu = F.relu > pattern (nn.Conv${n}d, relu)``.
+        Comment, blank-line and layout edits do not change it; configs a loop
+        makes differ in their ``for`` steps.
+        """
+        steps = [f"use {s.anchor}" if s.kind == StepKind.USE else s.anchor for s in self.chain]
+        return f"{self.item.file}: " + " > ".join([*steps, self.head or "pattern"])
 
 
 @dataclass(frozen=True)

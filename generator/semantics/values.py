@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lang import syntax as syn
+from ..lang.fmt.printer import quote
 from ..lang.vocabulary import spell
 from ..sources import Span
 from . import model as m
+from . import spelling
 
 
 # Values the resolver computes from expressions before they are given a type by
@@ -117,11 +119,13 @@ def value_text(v: Value) -> str:
     if isinstance(v, Word):
         return v.text
     if isinstance(v, Text):
-        return repr(v.value)
+        return quote(v.value)
     if isinstance(v, Num):
         return repr(v.value)
     if isinstance(v, DTypeValue):
-        return v.dtype.name or ("float" if v.dtype.dtype == "float32" else v.dtype.dtype)
+        return spelling.dtype(v.dtype)
+    if isinstance(v, DTypeSet):
+        return spelling.dtype_set(v.configs)
     if isinstance(v, Seq):
         inner = ", ".join(value_text(x) for x in v.items)
         if v.is_tuple:
@@ -142,7 +146,7 @@ def source_text(e: syn.Expr) -> str:
     if isinstance(e, syn.DottedName):
         return e.text
     if isinstance(e, syn.Str):
-        return repr(e.value)
+        return quote(e.value)
     if isinstance(e, (syn.Int, syn.Float)):
         return str(e.value)
     if isinstance(e, syn.ListExpr):

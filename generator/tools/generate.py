@@ -13,7 +13,7 @@ from pathlib import Path
 from ..cli import ExitCode, Report, UsageError
 from ..config import project_of
 from ..infra import fastcheck
-from ..infra.write import diff_outputs, write_all
+from ..infra.write import diff_outputs, hand_edited, write_all
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     if check:
         diffs = [d for o in outputs for d in diff_outputs(o, project.rel)]
         if diffs:
-            _report_drift(diffs, report)
+            edited = [project.rel(p) for o in outputs for p in hand_edited(o)]
+            _report_drift(diffs, edited, report)
             return ExitCode.FINDINGS
         if specs is None:
             fastcheck.record(project, paths, out_dir, before, outputs, warnings, sources)
@@ -75,11 +76,20 @@ def _named_specs(args: argparse.Namespace) -> list[Path] | None:
     return list(args.specs)
 
 
-def _report_drift(diffs: list[str], report: Report) -> None:
-    """``bcfg check``'s findings: a diff per file (and an annotation with --output-format github)."""
+def _report_drift(diffs: list[str], edited: list[str], report: Report) -> None:
+    """``bcfg check``'s findings: a diff per file (and an annotation with --output-format github).
+
+    ``edited`` names the files edited by hand (their body no longer matches their hash).
+    """
     for d in diffs:
         if report.output_format == "github":
             file = d.split("\n", 1)[0].removeprefix("--- ").rsplit(" (", 1)[0]
-            report.finding(file, f"{file} is out of date; run bcfg generate")
+            how = "was edited by hand" if file in edited else "is out of date"
+            report.finding(file, f"{file} {how}; run bcfg generate")
         report.result(d)
+    for file in edited:
+        report.info(
+            f"bcfg check: {file} was edited by hand (its body no longer matches the hash "
+            "in its header); edit the specs instead"
+        )
     report.info(f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`")

@@ -91,7 +91,9 @@ def test_a_hand_edit_of_a_generated_file_is_caught(project, capsys, where):
     assert verified(project) is None
     capsys.readouterr()
     assert main(["check"]) == 1
-    assert "generated/x86.py" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "generated/x86.py" in out
+    assert "generated/x86.py was edited by hand" in err
 
 
 @pytest.mark.parametrize("name", ["README.md", "index.html", "backends/onednn.md"])
@@ -116,9 +118,75 @@ def test_edits_of_a_spec_or_an_imported_spec_are_caught(project, capsys):
     original = common.read_text()
     common.write_text(original + "\n# a comment changes the input hashes\n")
     assert verified(project) is None
+    # The full path finds the tree still up to date (a comment changes no
+    # generated line) and records the new inputs.
+    assert main(["check"]) == 0
+    assert verified(project) is not None
+    common.write_text(original.replace("bias: float}", "bias: float16}", 1))
+    assert verified(project) is None
     assert main(["check"]) == 1
     common.write_text(original)
-    assert verified(project) is not None  # back to the recorded inputs
+    assert main(["check"]) == 0
+    assert verified(project) is not None
+
+
+_USER_SPEC = """\
+backend mine {
+    pattern (nn.Linear, nn.ReLU) {
+        dtypes: {input: quint8, output: quint8, weight: qint8, bias: float}
+        fuser: my_kernels.fuse_linear_relu
+        fused: nni.LinearReLU
+    }
+}
+"""
+_FUSER = "def fuse_linear_relu(is_qat, linear, relu):\n    return (linear, relu)\n"
+# A run in a fresh process that can import the user's modules from the project folder.
+_RUN = (
+    "import sys\n"
+    "from generator.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(code, 'torch' in sys.modules)\n"
+)
+
+
+def _run(root: Path, *argv: str) -> tuple[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", _RUN, *argv],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return out.stdout.strip(), out.stderr
+
+
+@pytest.mark.parametrize("where", ["module", "helper"])
+def test_a_user_module_that_drops_a_function_is_not_up_to_date(tmp_path, monkeypatch, where):
+    """Issue 17: the fast path re-verifies the allow-listed user modules a run resolved against."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "proj"
+    (root / "specs").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["my_kernels"]\n')
+    (root / "specs" / "mine.bcfg").write_text(_USER_SPEC)
+    if where == "module":
+        (root / "my_kernels.py").write_text(_FUSER)
+        edited = root / "my_kernels.py"
+        message = "unknown symbol 'my_kernels.fuse_linear_relu'"
+    else:  # the allowed module takes the function from a local helper module
+        (root / "my_kernels.py").write_text("from kernel_helpers import fuse_linear_relu\n")
+        (root / "kernel_helpers.py").write_text(_FUSER)
+        edited = root / "kernel_helpers.py"
+        message = "cannot import module 'my_kernels'"
+    assert _run(root, "generate")[0] == "0 True"
+    assert _run(root, "check")[0] == "0 False"  # the fast path
+    edited.write_text("def something_else():\n    pass\n")
+    for command in ("check", "generate"):
+        out, err = _run(root, command)
+        assert out.startswith("2 "), err
+        assert "specs/mine.bcfg:4:16: error: " + message in err
 
 
 def test_imports_outside_the_spec_folder_are_inputs(project):

@@ -139,7 +139,8 @@ def test_a_warm_run_takes_every_fact_from_the_table(project, monkeypatch):
     refuse_live_resolution(monkeypatch)
     assert main(["generate"]) == 0
     after = files(project / "generated")
-    assert [n for n in before if before[n] != after[n]] == ["__init__.py", "x86.py"]
+    # Only the module whose configs changed is rewritten (not __init__.py).
+    assert [n for n in before if before[n] != after[n]] == ["x86.py"]
 
 
 @pytest.mark.parametrize("cached", ["F.avg_pool2d", "torch._C._nn.avg_pool2d", "both"])

@@ -1,0 +1,126 @@
+"""Spelling: resolved values written back the way a spec writes them.
+
+``bcfg diff`` and origin anchors speak in spec terms: ``nn.Conv2d``, not
+``torch.nn.Conv2d``; ``shared_observer``, not
+``OUTPUT_SHARE_OBSERVER_WITH_INPUT``; a dtype set by the name it was defined
+under (``weighted_int8``), else as a record
+(``{input: quint8, output: quint8}``). Every word comes from
+``lang.vocabulary``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..lang.fmt.printer import quote
+from ..lang.vocabulary import (
+    CONSTRAINT_FIELDS,
+    DTYPE_CONFIG_KEYS,
+    OBSERVATION_WORDS,
+    FieldKind,
+    spell,
+)
+from . import model as m
+
+
+def dtype_word(name: str) -> str:
+    """A canonical dtype name as specs write it: ``float32`` is ``float``."""
+    return "float" if name == "float32" else name
+
+
+def constraints(d: m.DType) -> str:
+    """A dtype with its constraints, as a constraint declaration writes them: ``qint8 {quant_min: -127}``."""
+    bounds = [
+        f"{short}: {number(getattr(d, long))}"
+        for long, short in CONSTRAINT_FIELDS
+        if getattr(d, long) is not None
+    ]
+    return dtype_word(d.dtype) + (" {" + ", ".join(bounds) + "}" if bounds else "")
+
+
+def dtype(d: m.DType) -> str:
+    """A dtype by its constraint's name when it has one, else written out."""
+    if d.constrained and d.name:
+        return d.name
+    return constraints(d)
+
+
+def dtype_record(c: m.DTypeConfig) -> str:
+    """A dtype config written out: ``{input: quint8, output: quint8, weight: qint8, bias: float}``."""
+    values = (c.input, c.output, c.weight, c.bias, c.is_dynamic)
+    entries = []
+    for key, value in zip(DTYPE_CONFIG_KEYS, values):
+        if value is None:
+            continue
+        if isinstance(value, m.DType):
+            shown = dtype(value)
+        elif isinstance(value, bool):
+            shown = "true" if value else "false"
+        else:
+            shown = dtype_word(value)
+        entries.append(f"{key.word}: {shown}")
+    return "{" + ", ".join(entries) + "}"
+
+
+def dtype_config(c: m.DTypeConfig) -> str:
+    """A dtype config by the name it was defined under, else written out."""
+    return c.name or dtype_record(c)
+
+
+def dtype_set(configs: tuple[m.DTypeConfig, ...]) -> str:
+    """The value of a ``dtypes`` field: one config, or a list of them."""
+    if len(configs) == 1:
+        return dtype_config(configs[0])
+    return "[" + ", ".join(dtype_config(c) for c in configs) + "]"
+
+
+def number(value: Any) -> str:
+    return repr(value)
+
+
+def atom(a: m.PatternValue) -> str:
+    """A pattern or one of its elements: ``(nn.Conv2d, nn.ReLU)``, ``"relu_"``, ``F.relu``."""
+    if isinstance(a, tuple):
+        return "(" + ", ".join(atom(x) for x in a) + ")"
+    if isinstance(a, m.Symbol):
+        return spell(a.path)
+    if isinstance(a, str):
+        return quote(a)
+    return repr(a)
+
+
+def pattern(c: m.PatternConfig) -> str:
+    """A config's pattern as ``pattern`` writes it: ``(nn.Conv2d, nn.ReLU)``, ``complex (...)``."""
+    return ("complex " if c.complex else "") + atom(c.pattern)
+
+
+def fuser(f: m.Fuser) -> str:
+    if isinstance(f, m.SequentialFuser):
+        return f"sequential({spell(f.fused.path)})"
+    if isinstance(f, m.SymbolFuser):
+        return spell(f.function.path)
+    return f.name
+
+
+def _index(path: tuple[int, ...]) -> str:
+    return "pattern" + "".join(f"[{i}]" for i in path)
+
+
+_FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {
+    FieldKind.OBSERVATION: lambda v: OBSERVATION_WORDS.get(v, v),
+    FieldKind.DTYPES: dtype_set,
+    FieldKind.MODULE: lambda v: spell(v.path),
+    FieldKind.FUSER: fuser,
+    FieldKind.NODE_GETTER: lambda v: _index(v.path),
+    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(_index(p) for p in v.paths) + "]",
+    FieldKind.NUM_TENSOR_ARGS: lambda v: "{"
+    + ", ".join(f"{k}: {OBSERVATION_WORDS.get(o, o)}" for k, o in v)
+    + "}",
+    FieldKind.INPUT_INDEX: lambda v: "{" + ", ".join(f"{k}: {i}" for k, i in v) + "}",
+}
+
+
+def field_value(kind: FieldKind, value: Any) -> str:
+    """The value of a pattern field as the spec writes it."""
+    return _FIELD_TEXT[kind](value)
