@@ -261,6 +261,36 @@ def _explain_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _diff_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "base", nargs="?", metavar="BASE", help="the git revision to compare from (default: HEAD)"
+    )
+    parser.add_argument(
+        "head",
+        nargs="?",
+        metavar="HEAD",
+        help="the git revision to compare to (default: the working tree)",
+    )
+    parser.add_argument(
+        "--configs",
+        nargs=2,
+        metavar="MODULE:FUNCTION",
+        help="compare the BackendConfigs two functions return instead of two revisions of the specs",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json", "github"),
+        default="text",
+        help="text (default; coloured on a terminal), markdown (a pull-request comment), "
+        "json, or github (workflow annotations)",
+    )
+    parser.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit 1 if anything changed, 0 if nothing did (2 on errors either way)",
+    )
+
+
 # Arguments are declared here, not in the command modules, so that --help and
 # argument errors never import a command's dependencies.
 COMMANDS: tuple[Command, ...] = (
@@ -291,6 +321,13 @@ COMMANDS: tuple[Command, ...] = (
         "say where every value of a backend's pattern config comes from",
         _explain_arguments,
         prefix="bcfg explain",
+    ),
+    Command(
+        "diff",
+        "diff",
+        "what changed in the BackendConfigs between two revisions of the specs, or two getters",
+        _diff_arguments,
+        prefix="bcfg diff",
     ),
     Command(
         "import",

@@ -263,3 +263,115 @@ class MemorySources:
             return sorted(here)
         more = self.fallback.siblings(name)
         return None if more is None else sorted(here | set(more))
+
+
+class GitError(Exception):
+    """git could not answer: not a repository, an unknown revision, no git at all. One line."""
+
+
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """The output of ``git <args>`` run in ``cwd``; GitError with git's own first line if it fails."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(lines[0].removeprefix("fatal: ") if lines else f"git {args[0]} failed")
+    return done.stdout
+
+
+class GitSources:
+    """Specs as they are at a git revision, read with ``git ls-tree`` and ``git cat-file``.
+
+    Names are the ones the working tree has (relative to the project ``root``,
+    which may be a folder inside the repository), so spans, origins and
+    messages read the same at every revision. Nothing is checked out.
+    """
+
+    def __init__(self, root: Path, revision: str):
+        self.root = root
+        self.revision = revision
+        self.prefix = git(root, "rev-parse", "--show-prefix").decode().strip()
+        try:
+            found = git(
+                root,
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                f"{revision}^{{commit}}",
+            )
+        except GitError:
+            raise GitError(f"unknown revision '{revision}'") from None
+        self.commit = found.decode().strip()
+        self._folders: dict[str, dict[str, str]] = {}  # folder -> {file name: blob id}
+        self._texts: dict[str, bytes] = {}
+
+    def _listing(self, folder: str) -> dict[str, str]:
+        """The regular files directly in ``folder`` (a project-relative name) at the revision."""
+        if folder not in self._folders:
+            path = posixpath.normpath(posixpath.join(self.prefix, folder))
+            entries: dict[str, str] = {}
+            if not path.startswith("../") and path != "..":
+                tree = f"{self.commit}:{'' if path == '.' else path}"
+                try:
+                    out = git(self.root, "ls-tree", "-z", "--end-of-options", tree)
+                except GitError:
+                    out = b""  # no such folder at this revision
+                for record in out.split(b"\0"):
+                    meta, _, name = record.partition(b"\t")
+                    mode, kind, oid = (meta.split(b" ") + [b"", b"", b""])[:3]
+                    if kind == b"blob" and mode in (b"100644", b"100755"):
+                        entries[name.decode("utf-8", "surrogateescape")] = oid.decode()
+            self._folders[folder] = entries
+        return self._folders[folder]
+
+    def _blob(self, name: str) -> str | None:
+        folder, _, base = posixpath.normpath(name).rpartition("/")
+        return self._listing(folder or ".").get(base)
+
+    def spec_names(self, folder: str) -> list[str]:
+        """Every ``*.bcfg`` directly in ``folder`` at the revision, read ahead in one git call."""
+        listing = self._listing(folder)
+        names = sorted(n for n in listing if n.endswith(".bcfg"))
+        self._read_ahead([listing[n] for n in names])
+        prefix = "" if folder == "." else folder.rstrip("/") + "/"
+        return [prefix + n for n in names]
+
+    def _read_ahead(self, oids: list[str]) -> None:
+        todo = [oid for oid in oids if oid not in self._texts]
+        if not todo:
+            return
+        out = git(self.root, "cat-file", "--batch", stdin="".join(f"{o}\n" for o in todo).encode())
+        pos = 0
+        for oid in todo:
+            end = out.index(b"\n", pos)
+            size = int(out[pos:end].split()[2])
+            self._texts[oid] = out[end + 1 : end + 1 + size]
+            pos = end + 1 + size + 1
+
+    def read(self, name: str) -> Source:
+        oid = self._blob(name)
+        if oid is None:
+            raise SourceError(f"cannot read {name} at {self.revision}: no such file")
+        self._read_ahead([oid])
+        data = self._texts[oid]
+        return Source.of(name, decode(data[: MAX_SPEC_BYTES + 1], name, len(data)))
+
+    def resolve_import(self, importer: str, target: str) -> str | None:
+        name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target))
+        return name if self._blob(name) is not None else None
+
+    def siblings(self, name: str) -> list[str] | None:
+        folder = posixpath.dirname(posixpath.normpath(name)) or "."
+        return self.spec_names(folder)

@@ -181,7 +181,7 @@ class Step:
 
 @dataclass(frozen=True)
 class DefinitionRef:
-    """A named definition a pattern config's fields used: a dtype set, constraint or fuser."""
+    """A named definition a pattern config's fields used, directly or through another definition."""
 
     kind: str  # "dtypes", "constraint", "fuse"
     name: str

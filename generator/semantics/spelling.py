@@ -10,6 +10,7 @@ under (``weighted_int8``), else as a record
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -76,6 +77,11 @@ def dtype_set(configs: tuple[m.DTypeConfig, ...]) -> str:
 
 
 def number(value: Any) -> str:
+    """A constraint's number; a small power of two as specs write it (``2 ** -12``)."""
+    if isinstance(value, float) and 0 < value < 1:
+        mantissa, exponent = math.frexp(value)
+        if mantissa == 0.5 and exponent <= -3:
+            return f"2 ** {exponent - 1}"
     return repr(value)
 
 
@@ -124,3 +130,20 @@ _FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {
 def field_value(kind: FieldKind, value: Any) -> str:
     """The value of a pattern field as the spec writes it."""
     return _FIELD_TEXT[kind](value)
+
+
+def _param(p: Any) -> str:
+    return p.name if p.name is not None else "(" + ", ".join(_param(q) for q in p.items) + ")"
+
+
+def _fuse_expr(e: m.FuseExpr) -> str:
+    if isinstance(e, m.FuseArg):
+        return e.name
+    return f"{spell(e.function.path)}({', '.join(_fuse_expr(a) for a in e.args)})"
+
+
+def fuse_definition(f: m.DefinedFuser) -> str:
+    """A ``fuse`` declaration on one line: ``fuse conv_add(add, conv, _) = nni.ConvAdd2d(conv, add)``."""
+    flags = [flag for flag, on in (("eval_only", f.eval_only), ("same_mode", f.same_mode)) if on]
+    params = ", ".join(_param(p) for p in f.params)
+    return " ".join([f"fuse {f.name}({params})", *flags, "=", _fuse_expr(f.body)])

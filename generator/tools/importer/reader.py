@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...lang.vocabulary import CONSTRAINT_FIELDS, FIELDS, OBSERVATION_WORDS, FieldKind
+from ...live.getters import pick_paths
 from ...live.names import PublicNames, sequential_class
 from ...live.targets import ImportFailure
 from ...semantics.model import reversed_nested
@@ -267,40 +266,3 @@ def _show_pattern(p: Any) -> str:
 
 def _dtype_name(dt: Any) -> str:
     return str(dt).removeprefix("torch.")
-
-
-class _Node:
-    """A sentinel standing for one element of a matched pattern."""
-
-    __slots__ = ("path",)
-
-    def __init__(self, path: tuple[int, ...]):
-        self.path = path
-
-
-def pick_paths(fn: Callable, reversed_pattern: Any, many: bool) -> Any:
-    """If ``fn`` returns elements of the pattern (one, or a list), their index paths; else None."""
-
-    where: dict[int, tuple[int, ...]] = {}
-
-    def sentinels(p: Any, path: tuple[int, ...]) -> Any:
-        if isinstance(p, tuple):
-            node: Any = tuple(sentinels(x, path + (j,)) for j, x in enumerate(p))
-        else:
-            node = _Node(path)
-        where[id(node)] = path
-        return node
-
-    nodes = sentinels(reversed_pattern, ())
-    keep = [nodes]  # noqa: F841  (keeps every sentinel alive while ids are compared)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = fn(nodes)
-    except Exception:  # noqa: BLE001  (a getter that needs real nodes is no picker)
-        return None
-    if many:
-        if type(result) is not list or not all(id(x) in where for x in result):
-            return None
-        return tuple(where[id(x)] for x in result)
-    return where.get(id(result))

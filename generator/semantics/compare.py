@@ -1,0 +1,419 @@
+"""Compare: the semantic difference between two sets of resolved backends (``bcfg diff``).
+
+Pure over the resolved model: no I/O, no torch. Backends are matched by module
+name and pattern configs by identity, never by position: the pattern in the
+reversed nested form torch keys configs by (``complex`` included), each symbol
+by ``identity`` (two paths naming one object are one symbol). So renaming a
+definition, moving an item into a group or re-wrapping a spec changes nothing,
+and a change to a shared definition shows in every pattern of every backend
+that uses it.
+
+Each ``Change`` says what happened to one pattern (``added``, ``removed``,
+``moved``) or to one field of it (``changed``: the field in spec words, its
+value before and after as a spec writes it) and how it may affect users:
+``narrowing`` when a model that was quantized may silently stop being
+quantized (a pattern or dtype config removed, a dtype changed, a range or
+exact-match constraint tightened), ``widening`` when more is supported, else
+``neutral``. ``where`` is the spec location a reviewer should look at, in the
+newer specs.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, FIELDS, FieldKind
+from ..sources import Span
+from . import model as m
+from . import spelling
+
+
+class Action(StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+    MOVED = "moved"
+
+
+class Severity(StrEnum):
+    NARROWING = "narrowing"  # user models may silently stop being quantized
+    WIDENING = "widening"
+    NEUTRAL = "neutral"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference: a backend or pattern added, removed or moved, or one field of a pattern changed.
+
+    ``pattern`` is None for a change of the backend itself; ``field``,
+    ``before`` and ``after`` are None where they do not apply. ``origin`` is
+    the config's origin anchor (the newer one; the older one when removed).
+    """
+
+    backend: str
+    pattern: str | None
+    action: Action
+    field: str | None
+    before: str | None
+    after: str | None
+    severity: Severity
+    where: Span | None = None
+    origin: str | None = None
+
+
+# How a dotted path is identified: the path itself, or the first path that names the same object.
+Identity = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One field difference of a pattern config, before it is placed and located."""
+
+    field: str
+    before: str | None
+    after: str | None
+    severity: Severity
+    definition: tuple[str, str] | None = None  # (kind, name) of the definition it is about
+
+
+def compare(
+    base: Sequence[m.Backend], head: Sequence[m.Backend], identity: Identity | None = None
+) -> list[Change]:
+    """Every difference from the backends ``base`` to the backends ``head``, by backend then position."""
+    canon = _Canon(identity or (lambda path: path))
+    old = {b.module: b for b in base}
+    new = {b.module: b for b in head}
+    out: list[Change] = []
+    for module in sorted(old.keys() | new.keys()):
+        a, b = old.get(module), new.get(module)
+        if a is None:
+            assert b is not None
+            n = _configs(b)
+            out.append(Change(module, None, Action.ADDED, None, None, n, Severity.WIDENING, b.span))
+        elif b is None:
+            n = _configs(a)
+            out.append(Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING))
+        else:
+            out.extend(_backend_changes(a, b, canon))
+    return out
+
+
+def _configs(b: m.Backend) -> str:
+    return f"{len(b.configs)} pattern config{'s' if len(b.configs) != 1 else ''}"
+
+
+def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon) -> list[Change]:
+    out: list[tuple[tuple[int, int, int], Change]] = []
+    if a.name != b.name:
+        change = Change(
+            b.module, None, Action.CHANGED, "name", a.name, b.name, Severity.NEUTRAL, b.span
+        )
+        out.append(((-1, 0, 0), change))
+    keys_a = [canon.pattern_key(c) for c in a.configs]
+    keys_b = [canon.pattern_key(c) for c in b.configs]
+    where_b = {k: j for j, k in enumerate(keys_b)}
+    where_a = {k: i for i, k in enumerate(keys_a)}
+    stay = _kept_in_order(keys_a, where_b)
+    for j, c in enumerate(b.configs):
+        old_index = where_a.get(keys_b[j])
+        if old_index is None:
+            out.append(((j, 0, 0), _pattern_change(b.module, c, Action.ADDED, Severity.WIDENING)))
+            continue
+        if keys_b[j] not in stay:
+            out.append(((j, 0, 0), _moved(b, a, old_index, j)))
+        for row in _config_rows(a.configs[old_index], c, canon):
+            out.append(((j, 1, 0), _placed(b.module, a.configs[old_index], c, row)))
+    last_kept = -1
+    for i, c in enumerate(a.configs):
+        new_index = where_b.get(keys_a[i])
+        if new_index is not None:
+            last_kept = new_index
+            continue
+        change = _pattern_change(b.module, c, Action.REMOVED, Severity.NARROWING)
+        out.append(((last_kept, 2, i), replace(change, where=b.span)))
+    return [change for _, change in sorted(out, key=lambda x: x[0])]
+
+
+def _kept_in_order(keys_a: list[Any], where_b: dict[Any, int]) -> set[Any]:
+    """The common patterns that keep their relative order; every other common pattern moved.
+
+    Patterns are unique in a backend, so the longest common subsequence of the
+    two orders is the longest increasing run of newer positions taken in the
+    older order: O(n log n) by patience sorting.
+    """
+    seq = [(where_b[k], k) for k in keys_a if k in where_b]
+    tail_pos: list[int] = []  # tail_pos[n]: smallest last position of an increasing run of n + 1
+    tail_idx: list[int] = []
+    prev = [-1] * len(seq)
+    for idx, (pos, _) in enumerate(seq):
+        n = bisect.bisect_left(tail_pos, pos)
+        prev[idx] = tail_idx[n - 1] if n > 0 else -1
+        if n == len(tail_pos):
+            tail_pos.append(pos)
+            tail_idx.append(idx)
+        else:
+            tail_pos[n], tail_idx[n] = pos, idx
+    kept: set[Any] = set()
+    t = tail_idx[-1] if tail_idx else -1
+    while t >= 0:
+        kept.add(seq[t][1])
+        t = prev[t]
+    return kept
+
+
+def _pattern_change(backend: str, c: m.PatternConfig, action: Action, severity: Severity) -> Change:
+    origin = c.origin.anchor if c.origin is not None else None
+    where = c.origin.item if c.origin is not None and action == Action.ADDED else None
+    return Change(backend, spelling.pattern(c), action, None, None, None, severity, where, origin)
+
+
+def _moved(b: m.Backend, a: m.Backend, i: int, j: int) -> Change:
+    def after(configs: tuple[m.PatternConfig, ...], k: int) -> str:
+        return f"after {spelling.pattern(configs[k - 1])}" if k > 0 else "first"
+
+    c = b.configs[j]
+    origin = c.origin.anchor if c.origin is not None else None
+    where = c.origin.item if c.origin is not None else None
+    return Change(
+        b.module,
+        spelling.pattern(c),
+        Action.MOVED,
+        "position",
+        after(a.configs, i),
+        after(b.configs, j),
+        Severity.NEUTRAL,
+        where,
+        origin,
+    )
+
+
+def _placed(backend: str, a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Change:
+    return Change(
+        backend,
+        spelling.pattern(b),
+        Action.CHANGED,
+        row.field,
+        row.before,
+        row.after,
+        row.severity,
+        _where(a, b, row),
+        b.origin.anchor if b.origin is not None else None,
+    )
+
+
+def _where(a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Span | None:
+    """Where in the newer specs the change of ``row`` is best seen.
+
+    The first step of the chain that differs (a ``use`` whose arguments
+    changed), else the definition the row is about, else the field, else the
+    pattern item.
+    """
+    if b.origin is None:
+        return None
+    if a.origin is not None:
+        for x, y in zip(a.origin.chain, b.origin.chain):
+            if x.anchor != y.anchor:
+                return y.span
+    if row.definition is not None:
+        kind, name = row.definition
+        refs = [*b.origin.definitions, *(r for step in b.origin.chain for r in step.definitions)]
+        for ref in refs:
+            if (ref.kind, ref.name) == (kind, name):
+                return ref.span
+    word = row.field.split("[")[0].split(".")[0]
+    return b.origin.field(word) or b.origin.item
+
+
+# ---------------------------------------------------------------- fields
+
+
+def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[_Row]:
+    rows: list[_Row] = []
+    for spec in FIELDS:
+        x, y = getattr(a, spec.attr), getattr(b, spec.attr)
+        if spec.kind is FieldKind.DTYPES:
+            rows += _dtype_set_rows(x, y)
+            continue
+        x = None if x == () else x
+        y = None if y == () else y
+        if canon.value(x) == canon.value(y):
+            continue
+        before = _field_text(spec.kind, x, y)
+        after = _field_text(spec.kind, y, x)
+        if x is None:
+            severity = Severity.WIDENING
+        elif y is None:
+            severity = Severity.NARROWING
+        else:
+            severity = Severity.NEUTRAL
+        rows.append(_Row(spec.word, before, after, severity))
+    return rows
+
+
+def _field_text(kind: FieldKind, value: Any, other: Any) -> str | None:
+    if value is None:
+        return None
+    text = spelling.field_value(kind, value)
+    if isinstance(value, m.DefinedFuser) and other is not None:
+        if text == spelling.field_value(kind, other):  # same name, other definition
+            return spelling.fuse_definition(value)
+    return text
+
+
+def _shape(c: m.DTypeConfig) -> tuple[Any, ...]:
+    dt = [d.dtype if d is not None else None for d in (c.input, c.output, c.weight)]
+    return (*dt, c.bias, c.is_dynamic)
+
+
+def _dtype_set_rows(
+    before: tuple[m.DTypeConfig, ...], after: tuple[m.DTypeConfig, ...]
+) -> list[_Row]:
+    """The differences of two ``dtypes`` fields: configs added, removed, changed or reordered.
+
+    Configs are paired when equal, then by the name they were defined under,
+    then by their dtypes (a range that changed); what is left was removed or added.
+    """
+    if before == after:
+        return []
+    rest_a, rest_b = list(before), list(after)
+    pairs: list[tuple[m.DTypeConfig, m.DTypeConfig]] = []
+    for same in (
+        lambda x, y: x == y,
+        lambda x, y: x.name is not None and x.name == y.name,
+        lambda x, y: _shape(x) == _shape(y),
+    ):
+        for x in list(rest_a):
+            y = next((y for y in rest_b if same(x, y)), None)
+            if y is not None:
+                pairs.append((x, y))
+                rest_a.remove(x)
+                rest_b.remove(y)
+    rows: list[_Row] = []
+    for x, y in pairs:
+        if x != y:
+            rows += _dtype_config_rows(x, y, after.index(y))
+    rows += [_Row("dtypes", spelling.dtype_config(x), None, Severity.NARROWING) for x in rest_a]
+    rows += [_Row("dtypes", None, spelling.dtype_config(y), Severity.WIDENING) for y in rest_b]
+    if not rows:  # the same configs in another order
+        rows.append(
+            _Row("dtypes", spelling.dtype_set(before), spelling.dtype_set(after), Severity.NEUTRAL)
+        )
+    return rows
+
+
+def _named(c: m.DTypeConfig) -> tuple[str, str] | None:
+    return ("dtypes", c.name) if c.name else None
+
+
+def _dtype_config_rows(x: m.DTypeConfig, y: m.DTypeConfig, index: int) -> list[_Row]:
+    """What changed inside one dtype config: a dtype of a slot, or a constraint on it."""
+    label = f"dtypes[{y.name or x.name or index}]"
+    about = _named(y) or _named(x)
+    rows: list[_Row] = []
+    slots = zip(DTYPE_CONFIG_KEYS, (x.input, x.output, x.weight), (y.input, y.output, y.weight))
+    for key, dx, dy in slots:
+        if dx == dy:
+            continue
+        if dx is None or dy is None or dx.dtype != dy.dtype:
+            before = spelling.dtype(dx) if dx is not None else None
+            after = spelling.dtype(dy) if dy is not None else None
+            severity = Severity.WIDENING if dy is None else Severity.NARROWING
+            rows.append(_Row(f"{label}.{key.word}", before, after, severity, about))
+            continue
+        constraint = (
+            ("constraint", dy.name) if dy.name else (("constraint", dx.name) if dx.name else about)
+        )
+        for long, short in CONSTRAINT_FIELDS:
+            vx, vy = getattr(dx, long), getattr(dy, long)
+            if vx != vy or type(vx) is not type(vy):
+                rows.append(
+                    _Row(
+                        f"{label}.{key.word}.{short}",
+                        None if vx is None else spelling.number(vx),
+                        None if vy is None else spelling.number(vy),
+                        _bound_severity(long, vx, vy),
+                        constraint,
+                    )
+                )
+    for word, vx, vy in (("bias", x.bias, y.bias), ("dynamic", x.is_dynamic, y.is_dynamic)):
+        if vx != vy:
+            shown = [None if v is None else _plain(v) for v in (vx, vy)]
+            severity = Severity.WIDENING if vy is None else Severity.NARROWING
+            rows.append(_Row(f"{label}.{word}", shown[0], shown[1], severity, about))
+    return rows
+
+
+def _plain(v: str | bool) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return spelling.dtype_word(v)
+
+
+# Bounds a larger value of which admits fewer observers, and those a smaller one does.
+_LOWER_BOUNDS = ("quant_min_lower_bound", "scale_min_lower_bound")
+_UPPER_BOUNDS = ("quant_max_upper_bound", "scale_max_upper_bound")
+
+
+def _bound_severity(field: str, before: Any, after: Any) -> Severity:
+    """Narrowing when fewer quantization parameters satisfy the constraint after the change."""
+    if after is None:
+        return Severity.WIDENING
+    if before is None:
+        return Severity.NARROWING
+    if field in _LOWER_BOUNDS:
+        return Severity.NARROWING if after > before else Severity.WIDENING
+    if field in _UPPER_BOUNDS:
+        return Severity.NARROWING if after < before else Severity.WIDENING
+    return Severity.NARROWING  # an exact match moved: what matched before no longer does
+
+
+# ---------------------------------------------------------------- identity
+
+
+class _Canon:
+    """Comparable forms of model values, with every symbol by its identity."""
+
+    def __init__(self, identity: Identity):
+        self.identity = identity
+
+    def pattern_key(self, c: m.PatternConfig) -> Any:
+        pattern = c.pattern if c.complex else m.reversed_nested(c.pattern)
+        return (c.complex, self.value(pattern))
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, m.Symbol):
+            return ("symbol", self.identity(v.path))
+        if isinstance(v, tuple):
+            return tuple(self.value(x) for x in v)
+        if isinstance(v, m.SequentialFuser):
+            return ("sequential", self.value(v.fused))
+        if isinstance(v, m.SymbolFuser):
+            return ("function", self.value(v.function))
+        if isinstance(v, m.DefinedFuser):
+            return self._fuse(v)
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            return (type(v).__name__, v)
+        return v
+
+    def _fuse(self, f: m.DefinedFuser) -> Any:
+        """A ``fuse`` definition up to the names of its parameters (and its own name)."""
+        names: dict[str, int] = {}
+
+        def shape(p: Any) -> Any:
+            if p.name is None:
+                return tuple(shape(q) for q in p.items)
+            if p.name == "_":
+                return "_"
+            return names.setdefault(p.name, len(names))
+
+        def body(e: m.FuseExpr) -> Any:
+            if isinstance(e, m.FuseArg):
+                return ("arg", names.get(e.name, e.name))
+            return (self.value(e.function), tuple(body(x) for x in e.args))
+
+        params = tuple(shape(p) for p in f.params)
+        return ("fuse", f.eval_only, f.same_mode, params, body(f.body))

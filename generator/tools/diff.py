@@ -1,0 +1,125 @@
+"""``bcfg diff``: what changed in the BackendConfigs, said in spec terms.
+
+``bcfg diff [BASE [HEAD]]`` resolves the specs as they are at two git
+revisions (BASE defaults to ``HEAD``, HEAD to the working tree), never the
+checked-in generated files, which may be stale, and compares the resolved
+backends (``semantics.compare``). ``bcfg diff --configs A B`` compares two
+live BackendConfig getters instead (``live.comparable``). Symbol facts come
+from the cache, so comparing two revisions of specs that name only known
+symbols does not import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from ..cli import ExitCode, Report, UsageError
+from ..config import Project, find_project
+from ..diagnostics import Severity, SpecError, use_color
+from ..semantics import model as m
+from ..semantics.compare import Identity, compare
+from ..semantics.facts import TorchFacts, UnknownSymbol
+from ..sources import FileSources, GitError, GitSources, SourceSet
+from .diff_report import FORMATS, Labels, text
+
+
+def run(args: argparse.Namespace, report: Report) -> ExitCode:
+    if args.configs:
+        if args.base is not None:
+            raise UsageError("give either two revisions or --configs A B, not both")
+        base, head, labels, identity = _live(args.configs)
+    else:
+        project = find_project()
+        try:
+            base, head, labels, identity = _revisions(project, args.base or "HEAD", args.head)
+        except _Unresolved as exc:
+            report.diagnostics(exc.error.diagnostics, exc.error.sources)
+            report.message(exc.message)
+            return ExitCode.ERROR
+    changes = compare(base, head, identity)
+    if args.format == "text":
+        report.result(text(changes, labels, use_color(report.out)))
+    else:
+        report.result(FORMATS[args.format](changes, labels))
+    return ExitCode.FINDINGS if changes and args.exit_code else ExitCode.OK
+
+
+class _Unresolved(Exception):
+    """The specs at one side do not resolve: the diagnostics, and a line naming the side."""
+
+    def __init__(self, error: SpecError, message: str):
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def _revisions(
+    project: Project, base: str, head: str | None
+) -> tuple[list[m.Backend], list[m.Backend], Labels, Identity]:
+    facts = TorchFacts.cached(project.allow)
+    try:
+        old, base_label = _side(project, base, facts)
+        new, head_label = _side(project, head, facts)
+    finally:
+        facts.save()
+
+    def identity(path: str) -> str:
+        try:
+            return facts.lookup(path).identity
+        except UnknownSymbol:
+            return path
+
+    return old, new, Labels(base_label, head_label), identity
+
+
+def _side(project: Project, revision: str | None, facts: TorchFacts) -> tuple[list[m.Backend], str]:
+    """The backends the specs resolve to at ``revision`` (None: the working tree), and its label."""
+    from ..semantics.driver import analyze
+
+    folder = project.rel(project.specs)
+    sources: SourceSet
+    if revision is None:
+        label = "the working tree"
+        files = FileSources(project.root)
+        paths = sorted(project.specs.glob("*.bcfg")) if project.specs.is_dir() else []
+        names = [files.name(p) for p in paths]
+        sources = files
+    else:
+        try:
+            at = GitSources(project.root, revision)
+        except GitError as exc:
+            raise UsageError(f"{exc}") from None
+        label = f"{revision} ({at.commit[:7]})" if revision != at.commit else at.commit[:7]
+        names = at.spec_names(folder)
+        sources = at
+    if not names:
+        raise UsageError(f"{label} has no specs: no *.bcfg files in {folder}/")
+    try:
+        analysis = analyze(sources, names, project.allow, facts)
+    except SpecError as exc:
+        n = sum(d.severity == Severity.ERROR for d in exc.diagnostics)
+        where = f"at {label}" if revision is not None else "in the working tree"
+        note = f"at revision {label}" if revision is not None else "in the working tree"
+        notes = [dataclasses.replace(d, notes=(*d.notes, note)) for d in exc.diagnostics]
+        message = (
+            f"the specs {where} do not resolve ({n} error{'s' if n != 1 else ''}); nothing compared"
+        )
+        raise _Unresolved(SpecError(notes, exc.sources), message) from None
+    return analysis.backends, label
+
+
+def _live(targets: list[str]) -> tuple[list[m.Backend], list[m.Backend], Labels, Identity]:
+    from ..live.comparable import Unreadable, read_pair
+    from ..live.targets import ImportFailure, load_backend_config
+
+    try:
+        a, _ = load_backend_config(targets[0])
+        b, _ = load_backend_config(targets[1])
+    except ImportFailure as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        base, head = read_pair(a, b, (targets[0], targets[1]))
+    except Unreadable as exc:
+        raise UsageError(str(exc)) from None
+    return [base], [head], Labels(targets[0], targets[1]), lambda path: path

@@ -1,0 +1,337 @@
+"""How ``bcfg diff`` shows its changes: text, markdown, json and GitHub annotations.
+
+Every format starts from the same list of ``compare.Change`` and the same
+summary: what changed per backend, and how many changes are narrowing (user
+models may silently stop being quantized). ``text`` is for a terminal (one
+block per pattern, coloured when asked), ``markdown`` for a pull-request
+comment (a summary line, a table per backend with the patterns a change
+affects listed together, the spec locations collapsed), ``json`` for tools,
+and ``github`` for workflow annotations at the spec line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..semantics.compare import Action, Change, Severity
+
+# A marker a CI job can look for to update its own comment instead of adding one.
+MARKER = "<!-- bcfg-diff -->"
+DETAILS_PER_BACKEND = 40  # origins listed per backend
+COMMENT_LIMIT = 60_000
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What was compared: ``base`` and ``head`` as the user should read them."""
+
+    base: str
+    head: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    backends: tuple[str, ...]  # backends with any change
+    added: int  # patterns
+    removed: int
+    changed: int
+    moved: int
+    narrowing: int  # patterns (or backends) with a narrowing change
+
+    @classmethod
+    def of(cls, changes: list[Change]) -> Summary:
+        def patterns(action: Action) -> int:
+            return len(
+                {(c.backend, c.pattern) for c in changes if c.action == action and c.pattern}
+            )
+
+        changed = {(c.backend, c.pattern) for c in changes if c.action == Action.CHANGED}
+        return cls(
+            tuple(dict.fromkeys(c.backend for c in changes)),
+            patterns(Action.ADDED),
+            patterns(Action.REMOVED),
+            len({k for k in changed if k[1] is not None}),
+            patterns(Action.MOVED),
+            len({(c.backend, c.pattern) for c in changes if c.severity == Severity.NARROWING}),
+        )
+
+    def line(self) -> str:
+        n = len(self.backends)
+        parts = [
+            f"{n} backend{'s' if n != 1 else ''} changed:",
+            f"{self.added} pattern{'s' if self.added != 1 else ''} added,",
+            f"{self.removed} removed, {self.changed} changed, {self.moved} moved;",
+            f"{self.narrowing} narrowed",
+        ]
+        if self.narrowing:
+            parts.append("(user models may stop being quantized)")
+        return " ".join(parts)
+
+
+def _by_backend(changes: list[Change]) -> dict[str, list[Change]]:
+    out: dict[str, list[Change]] = {}
+    for c in changes:
+        out.setdefault(c.backend, []).append(c)
+    return out
+
+
+def _field_text(c: Change, arrow: str = "→", none: str = "—") -> str:
+    """``dtypes: + sym``, ``root: - nn.Linear``, ``observation: a → b``."""
+    if c.before is None and c.after is not None:
+        return f"{c.field}: + {c.after}"
+    if c.after is None and c.before is not None:
+        return f"{c.field}: - {c.before}"
+    return f"{c.field}: {c.before if c.before is not None else none} {arrow} {c.after if c.after is not None else none}"
+
+
+def _where(c: Change) -> str | None:
+    if c.where is None or c.where.line < 1:
+        return None
+    return f"{c.where.file}:{c.where.line}"
+
+
+# ---------------------------------------------------------------- text
+
+_SIGNS = {Action.ADDED: "+", Action.REMOVED: "-", Action.CHANGED: "~", Action.MOVED: ">"}
+_SIGN_COLORS = {Action.ADDED: "32", Action.REMOVED: "31", Action.CHANGED: "33", Action.MOVED: "36"}
+_SEVERITY_COLORS = {Severity.NARROWING: "1;31", Severity.WIDENING: "32", Severity.NEUTRAL: "2"}
+
+
+def _painter(color: bool) -> Callable[[str, str], str]:
+    return (lambda code, s: f"\033[{code}m{s}\033[0m") if color else (lambda code, s: s)
+
+
+def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
+    """Per backend, each change once with every pattern it affects; then the summary line."""
+    paint = _painter(color)
+    head = f"bcfg diff: {labels.base} → {labels.head}"
+    if not changes:
+        return f"{head}: no semantic change\n"
+    lines = [paint("1", head)]
+    for backend, group in _by_backend(changes).items():
+        lines += ["", paint("1", backend)]
+        for (action, field, _, _, severity), rows in _grouped(group).items():
+            sign = paint(_SIGN_COLORS[action], _SIGNS[action])
+            tag = paint(_SEVERITY_COLORS[severity], severity.value)
+            first = rows[0]
+            if first.pattern is None:  # the backend itself
+                what = (
+                    _field_text(first)
+                    if field
+                    else f"backend {action.value} ({first.after or first.before})"
+                )
+                lines.append(f"  {sign} {what}  {tag}")
+            elif field is None:  # patterns added or removed
+                for c in rows:
+                    lines.append(f"  {sign} {c.pattern}  {tag}")
+                    if c.origin:
+                        lines.append(
+                            f"      {'was ' if action == Action.REMOVED else ''}{c.origin}"
+                        )
+            else:
+                lines.append(f"  {sign} {_field_text(first)}  {tag}")
+                lines += _patterns_lines([c.pattern for c in rows if c.pattern is not None])
+                places = list(dict.fromkeys(w for w in map(_where, rows) if w))
+                if len(places) == 1:
+                    lines.append(f"      at {places[0]}")
+                if len(rows) == 1 and first.origin:
+                    lines.append(f"      {first.origin}")
+    lines += ["", Summary.of(changes).line()]
+    return "\n".join(lines) + "\n"
+
+
+def _patterns_lines(patterns: list[str], width: int = 100) -> list[str]:
+    """``in 3 patterns: a, b, c`` wrapped, every pattern named."""
+    names = list(dict.fromkeys(patterns))
+    words = (f"in {len(names)} patterns:" if len(names) > 1 else "in").split(" ")
+    words += [n + ("," if i < len(names) - 1 else "") for i, n in enumerate(names)]
+    lines, line = [], "     "
+    for w in words:
+        if len(line) + 1 + len(w) > width and line.strip():
+            lines.append(line)
+            line = "       "
+        line += " " + w
+    return lines + [line]
+
+
+# ---------------------------------------------------------------- markdown
+
+_ICONS = {
+    Action.ADDED: "➕ added",
+    Action.REMOVED: "➖ removed",
+    Action.CHANGED: "✏️ changed",
+    Action.MOVED: "↕️ moved",
+}
+
+
+def _cell(value: str | None) -> str:
+    if value is None:
+        return "—"
+    return "`" + value.replace("|", "\\|").replace("`", "'") + "`"
+
+
+def _grouped(changes: Iterable[Change]) -> dict[tuple, list[Change]]:
+    """Changes alike but for their pattern, together: a shared definition's change is one row."""
+    rows: dict[tuple, list[Change]] = {}
+    for c in changes:
+        rows.setdefault((c.action, c.field, c.before, c.after, c.severity), []).append(c)
+    return rows
+
+
+def _patterns_cell(group: list[Change], limit: int = 4) -> str:
+    names = list(dict.fromkeys(c.pattern for c in group if c.pattern is not None))
+    if not names:
+        return "*(the backend)*"
+    shown = ", ".join(_cell(n) for n in names[:limit])
+    if len(names) > limit:
+        return f"{shown} and {len(names) - limit} more ({len(names)}, all listed below)"
+    return shown
+
+
+def markdown(changes: list[Change], labels: Labels) -> str:
+    """A pull-request comment: summary line, a table per backend, the details collapsed.
+
+    GitHub takes comments of up to 65,536 characters: past ``COMMENT_LIMIT``
+    the origins are left out of the details, and then the details.
+    """
+    for origins in (DETAILS_PER_BACKEND, 0, -1):
+        out = _markdown(changes, labels, origins)
+        if len(out) <= COMMENT_LIMIT:
+            break
+    return out
+
+
+def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
+    out = [MARKER, f"### bcfg diff: {labels.base} → {labels.head}", ""]
+    if not changes:
+        out.append("**No semantic change**: both build the same BackendConfigs.")
+        return "\n".join(out) + "\n"
+    summary = Summary.of(changes)
+    counts = summary.line().split(";")[0]
+    n = summary.narrowing
+    warn = f" · ⚠️ **{n} narrowed**" if n else ""
+    out.append(f"**{counts}**{warn}")
+    if summary.narrowing:
+        out += [
+            "",
+            "> ⚠️ Narrowing changes remove support (a pattern, a dtype config, a range): "
+            "models that were quantized may silently stop being quantized.",
+        ]
+    for backend, group in _by_backend(changes).items():
+        rows = _grouped(group)
+        out += ["", f"#### {backend}", ""]
+        out.append("| change | patterns | field | before | after | severity | spec |")
+        out.append("|---|---|---|---|---|---|---|")
+        for (action, field, before, after, severity), items in rows.items():
+            mark = "⚠️ narrowing" if severity == Severity.NARROWING else severity.value
+            places = list(dict.fromkeys(w for w in map(_where, items) if w))
+            where = places[0] if len(places) == 1 else ("several" if places else "—")
+            cells = [_ICONS[action], _patterns_cell(items), _cell(field), _cell(before)]
+            cells += [_cell(after), mark, where]
+            out.append("| " + " | ".join(cells) + " |")
+        out += _details(backend, rows, origins) if origins >= 0 else []
+    if origins < DETAILS_PER_BACKEND:
+        out += ["", "*Details left out to fit a comment: `bcfg diff --format json` has them all.*"]
+    return "\n".join(out) + "\n"
+
+
+def _details(backend: str, rows: dict[tuple, list[Change]], limit: int) -> list[str]:
+    """Collapsed: every pattern of each long row, and where each changed pattern comes from."""
+    lines: list[str] = []
+    for (action, *_), items in rows.items():
+        names = list(dict.fromkeys(c.pattern for c in items if c.pattern is not None))
+        if len(names) > 4:
+            head = _field_text(items[0]) if items[0].field else f"{action.value}"
+            lines.append(f"- {_cell(head)}, {len(names)} patterns: " + ", ".join(map(_cell, names)))
+    origins: dict[str, str] = {}
+    for c in (c for items in rows.values() for c in items):
+        if c.pattern is not None and c.origin and c.pattern not in origins:
+            was = "was " if c.action == Action.REMOVED else ""
+            origins[c.pattern] = f"- {_cell(c.pattern)}: {was}{_cell(c.origin)}"
+    more = len(origins) - limit
+    lines += list(origins.values())[:limit]
+    lines += [f"- … and {more} more: `bcfg diff --format json` has them all"] if more > 0 else []
+    if not lines:
+        return []
+    return ["", f"<details><summary>Details: {backend}</summary>", "", *lines, "", "</details>"]
+
+
+# ---------------------------------------------------------------- json
+
+
+def as_json(changes: list[Change], labels: Labels) -> str:
+    """``{"base", "head", "summary", "changes": [{"backend", "pattern", "change", "field", ...}]}``."""
+    summary = Summary.of(changes)
+    data = {
+        "base": labels.base,
+        "head": labels.head,
+        "summary": {
+            "backends": list(summary.backends),
+            "added": summary.added,
+            "removed": summary.removed,
+            "changed": summary.changed,
+            "moved": summary.moved,
+            "narrowing": summary.narrowing,
+        },
+        "changes": [
+            {
+                "backend": c.backend,
+                "pattern": c.pattern,
+                "change": c.action.value,
+                "field": c.field,
+                "before": c.before,
+                "after": c.after,
+                "severity": c.severity.value,
+                "where": str(c.where) if c.where is not None and c.where.line >= 1 else None,
+                "origin": c.origin,
+            }
+            for c in changes
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- github
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def github(changes: list[Change], labels: Labels) -> str:
+    """Workflow annotations at the spec line of each change; changes alike are one annotation."""
+    if not changes:
+        return f"::notice title=bcfg diff::{_escape(f'{labels.base} → {labels.head}: no semantic change')}\n"
+    groups: dict[tuple, list[Change]] = {}
+    for c in changes:
+        key = (_where(c), c.action, c.field, c.before, c.after, c.severity)
+        groups.setdefault(key, []).append(c)
+    lines = []
+    for (where, action, _, _, _, severity), group in groups.items():
+        first = group[0]
+        what = _field_text(first) if first.field else f"pattern {action.value}"
+        counts: dict[str, int] = {}
+        for c in group:
+            counts[c.backend] = counts.get(c.backend, 0) + 1
+        if len(group) == 1 and first.pattern is not None:
+            scope = f"{first.backend} {first.pattern}"
+        else:
+            scope = ", ".join(f"{b} ({n})" for b, n in counts.items())
+        level = "warning" if severity == Severity.NARROWING else "notice"
+        props = [f"title={_escape(f'bcfg diff: {severity.value}', True)}"]
+        if where is not None:
+            file, _, line = where.rpartition(":")
+            props = [f"file={_escape(file, True)}", f"line={line}", *props]
+        lines.append(f"::{level} {','.join(props)}::{_escape(f'{scope}: {what}')}")
+    lines.append(f"::notice title=bcfg diff::{_escape(Summary.of(changes).line())}")
+    return "\n".join(lines) + "\n"
+
+
+FORMATS: dict[str, Callable[[list[Change], Labels], str]] = {
+    "markdown": markdown,
+    "json": as_json,
+    "github": github,
+}

@@ -1,0 +1,252 @@
+"""``semantics.compare``: the semantic difference of resolved backends, in spec terms."""
+
+from __future__ import annotations
+
+import textwrap
+
+from generator.semantics import model as m
+from generator.semantics.compare import Action, Change, Severity, compare
+from generator.semantics.driver import analyze
+from generator.semantics.facts import TorchFacts
+from generator.sources import MemorySources
+
+FACTS = TorchFacts()
+
+COMMON = """
+dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+dtypes fp16 = {input: float16, output: float, weight: float16, bias: float, dynamic: true}
+constraint act = qint8 {scale_min: 2 ** -12, quant_min: -127, quant_max: 127}
+dtypes sym = {input: act, output: act, weight: qint8, bias: float}
+group linear(ds) {
+    pattern nn.Linear { dtypes: ds  root: nn.Linear  reference: nnqr.Linear  qat: nnqat.Linear }
+    for relu in [nn.ReLU, F.relu] {
+        pattern (nn.Linear, relu) { dtypes: ds  fuser: sequential(nni.LinearReLU)  fused: nni.LinearReLU }
+    }
+}
+"""
+A = """
+import "common.bcfg"
+backend a {
+    use linear([w8, fp16])
+    pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }
+    pattern torch.cat { observation: shared_observer  dtypes: w8 }
+}
+"""
+B = """
+import "common.bcfg"
+backend b {
+    use linear(fp16)
+    pattern F.avg_pool2d { dtypes: sym }
+}
+"""
+
+
+def resolve(**texts: str) -> list[m.Backend]:
+    files = {"common.bcfg": COMMON, "a.bcfg": A, "b.bcfg": B}
+    files.update({f"{k}.bcfg": textwrap.dedent(v) for k, v in texts.items()})
+    names = sorted(n for n in files if n != "common.bcfg")
+    return analyze(MemorySources(files), names, facts=FACTS).backends
+
+
+def diff(**texts: str) -> list[Change]:
+    return compare(resolve(), resolve(**texts), lambda p: FACTS.lookup(p).identity)
+
+
+def rows(changes: list[Change]) -> list[tuple]:
+    return [
+        (c.backend, c.pattern, c.action.value, c.field, c.before, c.after, c.severity.value)
+        for c in changes
+    ]
+
+
+def test_nothing_changed_is_an_empty_difference():
+    assert diff() == []
+
+
+def test_refactors_that_build_the_same_configs_are_no_change():
+    refactored = """
+    # A rename, a different layout, the configs written out instead of through a group.
+    dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+    dtypes half = {input: float16, output: float, weight: float16, bias: float, dynamic: true}
+    backend a {
+        pattern nn.Linear {
+            dtypes: [w8, half]
+            root: torch.nn.Linear
+            reference: nnqr.Linear
+            qat: nnqat.Linear
+        }
+        pattern (nn.Linear, nn.ReLU) { dtypes: [w8, half]  fuser: sequential(nni.LinearReLU)  fused: nni.LinearReLU }
+        pattern (nn.Linear, F.relu) { dtypes: [w8, half]  fuser: sequential(nni.LinearReLU)  fused: nni.LinearReLU }
+        pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }
+        pattern torch.cat { observation: shared_observer  dtypes: w8 }
+    }
+    """
+    assert diff(a=refactored) == []
+
+
+def test_two_paths_to_one_object_are_one_pattern():
+    assert diff(b=B.replace("F.avg_pool2d", "torch._C._nn.avg_pool2d")) == []
+
+
+def test_a_dtype_config_added_to_one_pattern():
+    head = A + "\n"
+    head = head.replace("pattern nn.Conv2d { dtypes: w8 ", "pattern nn.Conv2d { dtypes: [w8, sym] ")
+    assert rows(diff(a=head)) == [
+        ("a", "nn.Conv2d", "changed", "dtypes", None, "sym", "widening"),
+    ]
+    (change,) = diff(a=head)
+    assert change.where is not None and change.where.file == "a.bcfg" and change.where.line == 5
+    assert change.origin == "a.bcfg: pattern nn.Conv2d"
+
+
+def test_a_shared_definition_change_lists_every_pattern_of_every_backend():
+    common = COMMON.replace("weight: float16, bias: float,", "weight: float16, bias: float16,")
+    changes = diff(common=common)
+    assert {(c.backend, c.pattern) for c in changes} == {
+        ("a", "nn.Linear"),
+        ("a", "(nn.Linear, nn.ReLU)"),
+        ("a", "(nn.Linear, F.relu)"),
+        ("b", "nn.Linear"),
+        ("b", "(nn.Linear, nn.ReLU)"),
+        ("b", "(nn.Linear, F.relu)"),
+    }
+    assert {(c.field, c.before, c.after, c.severity) for c in changes} == {
+        ("dtypes[fp16].bias", "float", "float16", Severity.NARROWING)
+    }
+    # Pointed at the definition that changed, not at the patterns.
+    assert {(c.where.file, c.where.line) for c in changes if c.where} == {("common.bcfg", 3)}
+
+
+def test_patterns_added_removed_and_moved():
+    head = """
+    import "common.bcfg"
+    backend a {
+        pattern torch.cat { observation: shared_observer  dtypes: w8 }
+        use linear([w8, fp16])
+        pattern F.relu { dtypes: w8 }
+    }
+    """
+    # Only the pattern that moved is reported, not the three it moved past.
+    assert rows(diff(a=head)) == [
+        ("a", "torch.cat", "moved", "position", "after nn.Conv2d", "first", "neutral"),
+        ("a", "nn.Conv2d", "removed", None, None, None, "narrowing"),
+        ("a", "F.relu", "added", None, None, None, "widening"),
+    ]
+
+
+def test_constraint_changes_are_classified():
+    def change(new: str) -> list[tuple]:
+        common = COMMON.replace("{scale_min: 2 ** -12, quant_min: -127, quant_max: 127}", new)
+        return sorted({(c.field, c.before, c.after, c.severity.value) for c in diff(common=common)})
+
+    narrower = change("{scale_min: 2 ** -10, quant_min: -127, quant_max: 100}")
+    assert narrower == [
+        ("dtypes[sym].input.quant_max", "127", "100", "narrowing"),
+        ("dtypes[sym].input.scale_min", "2 ** -12", "2 ** -10", "narrowing"),
+        ("dtypes[sym].output.quant_max", "127", "100", "narrowing"),
+        ("dtypes[sym].output.scale_min", "2 ** -12", "2 ** -10", "narrowing"),
+    ]
+    wider = change("{quant_min: -128, quant_max: 127}")
+    assert ("dtypes[sym].input.quant_min", "-127", "-128", "widening") in wider
+    assert ("dtypes[sym].input.scale_min", "2 ** -12", None, "widening") in wider
+    exact = change("{scale_min: 2 ** -12, quant_min: -127, quant_max: 127, zero_point: 0}")
+    assert exact == [
+        ("dtypes[sym].input.zero_point", None, "0", "narrowing"),
+        ("dtypes[sym].output.zero_point", None, "0", "narrowing"),
+    ]
+    changes = diff(common=COMMON.replace("quant_max: 127}", "quant_max: 100}"))
+    # A constraint change points at the constraint.
+    assert {(c.where.file, c.where.line) for c in changes if c.where} == {("common.bcfg", 4)}
+
+
+def test_dtypes_removed_or_retyped_narrow():
+    got = rows(diff(a=A.replace("use linear([w8, fp16])", "use linear(w8)")))
+    assert ("a", "nn.Linear", "changed", "dtypes", "fp16", None, "narrowing") in got
+    assert len(got) == 3
+    c, *_ = diff(a=A.replace("use linear([w8, fp16])", "use linear(w8)"))
+    assert c.where is not None and (c.where.file, c.where.line) == ("a.bcfg", 4)  # the use
+    retyped = COMMON.replace(
+        "dtypes w8 = {input: quint8, output: quint8, weight: qint8,",
+        "dtypes w8 = {input: quint8, output: quint8, weight: quint8,",
+    )
+    assert (
+        "a",
+        "nn.Conv2d",
+        "changed",
+        "dtypes[w8].weight",
+        "qint8",
+        "quint8",
+        "narrowing",
+    ) in rows(diff(common=retyped))
+    reordered = rows(diff(a=A.replace("use linear([w8, fp16])", "use linear([fp16, w8])")))
+    assert (
+        "a",
+        "nn.Linear",
+        "changed",
+        "dtypes",
+        "[w8, fp16]",
+        "[fp16, w8]",
+        "neutral",
+    ) in reordered
+
+
+def test_fields_set_unset_and_changed():
+    head = A.replace(
+        "pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }",
+        "pattern nn.Conv2d { dtypes: w8  reference: nnqr.Conv2d  qat: nnqat.Conv2d }",
+    ).replace("observation: shared_observer", "observation: not_observed")
+    got = rows(diff(a=head))
+    assert got == [
+        ("a", "nn.Conv2d", "changed", "root", "nn.Conv2d", None, "narrowing"),
+        ("a", "nn.Conv2d", "changed", "qat", None, "nnqat.Conv2d", "widening"),
+        ("a", "torch.cat", "changed", "observation", "shared_observer", "not_observed", "neutral"),
+    ]
+
+
+def test_backends_added_removed_and_renamed():
+    base = resolve()
+    head = [b for b in resolve(b=B.replace("backend b {", 'backend b "b-2" {')) if b.module == "b"]
+    c = resolve(c="backend c { pattern nn.ReLU {} }")
+    got = rows(compare(base, head + [x for x in c if x.module == "c"]))
+    assert got == [
+        ("a", None, "removed", None, "5 pattern configs", None, "narrowing"),
+        ("b", None, "changed", "name", "b", "b-2", "neutral"),
+        ("c", None, "added", None, None, "1 pattern config", "widening"),
+    ]
+
+
+def test_fuse_definitions_compare_by_what_they_do():
+    spec = """
+    fuse {name}({p}, relu) = nni.LinearReLU({p}, relu)
+    backend f {{
+        pattern (nn.Linear, nn.ReLU) {{ fuser: {name}  fused: nni.LinearReLU }}
+    }}
+    """
+    base = resolve(f=spec.format(name="lr", p="linear"))
+    renamed = resolve(f=spec.format(name="fuse_it", p="lin"))
+    assert compare(base, renamed) == []
+    other = resolve(
+        f=spec.replace("nni.LinearReLU({p}, relu)", "nni.LinearReLU(relu, {p})").format(
+            name="lr", p="linear"
+        )
+    )
+    (c,) = compare(base, other)
+    assert c.field == "fuser" and c.severity == Severity.NEUTRAL
+    assert c.before == "fuse lr(linear, relu) = nni.LinearReLU(linear, relu)"
+    assert c.after == "fuse lr(linear, relu) = nni.LinearReLU(relu, linear)"
+
+
+def test_many_moves_are_found_in_order():
+    names = [
+        f"nn.{n}" for n in ("ReLU", "ReLU6", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardtanh")
+    ]
+
+    def spec(order: list[str]) -> str:
+        return "backend m {\n" + "".join(f"    pattern {n} {{}}\n" for n in order) + "}\n"
+
+    order = names[:]
+    order.insert(6, order.pop(1))  # ReLU6 moves down past five others
+    changes = compare(resolve(m=spec(names)), resolve(m=spec(order)))
+    assert [(c.pattern, c.action, c.before, c.after) for c in changes if c.backend == "m"] == [
+        ("nn.ReLU6", Action.MOVED, "after nn.ReLU", "after nn.Sigmoid")
+    ]

@@ -1,0 +1,289 @@
+"""``bcfg diff``: revisions of a git repository, live getters, formats, exit codes and bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+from tests.support import REPO
+
+CONV2D_SYMMETRIC = """    override pattern nn.Conv2d {
+        dtypes: [weighted_int8, weighted_qint8_symmetric]
+        root: nn.Conv2d
+        reference: nnqr.Conv2d
+        qat: nnqat.Conv2d
+    }
+}
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+    }
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    out = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A git repository holding a copy of the project's specs, one commit, as the working directory."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copytree(REPO / "specs", root / "specs")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    git(root, "init", "-q")
+    commit(root, "specs")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return root
+
+
+def edit(path: Path, change) -> None:
+    path.write_text(change(path.read_text()))
+
+
+def add_conv2d_symmetric(root: Path) -> None:
+    edit(root / "specs" / "x86.bcfg", lambda t: t.rstrip()[:-1] + CONV2D_SYMMETRIC)
+
+
+def bcfg(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_comments_layout_and_renames_are_no_semantic_change(repo, capsys):
+    def refactor(text: str) -> str:
+        text = "# a new first comment\n\n" + text.replace("weighted_int8", "w8_weighted")
+        return text.replace("    ", "\t")
+
+    for spec in (repo / "specs").glob("*.bcfg"):
+        edit(spec, refactor)
+    code, out, err = bcfg(capsys, "--exit-code")
+    assert (code, err) == (0, "")
+    assert re.fullmatch(
+        r"bcfg diff: HEAD \([0-9a-f]{7}\) → the working tree: no semantic change\n", out
+    )
+    code, out, _ = bcfg(capsys, "--format", "json", "--exit-code")
+    assert code == 0 and json.loads(out)["changes"] == []
+
+
+def test_the_x86_conv2d_change_in_every_format(repo, capsys):
+    add_conv2d_symmetric(repo)
+    code, out, _ = bcfg(capsys, "--exit-code")
+    assert code == 1
+    assert "x86\n  ~ dtypes: + weighted_qint8_symmetric  widening\n      in nn.Conv2d\n" in out
+    assert "specs/x86.bcfg: override pattern nn.Conv2d" in out
+    assert out.rstrip().endswith(
+        "1 backend changed: 0 patterns added, 0 removed, 1 changed, 0 moved; 0 narrowed"
+    )
+
+    code, out, _ = bcfg(capsys, "--format", "json")
+    assert code == 0  # without --exit-code a difference is a success
+    assert json.loads(out)["changes"] == [
+        {
+            "backend": "x86",
+            "pattern": "nn.Conv2d",
+            "change": "changed",
+            "field": "dtypes",
+            "before": None,
+            "after": "weighted_qint8_symmetric",
+            "severity": "widening",
+            "where": "specs/x86.bcfg:18:9",
+            "origin": "specs/x86.bcfg: override pattern nn.Conv2d",
+        }
+    ]
+
+    _, out, _ = bcfg(capsys, "--format", "markdown")
+    assert out.startswith("<!-- bcfg-diff -->\n### bcfg diff: HEAD (")
+    assert "**1 backend changed: 0 patterns added, 0 removed, 1 changed, 0 moved**" in out
+    assert (
+        "#### x86" in out
+        and "| change | patterns | field | before | after | severity | spec |" in out
+    )
+    assert (
+        "| ✏️ changed | `nn.Conv2d` | `dtypes` | — | `weighted_qint8_symmetric` | widening | specs/x86.bcfg:18 |"
+        in out
+    )
+    assert "<details><summary>Details: x86</summary>" in out
+
+    _, out, _ = bcfg(capsys, "--format", "github")
+    assert out.splitlines()[0] == (
+        "::notice file=specs/x86.bcfg,line=18,title=bcfg diff%3A widening::"
+        "x86 nn.Conv2d: dtypes: + weighted_qint8_symmetric"
+    )
+
+
+def test_a_shared_definition_change_and_a_removal_across_revisions(repo, capsys):
+    edit(
+        repo / "specs" / "common.bcfg",
+        lambda t: t.replace(
+            "input: float16, output: float, weight: float16, bias: float, dynamic: true",
+            "input: float16, output: float, weight: float16, bias: float16, dynamic: true",
+        ),
+    )
+    edit(repo / "specs" / "fbgemm.bcfg", lambda t: t.replace("    use cat(default_quint8)\n", ""))
+    commit(repo, "narrow")
+    code, out, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "json", "--exit-code")
+    assert code == 1
+    data = json.loads(out)
+    changes = data["changes"]
+    fp16 = {
+        (c["backend"], c["pattern"]) for c in changes if c["field"] == "dtypes[dynamic_fp16].bias"
+    }
+    # Every pattern of every backend that uses the definition, and only those.
+    assert {b for b, _ in fp16} == {"native", "fbgemm", "qnnpack", "x86", "executorch"}
+    assert len([p for b, p in fp16 if b == "x86"]) == 17
+    assert all(c["severity"] == "narrowing" for c in changes)
+    assert {"backend": "fbgemm", "pattern": "torch.cat", "change": "removed"}.items() <= next(
+        c for c in changes if c["change"] == "removed"
+    ).items()
+    assert data["summary"]["removed"] == 1 and data["base"].startswith("HEAD~1 (")
+
+    _, md, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "markdown")
+    assert md.count("#### ") == 5 and "⚠️ **" in md and "narrowed**" in md
+    assert "all listed below" in md  # 17 patterns: the table names 4, the details all
+    assert len(md) < 65536
+    _, gh, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "github")
+    first = gh.splitlines()[0]
+    assert first.startswith(
+        "::warning file=specs/common.bcfg,line=13,title=bcfg diff%3A narrowing::"
+    )
+    assert "x86 (17)" in first
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
+    add_conv2d_symmetric(repo)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for no_color, coloured in (("", True), ("1", False)):
+        monkeypatch.setenv("NO_COLOR", no_color)
+        out = Terminal()
+        monkeypatch.setattr(sys, "stdout", out)
+        assert main(["diff"]) == 0
+        assert ("\033[" in out.getvalue()) is coloured
+
+
+def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path):
+    code, out, err = bcfg(capsys, "no-such-rev")
+    assert (code, out, err) == (2, "", "bcfg diff: unknown revision 'no-such-rev'\n")
+
+    (repo / "specs" / "broken.bcfg").write_text("backend broken { pattern nn.Conv2dd {} }\n")
+    commit(repo, "broken")
+    code, out, err = bcfg(capsys, "HEAD~1", "HEAD")
+    assert code == 2 and out == ""
+    assert "specs/broken.bcfg:1:26: error: unknown symbol 'torch.nn.Conv2dd'" in err
+    assert re.search(r"note: at revision HEAD \([0-9a-f]{7}\)", err)
+    assert re.search(
+        r"bcfg diff: the specs at HEAD \([0-9a-f]{7}\) do not resolve \(1 error\)", err
+    )
+    assert "Traceback" not in err
+
+    git(repo, "rm", "-rq", "specs")
+    commit(repo, "no specs")
+    code, out, err = bcfg(capsys, "HEAD~2", "HEAD")
+    assert code == 2
+    assert re.fullmatch(
+        r"bcfg diff: HEAD \([0-9a-f]{7}\) has no specs: no \*\.bcfg files in specs/\n", err
+    )
+
+    elsewhere = tmp_path / "not-a-repo"
+    elsewhere.mkdir()
+    os.chdir(elsewhere)
+    code, _, err = bcfg(capsys)
+    assert code == 2 and "not a git repository" in err
+
+
+def test_a_warm_diff_does_not_import_torch(repo):
+    add_conv2d_symmetric(repo)
+    commit(repo, "conv2d")
+    script = (
+        "import sys\n"
+        "from generator.cli import main\n"
+        "code = main(['diff', 'HEAD~1', 'HEAD', '--exit-code'])\n"
+        "print(code, 'torch' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(repo.parent / "xdg")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for _ in range(2)
+    ]
+    assert runs[1].stdout.splitlines()[-1] == "1 False", runs[1].stderr
+    assert runs[0].stdout.splitlines()[:-1] == runs[1].stdout.splitlines()[:-1]
+
+
+TORCH = "torch.ao.quantization.backend_config"
+
+
+@pytest.mark.parametrize("name", ["native", "onednn"])
+def test_configs_built_in_against_generated_is_no_change(capsys, name):
+    code, out, err = bcfg(
+        capsys,
+        "--configs",
+        f"{TORCH}:get_{name}_backend_config",
+        f"generated.{name}:get_{name}_backend_config",
+        "--exit-code",
+    )
+    assert (code, err) == (0, ""), out
+    assert out.endswith(": no semantic change\n")
+
+
+def test_configs_two_getters_that_differ(capsys):
+    code, out, _ = bcfg(
+        capsys,
+        "--configs",
+        f"{TORCH}:get_native_backend_config",
+        f"{TORCH}:get_fbgemm_backend_config",
+        "--format",
+        "json",
+        "--exit-code",
+    )
+    assert code == 1
+    got = [
+        (c["pattern"], c["change"], c["field"], c["severity"]) for c in json.loads(out)["changes"]
+    ]
+    assert got == [
+        (None, "changed", "name", "neutral"),
+        ("nn.LayerNorm", "removed", None, "narrowing"),
+        ("F.layer_norm", "removed", None, "narrowing"),
+    ]
+
+
+def test_configs_bad_targets_and_bad_combinations(capsys):
+    code, _, err = bcfg(
+        capsys, "--configs", "no_such_module:f", f"{TORCH}:get_native_backend_config"
+    )
+    assert (code, err) == (2, "bcfg diff: no module named 'no_such_module'\n")
+    code, _, err = bcfg(capsys, "HEAD", "--configs", "a:b", "c:d")
+    assert code == 2 and "not both" in err
