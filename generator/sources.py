@@ -325,7 +325,7 @@ class GitSources:
             if not path.startswith("../") and path != "..":
                 tree = f"{self.commit}:{'' if path == '.' else path}"
                 try:
-                    out = git(self.root, "ls-tree", "-z", "--end-of-options", tree)
+                    out = git(self.root, "ls-tree", "-z", "--full-tree", "--end-of-options", tree)
                 except GitError:
                     out = b""  # no such folder at this revision
                 for record in out.split(b"\0"):
@@ -337,6 +337,8 @@ class GitSources:
         return self._folders[folder]
 
     def _blob(self, name: str) -> str | None:
+        if posixpath.isabs(name):  # a file outside the project, named as FileSources names it
+            name = Path(os.path.relpath(name, self.root.resolve())).as_posix()
         folder, _, base = posixpath.normpath(name).rpartition("/")
         return self._listing(folder or ".").get(base)
 
@@ -370,7 +372,9 @@ class GitSources:
 
     def resolve_import(self, importer: str, target: str) -> str | None:
         name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target))
-        return name if self._blob(name) is not None else None
+        if self._blob(name) is None:
+            return None
+        return display_name(self.root / name, self.root)  # as on disk: absolute outside the project
 
     def siblings(self, name: str) -> list[str] | None:
         folder = posixpath.dirname(posixpath.normpath(name)) or "."

@@ -34,40 +34,64 @@ class Labels:
 @dataclass(frozen=True)
 class Summary:
     backends: tuple[str, ...]  # backends with any change
+    backends_added: int
+    backends_removed: int
     added: int  # patterns
     removed: int
     changed: int
     moved: int
-    narrowing: int  # patterns (or backends) with a narrowing change
+    narrowing: int  # patterns with a narrowing change
 
     @classmethod
     def of(cls, changes: list[Change]) -> Summary:
-        def patterns(action: Action) -> int:
+        def count(action: Action, backend_level: bool = False) -> int:
             return len(
-                {(c.backend, c.pattern) for c in changes if c.action == action and c.pattern}
+                {
+                    (c.backend, c.pattern)
+                    for c in changes
+                    if c.action == action and (c.pattern is None) == backend_level
+                }
             )
 
-        changed = {(c.backend, c.pattern) for c in changes if c.action == Action.CHANGED}
+        narrowed = {(c.backend, c.pattern) for c in changes if c.severity == Severity.NARROWING}
         return cls(
             tuple(dict.fromkeys(c.backend for c in changes)),
-            patterns(Action.ADDED),
-            patterns(Action.REMOVED),
-            len({k for k in changed if k[1] is not None}),
-            patterns(Action.MOVED),
-            len({(c.backend, c.pattern) for c in changes if c.severity == Severity.NARROWING}),
+            count(Action.ADDED, True),
+            count(Action.REMOVED, True),
+            count(Action.ADDED),
+            count(Action.REMOVED),
+            count(Action.CHANGED),
+            count(Action.MOVED),
+            len({k for k in narrowed if k[1] is not None}),
         )
 
-    def line(self) -> str:
+    def counts(self) -> str:
+        """``2 backends changed (1 added): 3 patterns added, 1 removed, 4 changed, 0 moved``."""
         n = len(self.backends)
-        parts = [
-            f"{n} backend{'s' if n != 1 else ''} changed:",
-            f"{self.added} pattern{'s' if self.added != 1 else ''} added,",
-            f"{self.removed} removed, {self.changed} changed, {self.moved} moved;",
-            f"{self.narrowing} narrowed",
+        whole = [
+            f"{k} {what}"
+            for k, what in ((self.backends_added, "added"), (self.backends_removed, "removed"))
+            if k
         ]
-        if self.narrowing:
-            parts.append("(user models may stop being quantized)")
-        return " ".join(parts)
+        return (
+            f"{n} backend{_s(n)} changed{' (' + ', '.join(whole) + ')' if whole else ''}: "
+            f"{self.added} pattern{_s(self.added)} added, {self.removed} removed, "
+            f"{self.changed} changed, {self.moved} moved"
+        )
+
+    def narrows(self) -> str:
+        """``narrows 3 patterns`` (user models may stop being quantized), or ``no narrowing``."""
+        if not self.narrowing:
+            return "no narrowing"
+        return f"narrows {self.narrowing} pattern{_s(self.narrowing)}"
+
+    def line(self) -> str:
+        tail = " (user models may stop being quantized)" if self.narrowing else ""
+        return f"{self.counts()}; {self.narrows()}{tail}"
+
+
+def _s(n: int) -> str:
+    return "s" if n != 1 else ""
 
 
 def _by_backend(changes: list[Change]) -> dict[str, list[Change]]:
@@ -209,11 +233,9 @@ def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
         out.append("**No semantic change**: both build the same BackendConfigs.")
         return "\n".join(out) + "\n"
     summary = Summary.of(changes)
-    counts = summary.line().split(";")[0]
-    n = summary.narrowing
-    warn = f" · ⚠️ **{n} narrowed**" if n else ""
-    out.append(f"**{counts}**{warn}")
-    if summary.narrowing:
+    warn = f" · ⚠️ **{summary.narrows()}**" if summary.narrowing else ""
+    out.append(f"**{summary.counts()}**{warn}")
+    if summary.narrowing or summary.backends_removed:
         out += [
             "",
             "> ⚠️ Narrowing changes remove support (a pattern, a dtype config, a range): "
@@ -269,6 +291,8 @@ def as_json(changes: list[Change], labels: Labels) -> str:
         "head": labels.head,
         "summary": {
             "backends": list(summary.backends),
+            "backends_added": summary.backends_added,
+            "backends_removed": summary.backends_removed,
             "added": summary.added,
             "removed": summary.removed,
             "changed": summary.changed,

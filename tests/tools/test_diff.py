@@ -96,7 +96,7 @@ def test_the_x86_conv2d_change_in_every_format(repo, capsys):
     assert "x86\n  ~ dtypes: + weighted_qint8_symmetric  widening\n      in nn.Conv2d\n" in out
     assert "specs/x86.bcfg: override pattern nn.Conv2d" in out
     assert out.rstrip().endswith(
-        "1 backend changed: 0 patterns added, 0 removed, 1 changed, 0 moved; 0 narrowed"
+        "1 backend changed: 0 patterns added, 0 removed, 1 changed, 0 moved; no narrowing"
     )
 
     code, out, _ = bcfg(capsys, "--format", "json")
@@ -162,7 +162,9 @@ def test_a_shared_definition_change_and_a_removal_across_revisions(repo, capsys)
     assert data["summary"]["removed"] == 1 and data["base"].startswith("HEAD~1 (")
 
     _, md, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "markdown")
-    assert md.count("#### ") == 5 and "⚠️ **" in md and "narrowed**" in md
+    narrowed = len({(c["backend"], c["pattern"]) for c in changes})
+    assert narrowed == data["summary"]["narrowing"] == 4 * 17 + 3 + 1
+    assert md.count("#### ") == 5 and f"· ⚠️ **narrows {narrowed} patterns**" in md
     assert "all listed below" in md  # 17 patterns: the table names 4, the details all
     assert len(md) < 65536
     _, gh, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "github")
@@ -287,3 +289,61 @@ def test_configs_bad_targets_and_bad_combinations(capsys):
     assert (code, err) == (2, "bcfg diff: no module named 'no_such_module'\n")
     code, _, err = bcfg(capsys, "HEAD", "--configs", "a:b", "c:d")
     assert code == 2 and "not both" in err
+
+
+def test_the_ci_recipe_runs_real_commands():
+    import shlex
+
+    import yaml
+
+    from generator.cli import _parser
+    from generator.tools.diff_report import MARKER
+
+    text = (REPO / "examples" / "github-workflow-bcfg-diff.yml").read_text()
+    steps = yaml.safe_load(text)["jobs"]["bcfg-diff"]["steps"]
+    lines = [ln.strip() for s in steps if "run" in s for ln in s["run"].splitlines()]
+    commands = [ln for ln in lines if ln.startswith("bcfg ")]
+    assert [c.split()[:2] for c in commands] == [
+        ["bcfg", "check"],
+        ["bcfg", "diff"],
+        ["bcfg", "diff"],
+    ]
+    for command in commands:
+        argv = shlex.split(command.replace("${{ github.base_ref }}", "main").partition(">")[0])
+        _parser().parse_args(argv[1:])  # exits on an argument error
+    assert "--format markdown" in commands[2] and "--format github" in commands[1]
+    assert f'startswith("{MARKER}")' in text
+    assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in text
+
+
+def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(tmp_path, capsys):
+    """Names are the working tree's; imports resolve relative to the importer, at the revision."""
+    from generator.sources import GitSources, SourceError
+
+    top = tmp_path / "top"
+    (top / "shared").mkdir(parents=True)
+    (top / "proj" / "specs").mkdir(parents=True)
+    (top / "shared" / "lib.bcfg").write_text("dtypes d = {input: quint8, output: quint8}\n")
+    spec = top / "proj" / "specs" / "b.bcfg"
+    spec.write_text('import "../../shared/lib.bcfg"\nbackend b { pattern nn.ReLU { dtypes: d } }\n')
+    (top / "proj" / "pyproject.toml").write_text("[tool.bcfg]\n")
+    git(top, "init", "-q")
+    commit(top, "one")
+    (top / "shared" / "lib.bcfg").write_text("dtypes d = {input: qint8, output: qint8}\n")
+    commit(top, "two")
+
+    at = GitSources(top / "proj", "HEAD~1")
+    assert at.prefix == "proj/" and at.spec_names("specs") == ["specs/b.bcfg"]
+    # Named as FileSources names the file on disk: absolute, since it is outside the project.
+    lib = (top / "shared" / "lib.bcfg").resolve().as_posix()
+    assert at.resolve_import("specs/b.bcfg", "../../shared/lib.bcfg") == lib
+    assert "quint8" in at.read(lib).text
+    assert at.resolve_import("specs/b.bcfg", "../../../outside.bcfg") is None
+    with pytest.raises(SourceError, match="no such file"):
+        at.read("specs/missing.bcfg")
+
+    os.chdir(top / "proj")
+    code, out, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "json")
+    changes = json.loads(out)["changes"]
+    assert code == 0 and {c["field"] for c in changes} == {"dtypes[d].input", "dtypes[d].output"}
+    assert {c["where"] for c in changes} == {f"{lib}:1:1"}
