@@ -317,39 +317,21 @@ def diff_workspace(root: Path) -> Workspace:
     return ws
 
 
-def heavy_imports_of_diff(ws: Workspace) -> list[str]:
-    """The heavy modules a warm ``bcfg diff HEAD~1 HEAD`` imports (torch should not be one)."""
+def heavy_imports(ws: Workspace, argv: list[str], expect: int, heavy: tuple[str, ...]) -> list[str]:
+    """Which of the ``heavy`` modules a run of ``bcfg argv`` imports; it must exit ``expect``."""
     out = python_out(
-        """
+        f"""
         import contextlib, io, sys
         from generator.cli import main
         with contextlib.redirect_stdout(io.StringIO()):
-            code = main(["diff", "HEAD~1", "HEAD", "--exit-code"])
-        print(code, " ".join(m for m in ("torch", "jinja2", "black") if m in sys.modules))
+            code = main({argv!r})
+        print(code, " ".join(m for m in {heavy!r} if m in sys.modules))
         """,
         ws.dir,
         ws.env(),
     ).split()
-    if out[0] != "1":
-        raise SystemExit("bcfg diff HEAD~1 HEAD did not find the change")
-    return out[1:]
-
-
-def heavy_imports_of(ws: Workspace, command: str) -> list[str]:
-    """The heavy modules ``bcfg <command>`` imports (``check`` on an up-to-date tree: none)."""
-    out = python_out(
-        f"""
-        import sys
-        from generator.cli import main
-        code = main([{command!r}])
-        heavy = [m for m in ("torch", "lark", "jinja2", "black") if m in sys.modules]
-        print(code, " ".join(heavy))
-        """,
-        ws.dir,
-        ws.env(),
-    ).split()
-    if out[0] != "0":
-        raise SystemExit(f"bcfg {command} failed")
+    if out[0] != str(expect):
+        raise SystemExit(f"bcfg {' '.join(argv)} exited {out[0]}, expected {expect}")
     return out[1:]
 
 
@@ -487,7 +469,7 @@ def main() -> int:
             "<= 0.07 x",
             r <= 0.07,
         )
-        heavy = heavy_imports_of(up, "check")
+        heavy = heavy_imports(up, ["check"], 0, ("torch", "lark", "jinja2", "black"))
         row(
             "  modules it imports of torch, lark, jinja2, black",
             ", ".join(heavy) or "none",
@@ -501,7 +483,8 @@ def main() -> int:
             "<= 1.5 x",
             r <= 1.5,
         )
-        heavy = heavy_imports_of_diff(t["_diff"][0])
+        argv = ["diff", "HEAD~1", "HEAD", "--exit-code"]
+        heavy = heavy_imports(t["_diff"][0], argv, 1, ("torch", "jinja2", "black"))
         row(
             "  modules it imports of torch, jinja2, black",
             ", ".join(heavy) or "none",
@@ -530,7 +513,7 @@ def main() -> int:
             "<= 0.5 x",
             r <= 0.5,
         )
-        heavy = heavy_imports_of(t["_docs"][0], "docs")
+        heavy = heavy_imports(t["_docs"][0], ["docs"], 0, ("torch", "black"))
         row(
             "  imports torch or black",
             "yes" if {"torch", "black"} & set(heavy) else "no",

@@ -9,7 +9,6 @@ modules whose configs it changes.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,10 @@ from tests.support import REPO
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    root = tmp_path / "proj"
-    root.mkdir()
-    for name in ("specs", "generated"):
-        shutil.copytree(REPO / name, root / name)
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    monkeypatch.chdir(root)
+def project(project_copy, monkeypatch):
+    monkeypatch.chdir(project_copy)
     monkeypatch.setenv("NO_COLOR", "1")
-    return root
+    return project_copy
 
 
 def rendered(root: Path) -> dict[str, str]:

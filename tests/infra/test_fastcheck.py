@@ -39,6 +39,20 @@ def project(tmp_path, monkeypatch):
     return root
 
 
+def _python(root: Path, code: str, *argv: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter in ``root``, with this repository's bcfg."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def verified(root: Path):
     p = find_project(root)
     return fastcheck.verified(p, p.spec_files(), p.out)
@@ -65,16 +79,7 @@ def test_fast_check_imports_neither_torch_nor_lark_jinja2_black(project):
         "code = main(['check'])\n"
         "print(code, [m for m in ('torch', 'lark', 'jinja2', 'black') if m in sys.modules])\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    out = _python(project, code)
     assert out.stdout.strip() == "0 []", out.stdout + out.stderr
     assert "21 generated file(s) up to date" in out.stderr
 
@@ -150,16 +155,7 @@ _RUN = (
 
 
 def _run(root: Path, *argv: str) -> tuple[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", _RUN, *argv],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    out = _python(root, _RUN, *argv)
     return out.stdout.strip(), out.stderr
 
 

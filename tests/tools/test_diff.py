@@ -6,7 +6,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,13 +26,8 @@ CONV2D_SYMMETRIC = """    override pattern nn.Conv2d {
 
 
 def git(root: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-    }
-    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_COMMITTER_EMAIL": "t@t"}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t")
     out = subprocess.run(
         ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
     )
@@ -46,17 +40,13 @@ def commit(root: Path, message: str) -> None:
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
-    """A git repository holding a copy of the project's specs, one commit, as the working directory."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    shutil.copytree(REPO / "specs", root / "specs")
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    git(root, "init", "-q")
-    commit(root, "specs")
-    monkeypatch.chdir(root)
+def repo(project_copy, monkeypatch):
+    """A git repository holding a copy of the project, one commit, as the working directory."""
+    git(project_copy, "init", "-q")
+    commit(project_copy, "project")
+    monkeypatch.chdir(project_copy)
     monkeypatch.setenv("NO_COLOR", "1")
-    return root
+    return project_copy
 
 
 def edit(path: Path, change) -> None:
@@ -190,7 +180,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
         assert ("\033[" in out.getvalue()) is coloured
 
 
-def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path):
+def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path_factory, monkeypatch):
     code, out, err = bcfg(capsys, "no-such-rev")
     assert (code, out, err) == (2, "", "bcfg diff: unknown revision 'no-such-rev'\n")
 
@@ -213,9 +203,7 @@ def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path):
         r"bcfg diff: HEAD \([0-9a-f]{7}\) has no specs: no \*\.bcfg files in specs/\n", err
     )
 
-    elsewhere = tmp_path / "not-a-repo"
-    elsewhere.mkdir()
-    os.chdir(elsewhere)
+    monkeypatch.chdir(tmp_path_factory.mktemp("not-a-repo"))
     code, _, err = bcfg(capsys)
     assert code == 2 and "not a git repository" in err
 
@@ -316,7 +304,9 @@ def test_the_ci_recipe_runs_real_commands():
     assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in text
 
 
-def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(tmp_path, capsys):
+def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(
+    tmp_path, capsys, monkeypatch
+):
     """Names are the working tree's; imports resolve relative to the importer, at the revision."""
     from generator.sources import GitSources, SourceError
 
@@ -342,7 +332,7 @@ def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(tmp_p
     with pytest.raises(SourceError, match="no such file"):
         at.read("specs/missing.bcfg")
 
-    os.chdir(top / "proj")
+    monkeypatch.chdir(top / "proj")
     code, out, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "json")
     changes = json.loads(out)["changes"]
     assert code == 0 and {c["field"] for c in changes} == {"dtypes[d].input", "dtypes[d].output"}
