@@ -26,6 +26,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -438,6 +439,66 @@ def machine() -> str:
     )
 
 
+Row = Callable[[str, str, str, bool], None]
+# Command timings as a ratio of `import torch`: (key, what, limit).
+COMMAND_TARGETS = (
+    ("check", "bcfg check, tree up to date", 0.07),
+    ("diff", "bcfg diff HEAD~1 HEAD (two revisions of specs/)", 1.5),
+    ("cold", "bcfg generate, cold (no cache, generated/ empty)", 2.0),
+    ("warm", "bcfg generate, warm, after editing one spec", 0.5),
+    ("docs", "bcfg docs, all nine backends (names in the facts cache)", 0.5),
+)
+
+
+def command_rows(row: Row, t: dict[str, list], med: dict[str, float]) -> None:
+    """The rows of the whole-command timings, and what check, docs and diff import."""
+    torch_s = med["torch"]
+    row("python -c 'import torch' (the yardstick)", f"{torch_s:.3f} s", "", True)
+    probes = {
+        "check": (t["_up"][0], ["check"], 0, ("torch", "lark", "jinja2", "black")),
+        "docs": (t["_docs"][0], ["docs"], 0, ("torch", "black")),
+        "diff": (
+            t["_diff"][0],
+            ["diff", "HEAD~1", "HEAD", "--exit-code"],
+            1,
+            ("torch", "jinja2", "black"),
+        ),
+    }
+    for key, what, limit in COMMAND_TARGETS:
+        r = med[key] / torch_s
+        row(what, f"{med[key]:.3f} s = {r:.2f} x torch", f"<= {limit} x", r <= limit)
+        if key in probes:
+            ws, argv, expect, modules = probes[key]
+            heavy = heavy_imports(ws, argv, expect, modules)
+            row(
+                f"  modules it imports of {', '.join(modules)}",
+                ", ".join(heavy) or "none",
+                "none",
+                not heavy,
+            )
+
+
+def print_table(rows: list[tuple[str, str, str, str]], rounds: int) -> None:
+    """The machine, then the table of every target, then what was missed."""
+    width = [max(len(r[i]) for r in rows + [("what", "measured", "target", "")]) for i in range(4)]
+    print(f"\nMachine: {machine()}")
+    print(f"Medians of {rounds} rounds.\n")
+    line = (
+        "| "
+        + " | ".join(h.ljust(w) for h, w in zip(("what", "measured", "target", ""), width))
+        + " |"
+    )
+    print(line)
+    print("|" + "|".join("-" * (w + 2) for w in width) + "|")
+    for r_ in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r_, width)) + " |")
+    missed = [r_ for r_ in rows if r_[3] == "MISSED"]
+    print(
+        f"\n{len(rows) - len(missed)} of {len(rows)} met"
+        + (f"; missed: {', '.join(r_[0].strip() for r_ in missed)}" if missed else "")
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds per measurement (default 5)")
@@ -458,69 +519,9 @@ def main() -> int:
         print(f"bcfg benchmark: {rounds} rounds", file=sys.stderr)
         t = measure_commands(root, rounds, scale)
         med = {k: statistics.median(v) for k, v in t.items() if not k.startswith("_")}
-        torch_s = med["torch"]
         up = t["_up"][0]
 
-        row("python -c 'import torch' (the yardstick)", f"{torch_s:.3f} s", "", True)
-        r = med["check"] / torch_s
-        row(
-            "bcfg check, tree up to date",
-            f"{med['check']:.3f} s = {r:.2f} x torch",
-            "<= 0.07 x",
-            r <= 0.07,
-        )
-        heavy = heavy_imports(up, ["check"], 0, ("torch", "lark", "jinja2", "black"))
-        row(
-            "  modules it imports of torch, lark, jinja2, black",
-            ", ".join(heavy) or "none",
-            "none",
-            not heavy,
-        )
-        r = med["diff"] / torch_s
-        row(
-            "bcfg diff HEAD~1 HEAD (two revisions of specs/)",
-            f"{med['diff']:.3f} s = {r:.2f} x torch",
-            "<= 1.5 x",
-            r <= 1.5,
-        )
-        argv = ["diff", "HEAD~1", "HEAD", "--exit-code"]
-        heavy = heavy_imports(t["_diff"][0], argv, 1, ("torch", "jinja2", "black"))
-        row(
-            "  modules it imports of torch, jinja2, black",
-            ", ".join(heavy) or "none",
-            "none",
-            not heavy,
-        )
-        r = med["cold"] / torch_s
-        row(
-            "bcfg generate, cold (no cache, generated/ empty)",
-            f"{med['cold']:.3f} s = {r:.2f} x torch",
-            "<= 2.0 x",
-            r <= 2.0,
-        )
-        r = med["warm"] / torch_s
-        row(
-            "bcfg generate, warm, after editing one spec",
-            f"{med['warm']:.3f} s = {r:.2f} x torch",
-            "<= 0.5 x",
-            r <= 0.5,
-        )
-
-        r = med["docs"] / torch_s
-        row(
-            "bcfg docs, all nine backends (names in the facts cache)",
-            f"{med['docs']:.3f} s = {r:.2f} x torch",
-            "<= 0.5 x",
-            r <= 0.5,
-        )
-        heavy = heavy_imports(t["_docs"][0], ["docs"], 0, ("torch", "black"))
-        row(
-            "  imports torch or black",
-            "yes" if {"torch", "black"} & set(heavy) else "no",
-            "no",
-            not {"torch", "black"} & set(heavy),
-        )
-
+        command_rows(row, t, med)
         for what, mbs, size in measure_parse(root, rounds, scale[1]):
             row(
                 f"parse_text throughput, {what} ({size / 1e3:.0f} kB)",
@@ -551,23 +552,7 @@ def main() -> int:
         peak = max(t["rss_large"])
         row(f"  peak memory, {large:,} patterns", f"{peak} MB", "< 500 MB", peak < 500)
 
-    width = [max(len(r[i]) for r in rows + [("what", "measured", "target", "")]) for i in range(4)]
-    print(f"\nMachine: {machine()}")
-    print(f"Medians of {rounds} rounds.\n")
-    line = (
-        "| "
-        + " | ".join(h.ljust(w) for h, w in zip(("what", "measured", "target", ""), width))
-        + " |"
-    )
-    print(line)
-    print("|" + "|".join("-" * (w + 2) for w in width) + "|")
-    for r_ in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r_, width)) + " |")
-    missed = [r_ for r_ in rows if r_[3] == "MISSED"]
-    print(
-        f"\n{len(rows) - len(missed)} of {len(rows)} met"
-        + (f"; missed: {', '.join(r_[0].strip() for r_ in missed)}" if missed else "")
-    )
+    print_table(rows, rounds)
     return 0
 
 
