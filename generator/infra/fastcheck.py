@@ -25,10 +25,8 @@ to the full path, which reports what the change broke.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sys
-import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +130,8 @@ def _user_tops(project: Project) -> list[str]:
 
 def _found_at(top: str) -> str | None:
     """The file Python's import system would load ``top`` from, without importing it."""
+    import importlib.util  # only for projects that allow user modules: 10 ms of imports
+
     try:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
@@ -141,6 +141,8 @@ def _found_at(top: str) -> str | None:
 
 def _library_dirs() -> tuple[str, ...]:
     """Folders of the standard library, installed packages and bcfg itself."""
+    import sysconfig
+
     paths = sysconfig.get_paths()
     dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     dirs.add(str(Path(__file__).resolve().parent.parent))

@@ -52,6 +52,8 @@ class Change:
     ``pattern`` is None for a change of the backend itself; ``field``,
     ``before`` and ``after`` are None where they do not apply. ``origin`` is
     the config's origin anchor (the newer one; the older one when removed).
+    ``where`` is always in the newer specs (for a removed pattern, its
+    backend); ``was`` is where a removed pattern was written.
     """
 
     backend: str
@@ -63,6 +65,7 @@ class Change:
     severity: Severity
     where: Span | None = None
     origin: str | None = None
+    was: Span | None = None  # where a removed pattern was written, in the older specs
 
 
 # How a dotted path is identified: the path itself, or the first path that names the same object.
@@ -167,8 +170,10 @@ def _kept_in_order(keys_a: list[Any], where_b: dict[Any, int]) -> set[Any]:
 
 def _pattern_change(backend: str, c: m.PatternConfig, action: Action, severity: Severity) -> Change:
     origin = c.origin.anchor if c.origin is not None else None
-    where = c.origin.item if c.origin is not None and action == Action.ADDED else None
-    return Change(backend, spelling.pattern(c), action, None, None, None, severity, where, origin)
+    item = c.origin.item if c.origin is not None else None
+    where, was = (item, None) if action == Action.ADDED else (None, item)
+    pattern = spelling.pattern(c)
+    return Change(backend, pattern, action, None, None, None, severity, where, origin, was)
 
 
 def _moved(b: m.Backend, a: m.Backend, i: int, j: int) -> Change:

@@ -110,6 +110,13 @@ def _field_text(c: Change, arrow: str = "→", none: str = "—") -> str:
     return f"{c.field}: {c.before if c.before is not None else none} {arrow} {c.after if c.after is not None else none}"
 
 
+def _place(c: Change) -> str | None:
+    """Where a reviewer should look: in the newer specs, or where a removed pattern was."""
+    if c.action == Action.REMOVED and c.was is not None and c.was.line >= 1:
+        return f"was {c.was.file}:{c.was.line}"
+    return _where(c)
+
+
 def _where(c: Change) -> str | None:
     if c.where is None or c.where.line < 1:
         return None
@@ -248,7 +255,7 @@ def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
         out.append("|---|---|---|---|---|---|---|")
         for (action, field, before, after, severity), items in rows.items():
             mark = "⚠️ narrowing" if severity == Severity.NARROWING else severity.value
-            places = list(dict.fromkeys(w for w in map(_where, items) if w))
+            places = list(dict.fromkeys(w for w in map(_place, items) if w))
             where = places[0] if len(places) == 1 else ("several" if places else "—")
             cells = [_ICONS[action], _patterns_cell(items), _cell(field), _cell(before)]
             cells += [_cell(after), mark, where]

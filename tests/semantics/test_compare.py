@@ -126,6 +126,9 @@ def test_patterns_added_removed_and_moved():
         pattern F.relu { dtypes: w8 }
     }
     """
+    removed = next(c for c in diff(a=head) if c.action == Action.REMOVED)
+    assert removed.was is not None and (removed.was.file, removed.was.line) == ("a.bcfg", 5)
+    assert removed.where is not None and removed.where.line == 3  # the backend, in the newer spec
     # Only the pattern that moved is reported, not the three it moved past.
     assert rows(diff(a=head)) == [
         ("a", "torch.cat", "moved", "position", "after nn.Conv2d", "first", "neutral"),

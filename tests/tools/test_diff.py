@@ -156,6 +156,7 @@ def test_a_shared_definition_change_and_a_removal_across_revisions(repo, capsys)
     assert narrowed == data["summary"]["narrowing"] == 4 * 17 + 3 + 1
     assert md.count("#### ") == 5 and f"· ⚠️ **narrows {narrowed} patterns**" in md
     assert "all listed below" in md  # 17 patterns: the table names 4, the details all
+    assert "| ➖ removed | `torch.cat` | — | — | — | ⚠️ narrowing | was specs/common.bcfg:" in md
     assert len(md) < 65536
     _, gh, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "github")
     first = gh.splitlines()[0]
