@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -169,16 +170,16 @@ def test_a_user_module_that_drops_a_function_is_not_up_to_date(tmp_path, monkeyp
     (root / "specs" / "mine.bcfg").write_text(_USER_SPEC)
     if where == "module":
         (root / "my_kernels.py").write_text(_FUSER)
-        edited = root / "my_kernels.py"
-        message = "unknown symbol 'my_kernels.fuse_linear_relu'"
-    else:  # the allowed module takes the function from a local helper module
-        (root / "my_kernels.py").write_text("from kernel_helpers import fuse_linear_relu\n")
-        (root / "kernel_helpers.py").write_text(_FUSER)
-        edited = root / "kernel_helpers.py"
-        message = "cannot import module 'my_kernels'"
+        edited, dropped = root / "my_kernels.py", "def something_else():\n    pass\n"
+    else:  # a local helper module decides what the allowed module defines
+        flag = "import kernel_helpers\nif kernel_helpers.ENABLED:\n"
+        (root / "my_kernels.py").write_text(flag + textwrap.indent(_FUSER, "    "))
+        (root / "kernel_helpers.py").write_text("ENABLED = True\n")
+        edited, dropped = root / "kernel_helpers.py", "ENABLED = False\n"
+    message = "unknown symbol 'my_kernels.fuse_linear_relu'"
     assert _run(root, "generate")[0] == "0 True"
     assert _run(root, "check")[0] == "0 False"  # the fast path
-    edited.write_text("def something_else():\n    pass\n")
+    edited.write_text(dropped)
     for command in ("check", "generate"):
         out, err = _run(root, command)
         assert out.startswith("2 "), err

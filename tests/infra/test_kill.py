@@ -148,6 +148,8 @@ def _states(root: Path, old_files, new_files) -> dict[str, str]:
     states = {}
     for name, data in after.items():
         assert data in (old_files[name], new_files[name]), f"{name} is neither old nor new"
+        if old_files[name] == new_files[name]:
+            continue  # untouched by the change (__init__.py: the same backends), never rewritten
         states[name] = "new" if data == new_files[name] else "old"
     # Leftovers of a killed run are hidden: temporary files and the journal.
     leftovers = [
@@ -184,8 +186,9 @@ def test_killed_while_renaming_the_next_run_finishes_the_set(versions, tmp_path,
     states = _states(root, old_files, new_files)
     assert "new" in states.values() and "old" in states.values(), states
     assert (root / "generated" / JOURNAL).exists()
-    # __init__.py is renamed last: while the journal stands it is still the old one.
-    assert states["__init__.py"] == "old"
+    # __init__.py is renamed last (when it changes; here the backends stay the same, so it is
+    # not rewritten at all; tests/infra/test_write.py checks the order with new modules).
+    assert states.get("__init__.py", "old") == "old"
     _finishes(root, new_files)
 
 
