@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-from pathlib import Path
 
 import pytest
 import pytest_lsp
