@@ -248,6 +248,12 @@ async def test_hover_on_definitions_torch_names_and_words(client, workspace):
     assert "**dtype config key** `weight`" in await hover_at(
         client, uri, i, lines[i].index("weight:")
     )
+    i = line_of(lines, "backend my_backend {")
+    backend = await hover_at(client, uri, i, lines[i].index("my_backend") + 1)
+    assert backend == (
+        "**backend** `my_backend`: 3 pattern configs\n\n"
+        "`bcfg generate` writes `generated/my_backend.py` with `get_my_backend_backend_config()`"
+    )
     close_doc(client, uri)
 
 

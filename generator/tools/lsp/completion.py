@@ -78,7 +78,8 @@ def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Ite
             return values
     if re.fullmatch(r"[ \t]*[A-Za-z0-9_]*", before):
         return at_line_start(tx.open_blocks(text, offset))
-    return everything(defs, locals_at(scope, text, offset))
+    allow = scope.place.project.allow
+    return everything(defs, locals_at(scope, text, offset)) + _items(allow, "module")
 
 
 def _items(
@@ -121,7 +122,7 @@ def after_key(key: str, defs: dict[str, tuple[Definition, str]], before: str) ->
             Item("constrain", "function", "constrain(ds, c)", "constrain(")
         ]
     if key in ("root", "qat", "reference", "fused"):
-        return modules(defs)
+        return modules(defs) + [Item("torch", "module")]
     return None
 
 

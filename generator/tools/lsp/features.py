@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ...diagnostics import SpecError
+from ...emit.backend_config import getter_name
 from ...lang import syntax as syn
 from ...lang.fmt import checked_format
 from ...lang.vocabulary import (
@@ -73,15 +75,21 @@ class Cursor:
     scope: Scope
 
     @property
-    def index(self) -> int:
+    def position(self) -> int:
+        """Which segment of the dotted name the cursor is on."""
         return next(i for i, t in enumerate(self.parts) if t.start == self.tok.start)
 
-    @property
+    @cached_property
+    def index(self) -> tx.TextIndex:
+        return tx.TextIndex(self.text)
+
+    @cached_property
     def nodes(self) -> list[syn.Node]:
+        """The syntax nodes around the cursor, outermost first (of what parses of the file)."""
         f = self.scope.file
         if f is None:
             return []
-        line, col = tx.TextIndex(self.text).line_col(self.tok.start)
+        line, col = self.index.line_col(self.tok.start)
         return syn.path_to(f.spec, line, col)
 
     @property
@@ -105,7 +113,7 @@ def cursor_at(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Cursor 
 
 def binding(cur: Cursor, name: str) -> tuple[str, int] | None:
     """Where a loop variable or parameter ``name`` around the cursor is bound: (what, offset)."""
-    index = tx.TextIndex(cur.text)
+    index = cur.index
     for node in reversed(cur.nodes):
         start = index.span_offset(node.span.line, node.span.column)
         if isinstance(node, syn.ForItem) and name in node.targets:
@@ -166,7 +174,7 @@ def definition(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Locati
         return None
     var = tx.hole_at(cur.tok, offset)
     name = var if var is not None else cur.parts[0].text
-    if var is None and cur.index > 0:
+    if var is None and cur.position > 0:
         return None  # a torch name: not in a spec
     bound = binding(cur, name)
     if bound is not None:
@@ -246,7 +254,12 @@ def _keyword_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:
 
 def _name_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:
     head = cur.parts[0].text
-    if cur.index == 0:
+    decl = cur.nodes[0] if cur.nodes else None
+    if isinstance(decl, syn.BackendDecl):
+        named = tx.name_after(cur.text, cur.index.span_offset(decl.span.line, decl.span.column))
+        if named is not None and named.start == cur.tok.start:
+            return backend_hover(ws, snap, cur, decl)
+    if cur.position == 0:
         bound = binding(cur, head)
         if bound is not None:
             return bound[0]
@@ -264,7 +277,7 @@ def _name_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:
 
 
 def _in_head(cur: Cursor, item: syn.PatternItem) -> bool:
-    index = tx.TextIndex(cur.text)
+    index = cur.index
     s = item.head.span
     return (
         index.span_offset(s.line, s.column)
@@ -290,7 +303,7 @@ def _word_hover(cur: Cursor) -> str | None:
 def _object_hover(cur: Cursor) -> str | None:
     """The object a dotted name (up to the segment under the cursor) resolves to."""
     f = cur.scope.file
-    parts = cur.parts[: cur.index + 1]
+    parts = cur.parts[: cur.position + 1]
     text = ".".join(t.text for t in parts)
     if f is None:
         return None
@@ -379,6 +392,18 @@ def group_uses(ws: Workspace, snap: Snapshot, path: Path, decl: syn.GroupDecl) -
         f"- `use {a}` at {s}: {n} config{'s' if n != 1 else ''}" for (a, s), n in counts.items()
     ]
     return "used by\n" + "\n".join(rows[:20]) + ("\n- ..." if len(rows) > 20 else "")
+
+
+def backend_hover(ws: Workspace, snap: Snapshot, cur: Cursor, decl: syn.BackendDecl) -> str:
+    """What a backend generates: its module, getter and number of pattern configs."""
+    out = cur.scope.place.project.rel(cur.scope.place.project.out / f"{decl.name}.py")
+    found = next((b for b in ws.backends(cur.path, snap) if b.span == decl.span), None)
+    configs = (
+        f"{len(found.configs)} pattern configs" if found else "not resolved (the spec has errors)"
+    )
+    label = f' named "{decl.backend_name}"' if decl.backend_name else ""
+    getter = getter_name(decl.name)
+    return f"**backend** `{decl.name}`{label}: {configs}\n\n`bcfg generate` writes `{out}` with `{getter}()`"
 
 
 def pattern_hover(ws: Workspace, snap: Snapshot, cur: Cursor, item: syn.PatternItem) -> str:

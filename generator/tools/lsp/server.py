@@ -92,7 +92,9 @@ class BcfgServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        return str(self.workspace.position_encoding or "utf-16")
+        """The position encoding agreed with the client: utf-16 (VS Code), utf-8 (Neovim) or utf-32."""
+        agreed = self.workspace.position_encoding
+        return str(getattr(agreed, "value", agreed) or "utf-16")
 
     def snapshot(self) -> tuple[Snapshot, dict[Path, str]]:
         """The open ``.bcfg`` buffers now, and the URI each was opened under (taken on the loop)."""
@@ -306,81 +308,75 @@ def register(server: BcfgServer) -> None:
     register_requests(server)
 
 
+def _where(ls: BcfgServer, uri: str, position: lsp.Position) -> tuple[Path, int, Snapshot] | None:
+    """The file, the offset of ``position`` in its buffer, and a snapshot of the buffers."""
+    path = path_of(uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if path is None or doc is None:
+        return None
+    snap, _ = ls.snapshot()
+    offset = tx.TextIndex(doc.source, ls.encoding).offset(position.line, position.character)
+    return path, offset, snap
+
+
+async def hover(ls: BcfgServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    at = _where(ls, params.text_document.uri, params.position)
+    if at is None:
+        return None
+    found = await ls.run(features.hover, ls.compiler, at[2], at[0], at[1])
+    if found is None:
+        return None
+    index = tx.TextIndex(at[2].texts[at[0]], ls.encoding)
+    contents = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=found.markdown)
+    return lsp.Hover(contents=contents, range=lsp_range(index, found.start, found.end))
+
+
+async def definition(ls: BcfgServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    at = _where(ls, params.text_document.uri, params.position)
+    if at is None:
+        return None
+    found = await ls.run(features.definition, ls.compiler, at[2], at[0], at[1])
+    if found is None:
+        return None
+    index = tx.TextIndex(at[2].read(found.path) or "", ls.encoding)
+    uri = ls.uri_of(found.path, ls.snapshot()[1])
+    return lsp.Location(uri=uri, range=lsp_range(index, found.start, found.end))
+
+
+async def formatting(ls: BcfgServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
+    path = path_of(params.text_document.uri)
+    doc = ls.workspace.text_documents.get(params.text_document.uri)
+    if path is None or doc is None:
+        return []
+    text = doc.source
+    edits = await ls.run(features.format_edits, text, place_of(path).project.rel(path))
+    if not edits or doc.source != text:  # does not parse, already formatted, or edited meanwhile
+        return []
+    index = tx.TextIndex(text, ls.encoding)
+    return [lsp.TextEdit(range=lsp_range(index, a, b), new_text=new) for a, b, new in edits]
+
+
+async def complete(ls: BcfgServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    at = _where(ls, params.text_document.uri, params.position)
+    found = (
+        [] if at is None else await ls.run(completion.complete, ls.compiler, at[2], at[0], at[1])
+    )
+    items = [
+        lsp.CompletionItem(
+            label=i.label, kind=_COMPLETION_KINDS.get(i.kind), detail=i.detail, insert_text=i.insert
+        )
+        for i in found
+    ]
+    return lsp.CompletionList(is_incomplete=False, items=items)
+
+
 def register_requests(server: BcfgServer) -> None:
     """Hover, definition, formatting and completion: each answered on the engine thread."""
-
-    def where(
-        ls: BcfgServer, uri: str, position: lsp.Position
-    ) -> tuple[Path, int, Snapshot] | None:
-        path = path_of(uri)
-        doc = ls.workspace.text_documents.get(uri)
-        if path is None or doc is None:
-            return None
-        snap, _ = ls.snapshot()
-        offset = tx.TextIndex(doc.source, ls.encoding).offset(position.line, position.character)
-        return path, offset, snap
-
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: BcfgServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        at = where(ls, params.text_document.uri, params.position)
-        if at is None:
-            return None
-        found = await ls.run(features.hover, ls.compiler, at[2], at[0], at[1])
-        if found is None:
-            return None
-        index = tx.TextIndex(at[2].texts[at[0]], ls.encoding)
-        contents = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=found.markdown)
-        return lsp.Hover(contents=contents, range=lsp_range(index, found.start, found.end))
-
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: BcfgServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-        at = where(ls, params.text_document.uri, params.position)
-        if at is None:
-            return None
-        found = await ls.run(features.definition, ls.compiler, at[2], at[0], at[1])
-        if found is None:
-            return None
-        index = tx.TextIndex(at[2].read(found.path) or "", ls.encoding)
-        uri = ls.uri_of(found.path, ls.snapshot()[1])
-        return lsp.Location(uri=uri, range=lsp_range(index, found.start, found.end))
-
-    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-    async def formatting(
-        ls: BcfgServer, params: lsp.DocumentFormattingParams
-    ) -> list[lsp.TextEdit]:
-        path = path_of(params.text_document.uri)
-        doc = ls.workspace.text_documents.get(params.text_document.uri)
-        if path is None or doc is None:
-            return []
-        text = doc.source
-        edits = await ls.run(features.format_edits, text, place_of(path).project.rel(path))
-        if (
-            not edits or doc.source != text
-        ):  # does not parse, already formatted, or edited meanwhile
-            return []
-        index = tx.TextIndex(text, ls.encoding)
-        return [lsp.TextEdit(range=lsp_range(index, a, b), new_text=new) for a, b, new in edits]
-
-    @server.feature(
-        lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", ":"])
-    )
-    async def complete(ls: BcfgServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        at = where(ls, params.text_document.uri, params.position)
-        found = (
-            []
-            if at is None
-            else await ls.run(completion.complete, ls.compiler, at[2], at[0], at[1])
-        )
-        items = [
-            lsp.CompletionItem(
-                label=i.label,
-                kind=_COMPLETION_KINDS.get(i.kind),
-                detail=i.detail,
-                insert_text=i.insert,
-            )
-            for i in found
-        ]
-        return lsp.CompletionList(is_incomplete=False, items=items)
+    server.feature(lsp.TEXT_DOCUMENT_HOVER)(hover)
+    server.feature(lsp.TEXT_DOCUMENT_DEFINITION)(definition)
+    server.feature(lsp.TEXT_DOCUMENT_FORMATTING)(formatting)
+    options = lsp.CompletionOptions(trigger_characters=[".", ":"])
+    server.feature(lsp.TEXT_DOCUMENT_COMPLETION, options)(complete)
 
 
 def serve(verbose: bool = False, preload: bool = False) -> None:
