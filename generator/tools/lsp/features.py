@@ -118,6 +118,11 @@ def binding(cur: Cursor, name: str) -> tuple[str, int] | None:
         start = index.span_offset(node.span.line, node.span.column)
         if isinstance(node, syn.ForItem) and name in node.targets:
             end = index.span_offset(node.iterable.span.line, node.iterable.span.column)
+            iterable_end = index.span_offset(
+                node.iterable.span.end_line, node.iterable.span.end_column
+            )
+            if end <= cur.tok.start < iterable_end:
+                continue  # the list a loop runs over sees the names outside the loop
             iterable = words.text_of(node.iterable)
             found = tx.find_name(cur.text, start, end, name)
             what = f"loop variable `{name}` of `for {', '.join(node.targets)} in {iterable}`"
