@@ -62,5 +62,5 @@ def test_declarations_that_share_a_line_and_errors():
 
 def test_the_fuzzers_mutants_parse_as_a_whole_parse_does():
     cache = ParseCache()
-    for name, data in seeded_mutants(11, 300):
+    for name, data in seeded_mutants(11, 150):
         same(cache, f"specs/{name}", data.decode("utf-8", "replace"))
