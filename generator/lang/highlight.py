@@ -182,9 +182,9 @@ PYGMENTS_TOKENS: dict[str, str] = {
 
 
 def pygments_token(scope: str | None) -> str:
-    """The Pygments token type name of a scope (``Whitespace`` for an unscoped group)."""
+    """The Pygments token type name of a scope (whitespace for an unscoped group)."""
     if scope is None:
-        return "Whitespace"
+        return "Text.Whitespace"
     best = max((p for p in PYGMENTS_TOKENS if scope == p or scope.startswith(p + ".")), key=len)
     return PYGMENTS_TOKENS[best]
 

@@ -476,3 +476,25 @@ async def test_edits_back_to_back_end_with_the_last_versions_diagnostics(client,
     (err,) = errors((await published(client, uri, version=12, since=since)).diagnostics)
     assert "quint9" in err.message and err.range.start.line == 0
     close_doc(client, uri)
+
+
+async def test_crlf_and_cr_line_ends(client, tmp_path):
+    """CR, CRLF and LF all end a line, for bcfg as for LSP: ranges count lines the same way."""
+    lines = [
+        "# line ends",
+        "dtypes d = {input: quint8, output: quint8}",
+        "dtypes e = {input: quint9}",
+    ]
+    for i, end in enumerate(["\r\n", "\r"]):
+        text = end.join(lines) + end
+        uri = open_doc(client, tmp_path / f"ends{i}.bcfg", text)
+        (err,) = errors((await published(client, uri, version=1)).diagnostics)
+        assert "quint9" in err.message
+        assert (err.range.start.line, err.range.start.character) == (2, lines[2].index("quint9"))
+        h = await hover_at(client, uri, 1, lines[1].index("quint8") + 1)
+        assert h.startswith("**dtype** `torch.quint8`")
+        close_doc(client, uri)
+    messy = "dtypes   d={input: quint8}\r\n"
+    uri = open_doc(client, tmp_path / "crlf.bcfg", messy)
+    assert apply_edits(messy, await format_edits(client, uri)) == "dtypes d = {input: quint8}\n"
+    close_doc(client, uri)

@@ -8,7 +8,7 @@ import pytest
 
 from generator.diagnostics import SpecError
 from generator.lang.parse import parse_text
-from generator.sources import Source
+from generator.sources import Source, normalize_newlines
 from generator.tools.lsp.parsing import ParseCache
 from tests.support import REPO
 from tests.tools.test_fuzz import seeded_mutants
@@ -17,6 +17,7 @@ SPECS = sorted((REPO / "specs").glob("*.bcfg"))
 
 
 def same(cache: ParseCache, name: str, text: str) -> None:
+    text = normalize_newlines(text)  # as every Source's text is
     try:
         expected = parse_text(text, name)
     except SpecError as exc:

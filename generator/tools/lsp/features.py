@@ -35,6 +35,7 @@ from ...semantics import model as m
 from ...semantics.context import Fail
 from ...semantics.load import Definition
 from ...semantics.values import DTypeSet, DTypeValue, FuserValue, Sym, Value, Word, describe
+from ...sources import normalize_newlines
 from . import describe as words
 from . import text as tx
 from .workspace import Scope, Snapshot, Workspace
@@ -447,14 +448,20 @@ def _steps(origin: m.Origin) -> str:
 
 def format_edits(text: str, display: str) -> list[tuple[int, int, str]] | None:
     """``bcfg fmt``'s result as whole-line edits (start, end offset, new text); None if the text
-    does not parse (its diagnostics say why), [] if it is already formatted."""
+    does not parse (its diagnostics say why), [] if it is already formatted.
+
+    ``bcfg fmt`` writes ``\\n`` line ends; a buffer with other line ends gets one edit of the
+    whole text, so that the result is byte for byte what ``bcfg fmt`` writes.
+    """
     try:
-        result = checked_format(text, display)
+        result = checked_format(normalize_newlines(text), display)
     except SpecError:
         return None
     if result == text:
         return []
-    old, new = _lines(text), _lines(result)
+    if "\r" in text:
+        return [(0, len(text), result)]
+    old, new = text.splitlines(keepends=True), result.splitlines(keepends=True)
     starts = [0]
     for line in old:
         starts.append(starts[-1] + len(line))
@@ -464,9 +471,3 @@ def format_edits(text: str, display: str) -> list[tuple[int, int, str]] | None:
         if tag != "equal":
             edits.append((starts[i1], starts[i2], "".join(new[j1:j2])))
     return edits
-
-
-def _lines(text: str) -> list[str]:
-    """Lines with their ``\\n`` (bcfg's lines: a lone ``\\r`` is not a line break)."""
-    rows = text.split("\n")
-    return [r + "\n" for r in rows[:-1]] + ([rows[-1]] if rows[-1] else [])

@@ -4,10 +4,11 @@ Everything here works on text that may not parse (the buffer being typed):
 a small tokenizer with the grammar's terminals finds the word under the
 cursor, the imports a file names and the open blocks before a position.
 
-Positions: bcfg's spans count lines by ``\\n`` and columns in code points, from
-1; LSP counts lines by ``\\r\\n``, ``\\n`` or ``\\r`` and columns in the
-negotiated encoding's code units (UTF-16 for VS Code, UTF-8 for Neovim), from
-0. ``TextIndex`` converts through string offsets, so both are exact.
+Positions: bcfg and LSP both end lines at ``\\r\\n``, ``\\n`` or ``\\r`` (a
+source's line ends are made ``\\n`` when it is read); bcfg counts lines and
+columns from 1 and columns in code points, LSP from 0 and in the negotiated
+encoding's code units (UTF-16 for VS Code, UTF-8 for Neovim). ``TextIndex``
+converts both through offsets into the buffer's own text, so both are exact.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ _TOKEN = re.compile(
     re.X,
 )
 _LSP_BREAK = re.compile(r"\r\n|\n|\r")
+
+
+def lexable(text: str) -> str:
+    """``text`` with every line end a ``\\n`` and every offset kept: CRLF becomes a space and
+    ``\\n``, a lone CR ``\\n``. The tokenizer here (like the parser) ends lines at ``\\n``."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", " \n").replace("\r", "\n")
+
+
 _IMPORT = re.compile(r'(?m)^[ \t]*import[ \t]+"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -206,46 +217,50 @@ class TextIndex:
     def __init__(self, text: str, encoding: str = "utf-16"):
         self.text = text
         self.encoding = encoding
-        self._lsp_starts = [0] + [mt.end() for mt in _LSP_BREAK.finditer(text)]
-        self._nl_starts = [0] + [mt.end() for mt in re.finditer("\n", text)]
+        self._starts = [0] + [mt.end() for mt in _LSP_BREAK.finditer(text)]
+
+    def _line(self, line: int) -> tuple[int, int]:
+        """The offsets where a 0-based line starts and where its content ends."""
+        start = self._starts[line]
+        if line + 1 == len(self._starts):
+            return start, len(self.text)
+        end = self._starts[line + 1]
+        return start, end - (2 if self.text.startswith("\r\n", end - 2) else 1)
 
     def span_offset(self, line: int, column: int) -> int:
-        """The offset of bcfg's 1-based line and column (clamped to the text)."""
+        """The offset of bcfg's 1-based line and column (clamped to the line and the text)."""
         if line < 1:
             return 0
-        if line > len(self._nl_starts):
+        if line > len(self._starts):
             return len(self.text)
-        start = self._nl_starts[line - 1]
-        end = self._nl_starts[line] - 1 if line < len(self._nl_starts) else len(self.text)
+        start, end = self._line(line - 1)
         return min(start + max(column, 1) - 1, end)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """bcfg's 1-based line and column of ``offset``."""
-        i = bisect.bisect_right(self._nl_starts, offset) - 1
-        return i + 1, offset - self._nl_starts[i] + 1
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return i + 1, offset - self._starts[i] + 1
 
     def position(self, offset: int) -> tuple[int, int]:
         """The LSP (line, character) of ``offset``, in code units of the encoding."""
         offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self._lsp_starts, offset) - 1
-        start = self._lsp_starts[line]
-        return line, units(self.text[start:offset], self.encoding)
+        line = bisect.bisect_right(self._starts, offset) - 1
+        start, end = self._line(line)
+        return line, units(self.text[start : min(offset, end)], self.encoding)
 
     def offset(self, line: int, character: int) -> int:
         """The offset of an LSP position (clamped to the end of its line)."""
         if line < 0:
             return 0
-        if line >= len(self._lsp_starts):
+        if line >= len(self._starts):
             return len(self.text)
-        start = self._lsp_starts[line]
-        end = self._lsp_starts[line + 1] if line + 1 < len(self._lsp_starts) else len(self.text)
-        content = _LSP_BREAK.sub("", self.text[start:end])
+        start, end = self._line(line)
         count = 0
-        for i, ch in enumerate(content):
+        for i in range(start, end):
             if count >= character:
-                return start + i
-            count += units(ch, self.encoding)
-        return start + len(content)
+                return i
+            count += units(self.text[i], self.encoding)
+        return end
 
 
 def units(text: str, encoding: str) -> int:

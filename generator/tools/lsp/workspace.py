@@ -54,9 +54,10 @@ class Snapshot:
     texts: dict[Path, str] = field(default_factory=dict)
 
     def read(self, path: Path) -> str | None:
-        """The buffer of ``path`` if it is open, else the file on disk, else None."""
+        """The buffer of ``path`` if it is open, else the file on disk, else None; with its line
+        ends made ``\\n`` and every offset kept (``text.lexable``)."""
         if path in self.texts:
-            return self.texts[path]
+            return tx.lexable(self.texts[path])
         try:
             return decode(read_regular_file(path, MAX_SPEC_BYTES), path.name)
         except (OSError, SourceError):
