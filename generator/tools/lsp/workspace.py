@@ -81,13 +81,18 @@ class Place:
 
 def place_of(path: Path) -> Place:
     """The project of the spec at ``path`` (its nearest ``[tool.bcfg]``), as ``bcfg`` would find it."""
+    problem = None
     try:
         project = find_project(path.parent)
-        problem = None
-    except ConfigError as exc:
+    except (ConfigError, SpecError) as exc:
         folder = path.parent.resolve()
         project = Project(folder, folder / "specs", folder / "generated", DEFAULT_ALLOW)
-        problem = str(exc)
+        if isinstance(exc, SpecError):
+            problem = "; ".join(
+                f"{d.span}: {d.message}" if d.span else d.message for d in exc.diagnostics
+            )
+        else:
+            problem = str(exc)
     return Place(project, FileSources(project.root), problem)
 
 
