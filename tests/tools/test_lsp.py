@@ -257,22 +257,29 @@ async def test_hover_on_definitions_torch_names_and_words(client, workspace):
     close_doc(client, uri)
 
 
-async def test_hover_expands_a_constraint_and_a_dtype_set_built_from_one(client, workspace):
-    path = workspace / "specs" / "common.bcfg"
-    uri = open_doc(client, path)
-    lines = path.read_text().splitlines()
-    i = next(i for i, s in enumerate(lines) if s.startswith("constraint "))
-    name = lines[i].split()[1]
-    h = await hover_at(client, uri, i, lines[i].index(name))
-    assert h.startswith(f"**constraint** `{name}`")
-    assert "```bcfg\nconstraint" in h
-    j = next(
-        (j for j, s in enumerate(lines) if s.startswith("dtypes ") and "constrain(" in s), None
+async def test_hover_expands_a_constraint_and_a_dtype_set_built_from_one(client, tmp_path):
+    text = (
+        "constraint fx = quint8 {quant_min: 0, quant_max: 255, scale: 1.0 / 256.0, zero_point: 0}\n"
+        "dtypes base = {input: quint8, output: quint8}\n"
+        "dtypes fixed = constrain(base, fx)\n"
     )
-    if j is not None:
-        set_name = lines[j].split()[1]
-        h = await hover_at(client, uri, j, lines[j].index(set_name))
-        assert "means\n```bcfg\ndtypes " in h and "constraint " in h.split("means", 1)[1]
+    uri = open_doc(client, tmp_path / "c.bcfg", text)
+    await published(client, uri, version=1)
+    c = await hover_at(client, uri, 0, text.index("fx") + 1)
+    assert c == (
+        "**constraint** `fx` (c.bcfg:1)\n"
+        "```bcfg\nconstraint fx = quint8 {quant_min: 0, quant_max: 255, scale: 1.0 / 256.0, zero_point: 0}\n```\n"
+        "means\n"
+        "```bcfg\nconstraint fx = quint8 {quant_min: 0, quant_max: 255, scale: 2 ** -8, zero_point: 0}\n```"
+    )
+    d = await hover_at(client, uri, 2, len("dtypes f"))
+    assert d == (
+        "**dtype set** `fixed` (c.bcfg:3)\n"
+        "```bcfg\ndtypes fixed = constrain(base, fx)\n```\n"
+        "means\n"
+        "```bcfg\ndtypes fixed = {input: fx, output: fx}\n"
+        "constraint fx = quint8 {quant_min: 0, quant_max: 255, scale: 2 ** -8, zero_point: 0}\n```"
+    )
     close_doc(client, uri)
 
 

@@ -319,26 +319,34 @@ def _where(ls: BcfgServer, uri: str, position: lsp.Position) -> tuple[Path, int,
     return path, offset, snap
 
 
-async def hover(ls: BcfgServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    at = _where(ls, params.text_document.uri, params.position)
+async def _ask(
+    ls: BcfgServer, fn: Callable[..., T | None], uri: str, position: lsp.Position
+) -> tuple[T, Snapshot, Path] | None:
+    """``fn(workspace, snapshot, path, offset)`` on the engine thread; the snapshot it read, the file."""
+    at = _where(ls, uri, position)
     if at is None:
         return None
-    found = await ls.run(features.hover, ls.compiler, at[2], at[0], at[1])
-    if found is None:
+    path, offset, snap = at
+    found = await ls.run(fn, ls.compiler, snap, path, offset)
+    return None if found is None else (found, snap, path)
+
+
+async def hover(ls: BcfgServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    asked = await _ask(ls, features.hover, params.text_document.uri, params.position)
+    if asked is None:
         return None
-    index = tx.TextIndex(at[2].texts[at[0]], ls.encoding)
+    found, snap, path = asked
+    index = tx.TextIndex(snap.read(path) or "", ls.encoding)
     contents = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=found.markdown)
     return lsp.Hover(contents=contents, range=lsp_range(index, found.start, found.end))
 
 
 async def definition(ls: BcfgServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    at = _where(ls, params.text_document.uri, params.position)
-    if at is None:
+    asked = await _ask(ls, features.definition, params.text_document.uri, params.position)
+    if asked is None:
         return None
-    found = await ls.run(features.definition, ls.compiler, at[2], at[0], at[1])
-    if found is None:
-        return None
-    index = tx.TextIndex(at[2].read(found.path) or "", ls.encoding)
+    found, snap, _ = asked
+    index = tx.TextIndex(snap.read(found.path) or "", ls.encoding)
     uri = ls.uri_of(found.path, ls.snapshot()[1])
     return lsp.Location(uri=uri, range=lsp_range(index, found.start, found.end))
 
