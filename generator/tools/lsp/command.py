@@ -23,7 +23,8 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         raise
     if sys.stdin.isatty():
         report.message(
-            "serving the Language Server Protocol on standard input; an editor starts this"
+            "serving the Language Server Protocol on standard input"
+            " (an editor starts this; Ctrl-D ends it)"
         )
     serve(verbose=args.verbosity > 0, preload=args.preload_torch)  # -v: each check's duration
     return ExitCode.OK
