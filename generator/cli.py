@@ -291,6 +291,19 @@ def _diff_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk over standard input and output (the default and only transport)",
+    )
+    parser.add_argument(
+        "--preload-torch",
+        action="store_true",
+        help="import torch at start, so that the first unknown name is checked at once",
+    )
+
+
 # Arguments are declared here, not in the command modules, so that --help and
 # argument errors never import a command's dependencies.
 COMMANDS: tuple[Command, ...] = (
@@ -335,6 +348,13 @@ COMMANDS: tuple[Command, ...] = (
         "write a spec for the BackendConfig a Python function returns",
         _import_arguments,
         prefix="bcfg import",
+    ),
+    Command(
+        "lsp",
+        "lsp.command",
+        "run the language server (for editors: diagnostics, hover, definitions, formatting, completion)",
+        _lsp_arguments,
+        prefix="bcfg lsp",
     ),
 )
 

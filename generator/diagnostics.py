@@ -195,7 +195,7 @@ class SpecError(Exception):
 
 
 class Collector:
-    """Gathers the diagnostics of one stage; ``raise_if_errors`` ends the stage.
+    """Gathers the diagnostics of one stage, which raises ``SpecError`` with them if any is an error.
 
     The same message at the same place is kept once (a group used twice would
     otherwise report each of its mistakes twice). At ``MAX_ERRORS`` errors the
@@ -240,10 +240,6 @@ class Collector:
     @property
     def warnings(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "warning"]
-
-    def raise_if_errors(self) -> None:
-        if self.error_count:
-            raise SpecError(self.diagnostics, self.sources)
 
 
 def use_color(stream: IO[str] | None = None) -> bool:

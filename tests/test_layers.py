@@ -41,6 +41,8 @@ BUDGETS: list[tuple[str, set[str], set[str]]] = [
     ("generator.diagnostics", FAST_PATH, set()),
     ("generator.sources", FAST_PATH, set()),
     ("generator.resources", set(), set()),
+    # Loaded only by Pygments, through the `pygments.lexers` entry point: bcfg never imports it.
+    ("generator.lang.pygments_lexer", {"generator.lang.highlight"}, {"pygments"}),
     ("generator.lang", FAST_PATH | {"generator.lang"}, {"lark"}),
     ("generator.semantics", FAST_PATH | {"generator.lang", "generator.semantics"}, {"lark"}),
     (

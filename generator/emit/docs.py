@@ -189,16 +189,22 @@ def _cell(backend: str, c: m.PatternConfig | None) -> Cell:
 
 
 def code_html(text: str) -> Any:
-    """Spec words as HTML for the page's ``<code>`` elements: escaped, not yet highlighted.
+    """Spec words as highlighted HTML for the page's ``<code>`` elements (escaped by Pygments).
 
-    The hook for highlighting: when bcfg's Pygments lexer exists (issue #14),
-    return ``Markup(pygments.highlight(text, BcfgLexer(), HtmlFormatter(nowrap=True)))``
-    here and add the formatter's token classes to ``templates/docs/page.css``;
-    the patterns in the matrix and in the detail view go through this function.
+    bcfg's own Pygments lexer (``lang/pygments_lexer.py``, the rules the VS Code
+    grammar is made from) marks each token with Pygments' short class names
+    (``nn`` a module alias, ``n`` a name, ``p`` punctuation, ``s2`` a string);
+    ``templates/docs/page.css`` colours them. The patterns in the matrix and in
+    the detail view go through this function.
     """
-    from markupsafe import escape
+    from markupsafe import Markup
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
 
-    return escape(text)
+    from ..lang.pygments_lexer import BcfgLexer
+
+    html = highlight(text, BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True))
+    return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
 
 
 def _keep_together(part: str) -> str:

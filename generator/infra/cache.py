@@ -4,7 +4,7 @@ Entries live under ``$XDG_CACHE_HOME/bcfg`` (``~/.cache/bcfg`` by default;
 ``BCFG_CACHE_DIR`` overrides it, ``BCFG_NO_CACHE=1`` turns caching off). Every
 entry is named by a hash of all that can change what it holds: the spec texts,
 the generator's own code, templates and grammar (``fingerprint``), and the
-versions of torch, black, lark, jinja2 and Python. An entry is only ever a
+versions of torch, black, lark, jinja2, pygments and Python. An entry is only ever a
 shortcut to a result bcfg would compute anyway, so the folder is safe to delete
 at any time; a missing, stale or unreadable entry is a miss, never an error.
 
@@ -30,7 +30,7 @@ from .write import atomic_write
 # Bump when the layout of cache entries changes: old entries are then ignored.
 CACHE_FORMAT = 1
 # Packages whose version can change generated output.
-OUTPUT_PACKAGES = ("torch", "black", "lark", "jinja2")
+OUTPUT_PACKAGES = ("torch", "black", "lark", "jinja2", "pygments")
 # Entries kept per kind; older ones are removed when a new one is written.
 MAX_ENTRIES = 512
 

@@ -24,6 +24,27 @@ KEYWORDS = DECLARATION_KEYWORDS + ITEM_KEYWORDS + OTHER_KEYWORDS
 BUILTIN_FUNCTIONS = ("sequential", "constrain")
 BOOLEANS = ("true", "false")
 
+# What each keyword and built-in function says, in one line (editor hover and completion).
+KEYWORD_DOCS: dict[str, str] = {
+    "import": 'import "file.bcfg": every definition of that file; the path is relative to this one',
+    "alias": "alias name = dotted.path: a short name for a module path",
+    "constraint": "constraint name = dtype {quant_min: .., scale_min: ..}: a dtype with constraints",
+    "dtypes": "dtypes name = {input: .., output: .., weight: .., bias: ..}: a dtype set",
+    "fuse": "fuse name(params) [eval_only] [same_mode] = Module(params): a fuser function",
+    "group": "group name(params) { items }: patterns to expand with `use name(args)`",
+    "backend": 'backend name ["BackendConfig name"] { items }: generates <out>/<name>.py',
+    "pattern": "pattern head { fields }: one BackendPatternConfig",
+    "override": "override pattern head { fields }: replace an earlier pattern, in its position",
+    "use": "use group(args): expand a group here",
+    "for": "for x in [..] { items }: repeat the items for each element; ${x} fills names",
+    "in": "for x in [..] { items }: the list a loop runs over",
+    "complex": "pattern complex (op, (op, ..)): torch's reversed nested pattern form",
+}
+BUILTIN_DOCS: dict[str, str] = {
+    "sequential": "sequential(M): fuse the 2 or 3 matched modules, in order, into M",
+    "constrain": "constrain(ds, c): the dtype set ds with each activation dtype of c's dtype given c's constraints",
+}
+
 
 class FieldKind(StrEnum):
     """What kind of value a pattern field holds; the resolver has one coercion per kind."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import DEFAULT_ALLOW
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity, SpecError
 from ..sources import FileSources, SourceSet
 from . import model as m
 from .coerce import Coercions
@@ -26,7 +26,7 @@ from .context import Ctx
 from .evaluate import Evaluator
 from .expand import Expander
 from .facts import TorchFacts
-from .load import Loader, Program
+from .load import Loader, Parse, Program
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,40 @@ def analyze(
     names: list[str],
     allow: tuple[str, ...] = DEFAULT_ALLOW,
     facts: TorchFacts | None = None,
+    parse: Parse | None = None,
 ) -> Analysis:
     """Resolve the backends declared in the specs called ``names``; raise SpecError on any error.
 
     Definitions that no backend of this run uses are warned about only in the
     files named: a file that is merely imported is a library. ``facts``
-    answers questions about torch's names (a fresh, uncached table by default).
+    answers questions about torch's names (a fresh, uncached table by default);
+    ``parse`` turns a source into its syntax tree (``parse_source`` by default).
+    """
+    analysis, diagnostics = analyze_partial(sources, names, allow, facts, parse)
+    if any(d.severity == Severity.ERROR for d in diagnostics):
+        raise SpecError(diagnostics, analysis.sources)
+    return analysis
+
+
+def analyze_partial(
+    sources: SourceSet,
+    names: list[str],
+    allow: tuple[str, ...] = DEFAULT_ALLOW,
+    facts: TorchFacts | None = None,
+    parse: Parse | None = None,
+) -> tuple[Analysis, list[Diagnostic]]:
+    """``analyze``, returning what resolved and every diagnostic instead of raising on errors.
+
+    With errors, the backends hold the configs of every item that resolved (an
+    item with an error is left out), for tools that show partial results (the
+    language server). Past ``MAX_ERRORS`` errors it raises SpecError as
+    ``analyze`` does.
     """
     ctx = Ctx(facts if facts is not None else TorchFacts(tuple(allow)))
     program = Program()
-    loader = Loader(ctx, sources, program)
+    loader = (
+        Loader(ctx, sources, program) if parse is None else Loader(ctx, sources, program, parse)
+    )
     files = []
     for name in names:
         f = loader.load(name)
@@ -80,8 +104,8 @@ def analyze(
         seen.setdefault(b.module.casefold(), b)
     if ctx.diag.error_count == 0:
         evaluator.definitions.unused_warnings(files, sources)
-    ctx.diag.raise_if_errors()
-    return Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program)
+    analysis = Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program)
+    return analysis, list(ctx.diag.diagnostics)
 
 
 def resolve_specs(

@@ -282,6 +282,10 @@ class TorchFacts:
         """True if the facts of ``path`` are known without resolving it."""
         return path in self._facts
 
+    def known(self) -> list[str]:
+        """Every dotted path whose facts are known without resolving it (for completion)."""
+        return list(self._facts)
+
     def lookup(self, path: str) -> Facts:
         """The facts of the full dotted ``path``; raises UnknownSymbol, as ``resolve`` does."""
         if path.partition(".")[0] not in self.allow:

@@ -9,12 +9,13 @@ only cascade from the import's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..diagnostics import SpecError
 from ..lang import syntax as syn
 from ..lang.parse import parse_source, source_error
-from ..sources import SourceError, SourceSet, Span
+from ..sources import Source, SourceError, SourceSet, Span
 from .context import Ctx
 from .values import plain_name
 
@@ -30,6 +31,8 @@ DECL_WORDS: dict[type, str] = {
 # Files importing files, more than this deep, are an error (loading is recursive).
 MAX_IMPORT_DEPTH = 64
 Definition = syn.AliasDecl | syn.ConstraintDecl | syn.DTypesDecl | syn.FuseDecl | syn.GroupDecl
+# How a source becomes a syntax tree: ``parse_source``, or a cache of its results.
+Parse = Callable[[Source], syn.Spec]
 
 
 @dataclass
@@ -52,12 +55,13 @@ class Program:
 
 
 class Loader:
-    """Loads specs and their imports from ``sources`` into ``program``."""
+    """Loads specs and their imports from ``sources`` into ``program``, parsing with ``parse``."""
 
-    def __init__(self, ctx: Ctx, sources: SourceSet, program: Program):
+    def __init__(self, ctx: Ctx, sources: SourceSet, program: Program, parse: Parse = parse_source):
         self.ctx = ctx
         self.sources = sources
         self.program = program
+        self.parse = parse
         self._loading: list[str] = []
 
     def load(self, name: str, span: Span | None = None) -> LoadedFile | None:
@@ -85,7 +89,7 @@ class Loader:
                     exc.span = span or Span(name, 1, 1, 1, 1)
                 raise source_error(exc) from None
             self.ctx.diag.sources[name] = source.text
-            spec = parse_source(source)
+            spec = self.parse(source)
         except SpecError as exc:
             self.ctx.diag.sources.update(exc.sources)
             for d in exc.diagnostics:

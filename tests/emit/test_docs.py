@@ -170,3 +170,21 @@ def test_names_are_escaped_in_html_and_markdown(tmp_path):
     assert call.startswith("``BackendConfig(") and "\\|" in call  # a code span: shown, not run
     assert md_text("a|b<c>&") == "a\\|b&lt;c&gt;&amp;"
     assert md_code("x`y|z") == "``x`y\\|z``"
+
+
+def test_patterns_are_highlighted_by_bcfgs_lexer():
+    """The page's patterns go through bcfg's Pygments lexer: the classes page.css colours."""
+    from generator.emit.docs import code_html
+
+    html = str(code_html('complex (nn.ReLU, "relu_", 0)'))
+    assert html == (
+        '<span class="k">complex</span><span class="w"> </span><span class="p">(</span>'
+        '<span class="nn">nn</span><span class="p">.</span><span class="n">ReLU</span>'
+        '<span class="p">,</span><span class="w"> </span><span class="s2">"relu_"</span>'
+        '<span class="p">,</span><span class="w"> </span><span class="mi">0</span>'
+        '<span class="p">)</span>'
+    )
+    assert "<script>" not in str(code_html("<script>"))  # escaped, as before
+    css = (REPO / "templates" / "docs" / "page.css").read_text()
+    for cls in ("nn", "s2", "k", "mi", "nb"):
+        assert f"code .{cls}" in css

@@ -52,3 +52,83 @@ def test_parser_builds_the_model_lark_trees_describe():
         finally:
             parse._current.reset(token)
         assert list(actual) == list(expected), name
+
+
+# Names that merely start with a keyword are names. The keyword terminals
+# `dtypes`, `fuser` and `pattern` once had a higher priority than NAME, so the
+# lexer split `pattern_ds` into `pattern` + `_ds` wherever both could follow.
+def test_names_that_start_with_a_keyword_are_names():
+    from generator.lang import syntax as m
+    from generator.lang.parse import parse_text
+
+    def names(text: str) -> set[str]:
+        return {n.text for n in m.walk(parse_text(text, "k.bcfg")) if isinstance(n, m.DottedName)}
+
+    used = (
+        "dtypes pattern_ds = {input: quint8}\nbackend b { pattern nn.ReLU { dtypes: pattern_ds } }"
+    )
+    assert "pattern_ds" in names(used)
+    (decl,) = parse_text("dtypes d = {dtypes_x: quint8, fuser_y: qint8}", "k.bcfg").decls
+    assert isinstance(decl, m.DTypesDecl) and isinstance(decl.value, m.Record)
+    assert [e.key for e in decl.value.entries] == ["dtypes_x", "fuser_y"]
+    loop_text = "backend b { for patterns in [nn.ReLU] { pattern patterns { dtypes: d } } }"
+    (backend,) = parse_text(loop_text, "k.bcfg").decls
+    assert isinstance(backend, m.BackendDecl)
+    (loop,) = backend.body
+    assert isinstance(loop, m.ForItem) and loop.targets == ("patterns",)
+    (item,) = loop.body
+    assert isinstance(item, m.PatternItem) and isinstance(item.head, m.DottedName)
+    assert item.head.text == "patterns"
+    assert {"fuser_x", "dtypes_all", "patterns_of"} <= names(
+        "backend b { pattern fuser_x { dtypes: dtypes_all  fuser: patterns_of } }"
+    )
+
+
+def test_keywords_stay_keywords_where_a_name_could_follow():
+    from generator.lang import syntax as m
+    from generator.lang.parse import parse_text
+
+    text = "backend b { pattern nn.ReLU { dtypes: d  fuser: f  root_node: pattern[1] } }"
+    (backend,) = parse_text(text, "k.bcfg").decls
+    assert isinstance(backend, m.BackendDecl)
+    (item,) = backend.body
+    assert isinstance(item, m.PatternItem)
+    assert [f.name for f in item.fields] == ["dtypes", "fuser", "root_node"]
+    getter = item.fields[2].value
+    assert isinstance(getter, m.Index) and isinstance(getter.target, m.PatternRef)
+
+
+def test_the_keyword_fix_changes_no_valid_parse():
+    """Every spec and error-corpus input that parsed with the old keyword priorities parses to
+    the same tokens and trees with the new grammar."""
+    from lark import Lark
+
+    from generator.resources import resource_path
+
+    new_text = resource_path("grammar", "bcfg.lark").read_text(encoding="utf-8")
+    old_text = new_text
+    for kw in ("DTYPES_KW", "FUSER_KW", "PATTERN_KW"):
+        assert f"{kw}: " in new_text
+        old_text = old_text.replace(f"{kw}: ", f"{kw}.2: ")
+    old = Lark(old_text, parser="lalr", maybe_placeholders=False)
+    new = Lark(new_text, parser="lalr", maybe_placeholders=False)
+    files = sorted((REPO / "specs").glob("*.bcfg")) + sorted(
+        (REPO / "tests" / "errors").rglob("*.bcfg")
+    )
+    compared = 0
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            continue
+        try:
+            before = old.parse(text)
+        except Exception:
+            continue
+        after = new.parse(text)
+        assert before == after, path
+        assert [(t.type, str(t)) for t in before.scan_values(lambda _: True)] == [
+            (t.type, str(t)) for t in after.scan_values(lambda _: True)
+        ], path
+        compared += 1
+    assert compared >= 50

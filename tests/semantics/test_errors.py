@@ -65,6 +65,10 @@ CHECKS = {
         "syntax_import_needs_string",
         "expected a file name in quotes after 'import'",
     ),
+    "syntax: a name that starts with a keyword is a name": (
+        "syntax_keyword_prefixed_names",
+        "unknown dtype config key 'dtypes_in'",
+    ),
     "input: not UTF-8": ("input_not_utf8", "the file is not valid UTF-8"),
     "input: NUL byte": ("input_nul_byte", "the file contains a NUL byte"),
     "input: BOM and CRLF": ("input_bom_crlf", "input_bom_crlf.bcfg:3:13: error: unknown symbol"),

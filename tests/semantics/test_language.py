@@ -211,3 +211,24 @@ def test_fusers_named_alike_stay_distinct(tmp_path):
     assert linear.fuser_method is not conv.fuser_method
     assert linear.fuser_method.__name__ == "_fuse_a"
     assert conv.fuser_method.__name__ == "_fuse_fuse_a"
+
+
+def test_names_may_start_with_a_keyword(tmp_path):
+    """`pattern_ds`, `dtypes_x` and `patterns` are names (the lexer once split them)."""
+    b = resolve(
+        tmp_path,
+        """
+        dtypes pattern_ds = {input: quint8, output: quint8}
+        dtypes dtypes_x = {input: qint8, output: qint8}
+        backend b {
+            for patterns in [nn.ReLU, nn.ReLU6] {
+                pattern patterns { dtypes: [pattern_ds, dtypes_x] }
+            }
+        }
+        """,
+    )
+    assert [c.pattern for c in b.configs] == [
+        m.Symbol("torch.nn.ReLU", m.SymbolKind.MODULE),
+        m.Symbol("torch.nn.ReLU6", m.SymbolKind.MODULE),
+    ]
+    assert [d.input for d in b.configs[0].dtype_configs] == [m.DType("quint8"), m.DType("qint8")]

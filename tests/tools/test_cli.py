@@ -146,3 +146,29 @@ def test_spec_error_exits_2_and_writes_nothing(project_copy):
     assert re.search(r"^specs/fbgemm\.bcfg:\d+:\d+: error: ", out.stderr, re.M), out.stderr
     assert "Traceback" not in out.stderr
     assert snapshot(project_copy / "generated") == before
+
+
+def test_lsp_without_pygls_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    """``bcfg lsp`` needs the lsp extra; without it one line says so and it exits 2."""
+    from generator import cli
+
+    monkeypatch.setitem(sys.modules, "pygls", None)  # as if it were not installed
+    for name in [m for m in sys.modules if m.startswith("generator.tools.lsp.server")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert cli.main(["lsp"]) == 2
+    err = capsys.readouterr().err
+    assert err == "bcfg lsp: the language server needs pygls: pip install 'bcfg[lsp]'\n"
+
+
+def test_lsp_accepts_the_stdio_flag_editors_pass():
+    """VS Code's language client starts the server with --stdio; an unknown flag would stop it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "lsp", "--stdio"],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

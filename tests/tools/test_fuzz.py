@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -90,57 +91,73 @@ def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")
 
 
+OPS = ["del_tok", "dup_tok", "swap_tok", "del_line", "dup_line", "swap_line", "truncate", "insert"]
+
+
+def mutate(data: bytes, pick: Callable[[int, int], int], insert: Callable[[], bytes]) -> bytes:
+    """One mutation of ``data``: ``pick(a, b)`` chooses an integer in a..b, ``insert`` the bytes
+    to insert (hypothesis draws them when fuzzing, a seeded generator elsewhere)."""
+    op = OPS[pick(0, len(OPS) - 1)]
+    toks = _tokens(data)
+    lines = _lines(data)
+    if op.endswith("_tok") and toks:
+        i = pick(0, len(toks) - 1)
+        a, b = toks[i]
+        if op == "del_tok":
+            data = data[:a] + data[b:]
+        elif op == "dup_tok":
+            data = data[:b] + b" " + data[a:b] + data[b:]
+        else:
+            j = pick(0, len(toks) - 1)
+            (a, b), (c, d) = sorted([toks[i], toks[j]])
+            if b <= c:
+                data = data[:a] + data[c:d] + data[b:c] + data[a:b] + data[d:]
+    elif op.endswith("_line"):
+        i = pick(0, len(lines) - 1)
+        if op == "del_line":
+            del lines[i]
+        elif op == "dup_line":
+            lines.insert(i, lines[i])
+        else:
+            j = pick(0, len(lines) - 1)
+            lines[i], lines[j] = lines[j], lines[i]
+        data = b"\n".join(lines)
+    elif op == "truncate":
+        data = data[: pick(0, len(data))]
+    elif op == "insert":
+        at = pick(0, len(data))
+        data = data[:at] + insert() + data[at:]
+    return data
+
+
 @st.composite
 def mutants(draw) -> tuple[str, bytes]:
     """A real spec with one to three mutations."""
     name = draw(st.sampled_from(SPEC_NAMES))
     data = ORIGINAL[name]
+
+    def pick(a: int, b: int) -> int:
+        return draw(st.integers(a, b))
+
+    def insert() -> bytes:
+        return draw(st.one_of(st.sampled_from(_INSERTS), st.binary(min_size=1, max_size=4)))
+
     for _ in range(draw(st.integers(1, 3))):
-        op = draw(
-            st.sampled_from(
-                [
-                    "del_tok",
-                    "dup_tok",
-                    "swap_tok",
-                    "del_line",
-                    "dup_line",
-                    "swap_line",
-                    "truncate",
-                    "insert",
-                ]
-            )
-        )
-        toks = _tokens(data)
-        lines = _lines(data)
-        if op.endswith("_tok") and toks:
-            i = draw(st.integers(0, len(toks) - 1))
-            a, b = toks[i]
-            if op == "del_tok":
-                data = data[:a] + data[b:]
-            elif op == "dup_tok":
-                data = data[:b] + b" " + data[a:b] + data[b:]
-            else:
-                j = draw(st.integers(0, len(toks) - 1))
-                (a, b), (c, d) = sorted([toks[i], toks[j]])
-                if b <= c:
-                    data = data[:a] + data[c:d] + data[b:c] + data[a:b] + data[d:]
-        elif op.endswith("_line"):
-            i = draw(st.integers(0, len(lines) - 1))
-            if op == "del_line":
-                del lines[i]
-            elif op == "dup_line":
-                lines.insert(i, lines[i])
-            else:
-                j = draw(st.integers(0, len(lines) - 1))
-                lines[i], lines[j] = lines[j], lines[i]
-            data = b"\n".join(lines)
-        elif op == "truncate":
-            data = data[: draw(st.integers(0, len(data)))]
-        elif op == "insert":
-            at = draw(st.integers(0, len(data)))
-            what = draw(st.one_of(st.sampled_from(_INSERTS), st.binary(min_size=1, max_size=4)))
-            data = data[:at] + what + data[at:]
+        data = mutate(data, pick, insert)
     return name, data
+
+
+def seeded_mutants(seed: int, count: int) -> list[tuple[str, bytes]]:
+    """``count`` mutants made by the same mutations from a seeded generator (no hypothesis)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        name = rng.choice(SPEC_NAMES)
+        data = ORIGINAL[name]
+        for _ in range(rng.randint(1, 3)):
+            data = mutate(data, rng.randint, lambda: rng.choice(_INSERTS))
+        out.append((name, data))
+    return out
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
