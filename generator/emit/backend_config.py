@@ -369,6 +369,10 @@ def _fuse_function(f: m.DefinedFuser, fname: str, names: _Names) -> dict:
     def expr(e: m.FuseExpr) -> str:
         if isinstance(e, m.FuseArg):
             return fp.local[e.name]
+        if isinstance(e, m.FuseQat):
+            return "is_qat"
+        if isinstance(e, m.FuseConst):
+            return repr(e.value)
         return f"{_sym(e.function, names)}({', '.join(expr(a) for a in e.args)})"
 
     body.append(f"return {expr(f.body)}")

@@ -81,10 +81,14 @@ def _bind(params: tuple[m.Param, ...], args: tuple[Any, ...], env: dict[str, Any
 
 
 def _defined_fuser(f: m.DefinedFuser) -> Callable:
-    def evaluate(e: m.FuseExpr, env: dict[str, Any]) -> Any:
+    def evaluate(e: m.FuseExpr, env: dict[str, Any], is_qat: bool) -> Any:
         if isinstance(e, m.FuseArg):
             return env[e.name]
-        return _obj(e.function)(*(evaluate(a, env) for a in e.args))
+        if isinstance(e, m.FuseQat):
+            return is_qat
+        if isinstance(e, m.FuseConst):
+            return e.value
+        return _obj(e.function)(*(evaluate(a, env, is_qat) for a in e.args))
 
     def fuser(is_qat: bool, *matched: Any) -> Any:
         env: dict[str, Any] = {}
@@ -93,7 +97,7 @@ def _defined_fuser(f: m.DefinedFuser) -> Callable:
             raise AssertionError(f"{', '.join(env)} must all be in the same mode (train or eval)")
         if f.eval_only and is_qat:
             raise NotImplementedError(f"Cannot fuse train modules: {tuple(env.values())}")
-        return evaluate(f.body, env)
+        return evaluate(f.body, env, is_qat)
 
     return fuser
 

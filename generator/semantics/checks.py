@@ -113,13 +113,15 @@ def _fuser_fit(
 ) -> list[Finding]:
     """Does the fuser take as many modules, in the same shape, as the pattern matches?"""
     if isinstance(c.fuser, m.SequentialFuser):
-        if c.complex or n != 2:
+        if n != 2:
+            # torch calls the fuser with one argument per top-level element (the
+            # elements of a complex pattern as they are nested), and
+            # _sequential_wrapper2 takes exactly two.
             return [
                 Finding(
                     Severity.ERROR,
                     spans["fuser"],
-                    f"sequential() fuses exactly two modules, but the pattern has {n} element{'s' if n != 1 else ''}"
-                    + (" and is complex" if c.complex and n == 2 else ""),
+                    f"sequential() fuses exactly two modules, but the pattern has {n} element{'s' if n != 1 else ''}",
                     "write a 'fuse' definition for other patterns",
                 )
             ]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..lang import syntax as syn
-from ..lang.vocabulary import CONSTRAINT_FIELDS, CONSTRAINT_KEYS, FUSE_FLAGS
+from ..lang.vocabulary import BOOLEANS, CONSTRAINT_FIELDS, CONSTRAINT_KEYS, FUSE_FLAGS
 from ..sources import SourceSet, Span
 from . import checks
 from . import model as m
@@ -184,6 +184,12 @@ class Definitions:
     def _fuse_expr(self, f: LoadedFile, e: syn.Expr, params: set[str]) -> m.FuseExpr:
         if isinstance(e, syn.DottedName) and len(e.parts) == 1 and e.parts[0] in params:
             return m.FuseArg(e.parts[0])
+        if isinstance(e, syn.DottedName) and e.parts == ("is_qat",):
+            return m.FuseQat()
+        if isinstance(e, syn.DottedName) and len(e.parts) == 1 and e.parts[0] in BOOLEANS:
+            return m.FuseConst(e.parts[0] == "true")
+        if isinstance(e, (syn.Int, syn.Float, syn.Neg, syn.BinOp)):
+            return m.FuseConst(self.evaluator.number(f, e, {}))
         if isinstance(e, syn.Call):
             fn = self.evaluator.symbol(
                 f,
@@ -203,10 +209,12 @@ class Definitions:
             raise self.ctx.fail(
                 e.span,
                 f"'{e.parts[0]}' is not a parameter of this fuser",
-                self.ctx.suggest(e.parts[0], params),
+                self.ctx.suggest(e.parts[0], [*params, "is_qat"])
+                or f"its parameters are {', '.join(sorted(params)) or 'none'}; is_qat is torch's QAT flag",
             )
         raise self.ctx.fail(
-            e.span, "a fuse body may only use its parameters and calls of modules or functions"
+            e.span,
+            "a fuse body may only use its parameters, is_qat, true, false, numbers and calls of modules or functions",
         )
 
     def check_all(self) -> None:
@@ -252,4 +260,6 @@ class Definitions:
 def _mentions(e: m.FuseExpr, name: str) -> bool:
     if isinstance(e, m.FuseArg):
         return e.name == name
-    return any(_mentions(a, name) for a in e.args)
+    if isinstance(e, m.FuseCall):
+        return any(_mentions(a, name) for a in e.args)
+    return False

@@ -115,12 +115,24 @@ class FuseArg:
 
 
 @dataclass(frozen=True)
+class FuseQat:
+    """``is_qat`` inside a fuser body: the flag torch passes every fuser."""
+
+
+@dataclass(frozen=True)
+class FuseConst:
+    """A constant argument inside a fuser body: ``true``, ``false`` or a number."""
+
+    value: bool | int | float
+
+
+@dataclass(frozen=True)
 class FuseCall:
     function: Symbol
     args: tuple[FuseExpr, ...]
 
 
-FuseExpr = FuseArg | FuseCall
+FuseExpr = FuseArg | FuseCall | FuseQat | FuseConst
 
 
 @dataclass(frozen=True)

@@ -232,3 +232,120 @@ def test_names_may_start_with_a_keyword(tmp_path):
         m.Symbol("torch.nn.ReLU6", m.SymbolKind.MODULE),
     ]
     assert [d.input for d in b.configs[0].dtype_configs] == [m.DType("quint8"), m.DType("qint8")]
+
+
+def test_fuse_bodies_pass_is_qat_and_constants(tmp_path):
+    """torch-1.13 wrappers (reverse2/reverse3) and calls with constant flags, as fuse definitions."""
+    import torch
+    from torch import nn
+
+    from generator.emit.backend_config import render_backend
+    from generator.live.canonical import compare_backend_configs
+
+    b = resolve(
+        tmp_path,
+        """
+        alias fmm = torch.ao.quantization.fuser_method_mappings
+        fuse bn_conv(bn, conv) = fmm.fuse_conv_bn(is_qat, conv, bn)
+        fuse relu_bn_conv(relu, (bn, conv)) = fmm.fuse_conv_bn_relu(is_qat, conv, bn, relu)
+        fuse scaled(a, b) = nn.Hardtanh(-2 * 0.5, 1.5, false)
+        backend b {
+            pattern complex (nn.BatchNorm2d, nn.Conv2d) {
+                fuser: bn_conv
+                fused: nni.ConvBn2d
+            }
+            pattern complex (nn.ReLU, (nn.BatchNorm2d, nn.Conv2d)) {
+                fuser: relu_bn_conv
+                fused: nni.ConvBnReLU2d
+            }
+            pattern (nn.Conv1d, nn.ReLU) {
+                fuser: scaled
+                fused: nn.Hardtanh
+            }
+        }
+        """,
+    )
+    body = b.configs[0].fuser.body
+    assert body.args[0] == m.FuseQat() and body.args[1] == m.FuseArg("conv")
+    assert b.configs[2].fuser.body.args == (m.FuseConst(-1.0), m.FuseConst(1.5), m.FuseConst(False))
+    built = build_backend(b)
+    namespace: dict = {}
+    exec(compile(render_backend(b), "b.py", "exec"), namespace)
+    generated = namespace["get_b_backend_config"]()
+    assert compare_backend_configs(built, generated) == []
+    # The QAT flag reaches the wrapped function: a train-mode conv + bn fuses into
+    # ConvBn2d, an eval-mode pair folds into a plain Conv2d.
+    conv, bn = nn.Conv2d(2, 2, 1), nn.BatchNorm2d(2)
+    for fuser in (built.configs[0].fuser_method, generated.configs[0].fuser_method):
+        assert type(fuser(True, bn.train(), conv.train())).__name__ == "ConvBn2d"
+        assert type(fuser(False, bn.eval(), conv.eval())) is nn.Conv2d
+    hardtanh = generated.configs[2].fuser_method(False, nn.Conv1d(1, 1, 1), nn.ReLU())
+    assert (hardtanh.min_val, hardtanh.max_val, hardtanh.inplace) == (-1.0, 1.5, False)
+    assert torch.is_tensor(torch.zeros(1))
+
+
+def test_fuse_body_words_that_are_not_allowed(tmp_path):
+    assert errors(
+        tmp_path,
+        """
+        fuse f(a, b) = nni.LinearReLU(a, "b")
+        backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
+        """,
+    ) == [
+        "2:34: a fuse body may only use its parameters, is_qat, true, false, numbers and calls of modules or functions"
+    ]
+    assert errors(
+        tmp_path,
+        """
+        fuse f(a, b) = nni.LinearReLU(a, is_qatt)
+        backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
+        """,
+    ) == ["2:34: 'is_qatt' is not a parameter of this fuser"]
+    assert errors(
+        tmp_path,
+        """
+        fuse f(a, is_qat) = nni.LinearReLU(a, is_qat)
+        backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
+        """,
+    ) == ["2:11: 'is_qat' cannot be a parameter name"]
+
+
+def test_sequential_fuses_the_two_elements_of_a_complex_pattern(tmp_path):
+    """torch calls _sequential_wrapper2 on a complex pair with the elements as they nest."""
+    from generator.emit.backend_config import render_backend
+
+    b = resolve(
+        tmp_path,
+        """
+        backend b {
+            pattern complex (nn.ReLU, nn.Conv2d) {
+                fuser: sequential(nni.ConvReLU2d)
+                fused: nni.ConvReLU2d
+            }
+            pattern complex (nn.ReLU, (operator.add, nn.Conv2d, MatchAllNode)) {
+                fuser: sequential(nn.Sequential)
+                fused: nn.Sequential
+                root_node: pattern[1][1]
+            }
+        }
+        """,
+    )
+    assert isinstance(b.configs[1].fuser, m.SequentialFuser)
+    namespace: dict = {}
+    exec(compile(render_backend(b), "b.py", "exec"), namespace)
+    (pair, nested) = namespace["get_b_backend_config"]().configs
+    from generator.live.names import sequential_class
+
+    assert sequential_class(pair.fuser_method).__name__ == "ConvReLU2d"
+    assert sequential_class(nested.fuser_method).__name__ == "Sequential"
+    assert errors(
+        tmp_path,
+        """
+        backend b {
+            pattern complex (operator.add, nn.Conv2d, MatchAllNode) {
+                fuser: sequential(nni.ConvAdd2d)
+                fused: nni.ConvAdd2d
+            }
+        }
+        """,
+    ) == ["4:9: sequential() fuses exactly two modules, but the pattern has 3 elements"]
