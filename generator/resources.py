@@ -14,3 +14,16 @@ def resource_path(folder: str, name: str) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"bcfg is installed without its {folder}/{name}")
+
+
+def library_path(stem: str) -> Path | None:
+    """The shipped library ``bcfg:<stem>`` (``generator/library/<stem>.bcfg``), or None."""
+    if not stem.isidentifier():
+        return None
+    candidate = _HERE / "library" / f"{stem}.bcfg"
+    return candidate if candidate.is_file() else None
+
+
+def library_stems() -> list[str]:
+    """Every library bcfg ships, by stem (``torch``)."""
+    return sorted(p.stem for p in (_HERE / "library").glob("*.bcfg"))

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from .resources import library_path
+
 # A spec larger than this is refused with a clear error rather than parsed for
 # minutes; torch's eight backends together take about 30 kB.
 MAX_SPEC_BYTES = 1 << 20
@@ -59,6 +61,28 @@ def normalize_newlines(text: str) -> str:
     if "\r" not in text:
         return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# `import "bcfg:torch"` names a library shipped inside bcfg, not a file of the project.
+LIBRARY_SCHEME = "bcfg:"
+
+
+def is_library(name: str) -> bool:
+    """Whether ``name`` (an import target or a display name) is one of bcfg's libraries."""
+    return name.startswith(LIBRARY_SCHEME)
+
+
+def read_library(name: str) -> Source:
+    """The text of the library ``bcfg:<stem>``; ``SourceError`` if bcfg ships no such library."""
+    path = library_path(name.removeprefix(LIBRARY_SCHEME))
+    if path is None:
+        raise SourceError(f"cannot read {name}: bcfg ships no such library")
+    return Source.of(name, path.read_text(encoding="utf-8"))
+
+
+def resolve_library(target: str) -> str | None:
+    """The display name of the library ``import "bcfg:<stem>"`` means, or None if there is none."""
+    return target if library_path(target.removeprefix(LIBRARY_SCHEME)) is not None else None
 
 
 class SourceError(Exception):
@@ -180,6 +204,8 @@ class FileSources:
         return Path(local) if posixpath.isabs(local) else self.root / local
 
     def read(self, name: str) -> Source:
+        if is_library(name):
+            return read_library(name)
         if not _is_utf8(name):
             raise SourceError(
                 f"cannot read {name}: its file name is not valid UTF-8",
@@ -195,6 +221,8 @@ class FileSources:
 
     def resolve_import(self, importer: str, target: str) -> str | None:
         """The file ``target`` names, if there is anything there (reading it says what is wrong)."""
+        if is_library(target):
+            return resolve_library(target)
         candidate = self.path(importer).parent / os_name(target)
         try:
             found = candidate.exists() or candidate.is_symlink()
@@ -203,6 +231,8 @@ class FileSources:
         return self.name(candidate) if found else None
 
     def siblings(self, name: str) -> list[str] | None:
+        if is_library(name):
+            return None
         try:
             return sorted(self.name(p) for p in self.path(name).parent.glob("*.bcfg"))
         except OSError:
@@ -244,11 +274,15 @@ class MemorySources:
     def read(self, name: str) -> Source:
         if name in self.texts:
             return Source.of(name, self.texts[name])
+        if is_library(name):
+            return read_library(name)
         if self.fallback is None:
             raise SourceError(f"cannot read {name}: no such file")
         return self.fallback.read(name)
 
     def resolve_import(self, importer: str, target: str) -> str | None:
+        if is_library(target):
+            return resolve_library(target)
         name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target))
         if name in self.texts:
             return name
@@ -257,6 +291,8 @@ class MemorySources:
         return self.fallback.resolve_import(importer, target)
 
     def siblings(self, name: str) -> list[str] | None:
+        if is_library(name):
+            return None
         folder = posixpath.dirname(name)
         here = {n for n in self.texts if posixpath.dirname(n) == folder and n.endswith(".bcfg")}
         if self.fallback is None:

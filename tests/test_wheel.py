@@ -1,4 +1,4 @@
-"""A wheel built from the repo carries the grammar and templates, and its generator works (modules and docs)."""
+"""A wheel built from the repo carries the grammar, templates and the bcfg:torch library, and its generator works (modules and docs)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def test_wheel_generates_the_same_output(tmp_path):
         "generator/templates/backend.py.jinja",
         "generator/templates/docs/index.html.jinja",
         "generator/templates/docs/page.js",
+        "generator/library/torch.bcfg",
     } <= names
     assert not any(n.startswith(("specs/", "generated/", "tests/")) for n in names)
     site = tmp_path / "site"

@@ -86,13 +86,14 @@ def fingerprint_files() -> list[tuple[str, Path]]:
     """Every file of the generator that can change what it outputs, by a stable label.
 
     Every module of the package, sub-packages included, every template (at any
-    depth) and the grammar.
+    depth), the grammar and the shipped spec libraries (``bcfg:torch``).
     """
     here = Path(__file__).resolve().parent.parent
     folders = [
         ("generator", here, "**/*.py"),
         ("templates", resource_path("templates", "backend.py.jinja").parent, "**/*"),
         ("grammar", resource_path("grammar", "bcfg.lark").parent, "*"),
+        ("library", here / "library", "*.bcfg"),
     ]
     out = []
     for label, folder, glob in folders:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..config import DEFAULT_ALLOW, Project
 from ..diagnostics import Diagnostic, format_all
-from ..sources import MAX_SPEC_BYTES, read_regular_file, resolved_path
+from ..sources import MAX_SPEC_BYTES, is_library, read_regular_file, resolved_path
 from . import cache
 from .write import DOCS, MODULES, Outputs
 
@@ -88,7 +88,7 @@ def import_closure(specs: list[Path]) -> list[Path]:
             continue
         for m in _IMPORT.finditer(text):
             target = _unquote(m.group(1))
-            if target:
+            if target and not is_library(target):  # a shipped library is in the fingerprint
                 todo.append(resolved_path(path.parent / target))
     return sorted(seen)
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ..diagnostics import SpecError
 from ..lang import syntax as syn
 from ..lang.parse import parse_source, source_error
-from ..sources import Source, SourceError, SourceSet, Span
+from ..resources import library_stems
+from ..sources import LIBRARY_SCHEME, Source, SourceError, SourceSet, Span, is_library
 from .context import Ctx
 from .values import plain_name
 
@@ -118,6 +119,17 @@ class Loader:
             self._loading.pop()
 
     def _import(self, importer: str, decl: syn.ImportDecl) -> LoadedFile | None:
+        if is_library(decl.path):
+            target = self.sources.resolve_import(importer, decl.path)
+            if target is None:
+                shipped = ", ".join(f'"{LIBRARY_SCHEME}{s}"' for s in library_stems())
+                self.ctx.error(
+                    decl.span,
+                    f"cannot import '{decl.path}': bcfg ships no such library",
+                    f"libraries: {shipped}",
+                )
+                return None
+            return self.load(target, decl.span)
         if not decl.path.endswith(".bcfg") or "\0" in decl.path:
             self.ctx.error(
                 decl.span, f"cannot import {decl.path!r}: only .bcfg specs can be imported"

@@ -152,6 +152,14 @@ CHECKS = {
         "it takes 2 module(s), the pattern has 3 element(s)",
     ),
     "count: call in a fuse body": ("fuse_call_arity", "missing a required argument: 'add'"),
+    "fuse body: only parameters, is_qat, booleans, numbers and calls": (
+        "fuse_body_string",
+        "a fuse body may only use its parameters, is_qat, true, false, numbers",
+    ),
+    "fuse body: a word that is no parameter": (
+        "fuse_body_unknown_word",
+        "'qat' is not a parameter of this fuser",
+    ),
     "count: group arguments": ("group_arg_count", "group 'relus' takes 2 argument(s), got 1"),
     "import: undefined": ("import_missing", "cannot import 'comon.bcfg': no such file"),
     "import: cycle": ("import_cycle", "import cycle:"),
