@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,17 @@ class Project:
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
         return display_name(path, self.root)
+
+    def put_root_on_path(self) -> None:
+        """Make the project's own modules importable, as ``python -m`` from the root would.
+
+        Specs may name modules of the project (on ``[tool.bcfg] allow``); they
+        resolve from the project root whatever the working directory and
+        whether bcfg runs as the ``bcfg`` script or as ``python -m generator``.
+        """
+        root = os.path.realpath(self.root)
+        if not any(os.path.realpath(p or os.curdir) == root for p in sys.path):
+            sys.path.insert(0, root)
 
     def spec_files(self) -> list[Path]:
         """Every ``*.bcfg`` directly in the spec folder, sorted; SpecError if there is no folder.

@@ -1,4 +1,9 @@
-"""Where the grammar and templates are: beside the package in a wheel, at the repo root in a checkout."""
+"""Where the grammar, templates and libraries are.
+
+The grammar and templates are at the repo root in a checkout and in
+``bcfg_resources/`` beside the package in a wheel; the spec libraries
+(``bcfg:torch``) are package data, in ``generator/library/``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ _HERE = Path(__file__).resolve().parent
 
 def resource_path(folder: str, name: str) -> Path:
     """Return ``folder/name`` from the installed package, or from the source tree."""
-    for base in (_HERE, _HERE.parent):
+    for base in (_HERE.parent, _HERE.parent / "bcfg_resources"):
         candidate = base / folder / name
         if candidate.is_file():
             return candidate

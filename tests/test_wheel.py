@@ -23,10 +23,10 @@ def test_wheel_generates_the_same_output(tmp_path):
     (wheel,) = dist.glob("bcfg-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {
-        "generator/grammar/bcfg.lark",
-        "generator/templates/backend.py.jinja",
-        "generator/templates/docs/index.html.jinja",
-        "generator/templates/docs/page.js",
+        "bcfg_resources/grammar/bcfg.lark",
+        "bcfg_resources/templates/backend.py.jinja",
+        "bcfg_resources/templates/docs/index.html.jinja",
+        "bcfg_resources/templates/docs/page.js",
         "generator/library/torch.bcfg",
     } <= names
     assert not any(n.startswith(("specs/", "generated/", "tests/")) for n in names)
@@ -52,3 +52,33 @@ def test_wheel_generates_the_same_output(tmp_path):
     assert len(docs) == 11
     for rel in docs:
         assert (project / "docs" / rel).read_bytes() == (REPO / "docs" / rel).read_bytes(), rel
+
+
+def test_installing_bcfg_never_shadows_a_users_generated_package(tmp_path):
+    """bcfg's own `generated/` (and `tests/`) are the repo's, never importable packages of the install.
+
+    The test runs in the environment bcfg is installed in (editable, as the
+    README installs it): a user's `generated` package, here a namespace package
+    without `__init__.py` that any regular package of that name would shadow,
+    is the one imported; from elsewhere there is no `generated` at all.
+    """
+    project = tmp_path / "elsewhere"
+    (project / "generated").mkdir(parents=True)
+    (project / "generated" / "mine.py").write_text("WHO = 'the user'\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import generated.mine as g, generator; print(g.WHO); print(generator.__file__)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "the user"
+    assert run.stdout.splitlines()[1].endswith("__init__.py")  # bcfg itself is installed
+    for name in ("generated", "tests", "benchmarks"):
+        run = subprocess.run(
+            [sys.executable, "-c", f"import {name}"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert "ModuleNotFoundError" in run.stderr, (name, run.stderr)

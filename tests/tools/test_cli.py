@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,31 @@ def test_lsp_accepts_the_stdio_flag_editors_pass():
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_project_modules_resolve_from_the_root_whatever_the_entry_point(tmp_path):
+    """A spec naming the project's own module works from any folder, as `bcfg` or `python -m`."""
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["myfusers"]\n')
+    (tmp_path / "myfusers.py").write_text(
+        "import torch.ao.nn.intrinsic as nni\n"
+        "def fuse_linear_relu(is_qat, linear, relu):\n"
+        "    return nni.LinearReLU(linear, relu)\n"
+    )
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "mine.bcfg").write_text(
+        "backend mine {\n"
+        "    pattern (nn.Linear, nn.ReLU) {\n"
+        "        fuser: myfusers.fuse_linear_relu\n"
+        "        fused: nni.LinearReLU\n"
+        "    }\n"
+        "}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"NO_COLOR": "1"}
+    script = str(Path(sys.executable).parent / "bcfg")
+    for cmd in ([script, "generate"], [sys.executable, "-m", "generator", "generate"]):
+        shutil.rmtree(tmp_path / "generated", ignore_errors=True)
+        run = subprocess.run(
+            cmd, cwd=tmp_path / "specs", capture_output=True, text=True, env=env, timeout=300
+        )
+        assert run.returncode == 0, (cmd, run.stderr)
+        assert "myfusers" in (tmp_path / "generated" / "mine.py").read_text()
