@@ -233,12 +233,29 @@ def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "target",
+        "targets",
+        nargs="+",
         metavar="MODULE:FUNCTION",
         help="e.g. torch.ao.quantization.backend_config:get_native_backend_config",
     )
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="write the spec here (default: standard output)"
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="a .bcfg file, or a folder for one spec per backend and a shared file "
+        "(default: standard output; several targets need a folder)",
+    )
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="write without checking that the spec regenerates an equivalent config",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="the longest the import (the target's code included) may run (default 300)",
     )
 
 

@@ -88,8 +88,8 @@ class PublicNames:
         entry = self._names.get(id(obj))
         if entry is not None and entry[0] is obj:
             return Name(entry[1])
-        module = getattr(obj, "__module__", None)
-        qualname = getattr(obj, "__qualname__", None)
+        module = _attribute(obj, "__module__")
+        qualname = _attribute(obj, "__qualname__")
         if not isinstance(module, str) or module in ("builtins", "__main__"):
             return None
         if isinstance(qualname, str) and "<" not in qualname:
@@ -139,20 +139,32 @@ def _op_path(obj: Any) -> str | None:
 _MISSING = object()
 
 
-def _lookup(path: str) -> Any:
-    """The object at a full dotted path (importing modules as needed), or a sentinel."""
-    parts = path.split(".")
+def _attribute(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)``, or None when the object's own code raises."""
     try:
-        obj: Any = importlib.import_module(parts[0])
-    except ImportError:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001  (a property of a user's class may raise anything)
+        return None
+
+
+def _lookup(path: str) -> Any:
+    """The object at a full dotted path, or a sentinel.
+
+    Only modules already imported are walked: a name an object claims for
+    itself (``__module__``) is never imported, so an object cannot make bcfg run
+    a module's code (``__module__ = "this"`` would print).
+    """
+    parts = path.split(".")
+    obj: Any = sys.modules.get(parts[0], _MISSING)
+    if obj is _MISSING:
         return _MISSING
     for i, part in enumerate(parts[1:], start=1):
-        nxt = getattr(obj, part, _MISSING)
+        try:
+            nxt = getattr(obj, part, _MISSING)
+        except Exception:  # noqa: BLE001  (a module's __getattr__ may raise anything)
+            return _MISSING
         if nxt is _MISSING and isinstance(obj, types.ModuleType):
-            try:
-                nxt = importlib.import_module(".".join(parts[: i + 1]))
-            except ImportError:
-                return _MISSING
+            nxt = sys.modules.get(".".join(parts[: i + 1]), _MISSING)
         if nxt is _MISSING:
             return _MISSING
         obj = nxt

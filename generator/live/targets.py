@@ -20,6 +20,12 @@ class ImportFailure(Exception):
 
 def load_backend_config(target: str) -> tuple[Any, str]:
     """Import ``MODULE:FUNCTION``, call it, return (BackendConfig, function name)."""
+    config, function, _, _ = load_target(target)
+    return config, function
+
+
+def load_target(target: str) -> tuple[Any, str, str, set[str]]:
+    """``load_backend_config``, and the module's name and the modules loaded before it."""
     module_name, sep, func_path = target.partition(":")
     ident = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
     if not sep or not ident.match(module_name) or not ident.match(func_path):
@@ -31,33 +37,47 @@ def load_backend_config(target: str) -> tuple[Any, str]:
     import torch.ao.quantization.backend_config.utils  # noqa: F401  (BackendConfig needs it)
     from torch.ao.quantization.backend_config import BackendConfig
 
+    before = set(sys.modules)
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise ImportFailure(f"no module named '{module_name}'") from None
         raise ImportFailure(f"importing {module_name} failed: {_exc(exc)}") from None
-    except Exception as exc:  # noqa: BLE001  (any failure of the user's module)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (any failure of the user's module)
         raise ImportFailure(f"importing {module_name} failed: {_exc(exc)}") from None
     obj: Any = module
     for i, part in enumerate(func_path.split(".")):
-        if not hasattr(obj, part):
+        try:
+            nxt = getattr(obj, part, _MISSING)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001  (a module __getattr__ that raises)
+            raise ImportFailure(f"reading {part} of {module_name} failed: {_exc(exc)}") from None
+        if nxt is _MISSING:
             where = ".".join([module_name, *func_path.split(".")[:i]])
             raise ImportFailure(f"{where} has no attribute '{part}'")
-        obj = getattr(obj, part)
+        obj = nxt
     if not callable(obj):
         raise ImportFailure(f"{target} is not a function (it is {type(obj).__name__})")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = obj()
-    except Exception as exc:  # noqa: BLE001
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (sys.exit() in the user's code too)
         raise ImportFailure(f"calling {target}() failed: {_exc(exc)}") from None
     if not isinstance(result, BackendConfig):
         raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
-    return result, func_path.split(".")[-1]
+    return result, func_path.split(".")[-1], module_name, before
+
+
+_MISSING = object()
 
 
 def _exc(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    """One line about an exception of the user's code (whose ``__str__`` may raise too)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    try:
+        text = str(exc).strip().splitlines()
+    except Exception:  # noqa: BLE001
+        text = []
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

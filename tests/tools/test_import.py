@@ -45,7 +45,8 @@ from generator.live.canonical import compare_backend_configs
 from generator.live.names import public_names
 from generator.live.targets import ImportFailure, load_backend_config
 from generator.semantics.driver import resolve_specs
-from generator.tools.importer.builder import build_spec, import_target
+from generator.config import Project, find_project
+from generator.tools.importer.flow import import_configs, run_import, Request
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -64,6 +65,35 @@ TORCH_BACKENDS = {
 }
 HERE = __name__  # this module, as the generated code will import it
 ALLOW = ("torch", "operator", HERE.split(".")[0])
+
+
+class Imported:
+    """One imported spec, as the tests look at it."""
+
+    def __init__(self, result) -> None:
+        (self.text,) = result.files.values()
+        ((_, self.module, self.configs),) = result.backends
+        self.result = result
+
+
+def import_target(target: str, allow: tuple[str, ...] = ("torch", "operator")) -> Imported:
+    """``bcfg import TARGET`` in this process (no child process), verified."""
+    root = Path(__file__).parent  # a project without specs: no groups of its own
+    project = Project(root, root / "no-specs-here", root / "generated", allow)
+    return Imported(run_import(Request([target], None, False), project))
+
+
+def build_spec(
+    config, function: str, source: str, allow=("torch", "operator"), fold=True, library=True
+):
+    """The import of a live BackendConfig, in a folder without specs (no project groups)."""
+    root = Path(__file__).parent
+    project = Project(root, root / "no-specs-here", root / "generated", tuple(allow))
+    return Imported(
+        import_configs(
+            [(config, function, source)], project, verify=fold, fold=fold, library=library
+        )
+    )
 
 
 def regenerate(text: str, folder: Path, allow: tuple[str, ...] = ALLOW) -> BackendConfig:
@@ -97,14 +127,28 @@ def test_torch_backend_round_trips(backend: str, tmp_path: Path) -> None:
 
 
 def test_idioms_in_imported_native() -> None:
+    """torch's helpers come back as `use` lines of the shipped library; dtypes are named once."""
     text = import_target(TORCH_BACKENDS["native"]).text
+    assert 'import "bcfg:torch"' in text
     assert "dtypes quint8_quint8_qint8_float = {" in text
+    assert "    use conv(quint8_quint8_qint8_float)\n" in text
+    assert "    use binary(quint8_quint8)\n" in text and "use embedding([" in text
+    assert "pattern " not in text  # all 194 configs are library groups
+
+
+def test_loop_idioms_without_the_library() -> None:
+    """Without recognition, runs of patterns fold into loops, with ${n} holes in names."""
+    from torch.ao.quantization.backend_config import _common_operator_config_utils as cu
+
+    config = BackendConfig("conv").set_backend_pattern_configs(
+        cu._get_conv_configs([DTypeConfig(torch.quint8, torch.quint8, torch.qint8, torch.float)])
+    )
+    text = build_spec(config, "get_conv_backend_config", "x", library=False).text
     assert "for n in [1, 2, 3] {" in text and "pattern nn.Conv${n}d {" in text
     assert "for relu in [nn.ReLU, F.relu] {" in text
     assert "fuser: sequential(nni.ConvReLU${n}d)" in text
-    assert "F.max_pool2d" in text and "boolean_dispatch" not in text
-    assert "torch.nn.modules" not in text
     assert "alias fuser_method_mappings = torch.ao.quantization.fuser_method_mappings" in text
+    assert "torch.nn.modules" not in text
 
 
 def test_idioms_in_imported_onednn_and_pt2e() -> None:

@@ -46,6 +46,7 @@ class Fill:
 
     parts: list
     trailer: Doc = ""
+    start: int = 0  # the parts before it are printed (a Fill's rest shares its list)
 
 
 @dataclass
@@ -95,7 +96,7 @@ def _propagate(doc: Doc) -> bool:
         return _propagate(doc.contents)
     if isinstance(doc, Fill):
         found = False
-        for d in doc.parts:
+        for d in doc.parts[doc.start :]:
             found = _propagate(d) or found
         return _propagate(doc.trailer) or found
     if isinstance(doc, IfBreak):
@@ -112,7 +113,7 @@ def _has_suffix(doc: Doc) -> bool:
     if isinstance(doc, (Group, Nest)):
         return _has_suffix(doc.contents)
     if isinstance(doc, Fill):
-        return any(_has_suffix(d) for d in doc.parts) or _has_suffix(doc.trailer)
+        return any(_has_suffix(d) for d in doc.parts[doc.start :]) or _has_suffix(doc.trailer)
     if isinstance(doc, IfBreak):
         return _has_suffix(doc.brk) or _has_suffix(doc.flat)
     return False
@@ -143,8 +144,13 @@ def _fits(nxt: list, rest: list, width: int, must_be_flat: bool = False) -> bool
         elif isinstance(d, IfBreak):
             cmds.append((ind, mode, d.brk if mode == _BREAK else d.flat))
         elif isinstance(d, Fill):
-            cmds.append((ind, mode, d.trailer))
-            cmds.extend((ind, mode, x) for x in reversed(d.parts))
+            # One part at a time: measuring stops at the first line break, so a
+            # long list is not walked to its end for every group before it.
+            if d.start < len(d.parts):
+                cmds.append((ind, mode, Fill(d.parts, d.trailer, d.start + 1)))
+                cmds.append((ind, mode, d.parts[d.start]))
+            else:
+                cmds.append((ind, mode, d.trailer))
         elif isinstance(d, Line):
             if mode == _BREAK or d.hard:
                 return True
@@ -208,12 +214,12 @@ def _flush(out: list[str], suffix: list[str], ind: int) -> None:
 
 
 def _fill(d: Fill, ind: int, mode: int, cmds: list, rem: int) -> None:
-    parts = d.parts
-    if not parts:
+    parts, at = d.parts, d.start
+    if at >= len(parts):
         cmds.append((ind, mode, d.trailer))
         return
-    content = parts[0]
-    last = len(parts) == 1
+    content = parts[at]
+    last = len(parts) == at + 1
     trailer = _resolve(d.trailer, mode)
     measured = [content, trailer] if last else content
     content_fits = _fits([(ind, _FLAT, measured)], [], rem, True)
@@ -221,9 +227,9 @@ def _fill(d: Fill, ind: int, mode: int, cmds: list, rem: int) -> None:
         cmds.append((ind, mode, d.trailer))
         cmds.append((ind, _FLAT if content_fits else _BREAK, content))
         return
-    sep, second = parts[1], parts[2]
-    rest = Fill(parts[2:], d.trailer)
-    pair = [content, sep, second] + ([trailer] if len(parts) == 3 else [])
+    sep, second = parts[at + 1], parts[at + 2]
+    rest = Fill(parts, d.trailer, at + 2)
+    pair = [content, sep, second] + ([trailer] if len(parts) == at + 3 else [])
     both_fit = not _has_suffix(content) and _fits([(ind, _FLAT, pair)], [], rem, True)
     cmds.append((ind, mode, rest))
     cmds.append((ind, _FLAT if both_fit else _BREAK, sep))

@@ -1,18 +1,17 @@
-"""Assembling the spec: declarations, items, and the check that ``bcfg generate`` accepts it."""
+"""Syntax for read configs: symbols, dtype records and sets, constraints, fuse declarations, items.
+
+One ``Builder`` serves every file of one import, so a name means the same in
+all of them. Equal expressions are built once (interned), which is what makes
+folding fast: the folder compares them by identity.
+"""
 
 from __future__ import annotations
 
-import keyword
 import re
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
-from ...config import DEFAULT_ALLOW
-from ...diagnostics import Diagnostic, Severity, SpecError
 from ...lang import syntax as m
-from ...lang.fmt import Printer, format_text, render
 from ...lang.vocabulary import (
     BUILTIN_ALIASES,
     FIELD_BY_WORD,
@@ -21,101 +20,34 @@ from ...lang.vocabulary import (
     FieldSpec,
     spell,
 )
-from ...live.names import public_names
-from ...live.targets import load_backend_config
 from .common import SPAN, field_of, getter_expr, number_expr, path_expr
-from .fold import Folder
 from .naming import Names, constraint_name, dtype_word
-from .reader import DC, DT, Config, Reader, Sym
-
-
-@dataclass
-class Imported:
-    """The spec text of an imported backend and what the user should know about it."""
-
-    text: str
-    module: str
-    notes: list[str]
-    configs: int
-    not_allowed: list[str] = field(
-        default_factory=list
-    )  # top-level modules to add to the allow-list
-    findings: list[Diagnostic] = field(default_factory=list)  # what generate would report
-
-    @property
-    def errors(self) -> int:
-        return sum(f.severity == Severity.ERROR for f in self.findings)
-
-
-def check_spec(text: str, module: str, allow: tuple[str, ...]) -> list[Diagnostic]:
-    """What ``bcfg generate`` would report about an imported spec, located in ``<module>.bcfg``.
-
-    torch accepts configs that bcfg's checks reject (``fused`` without a fuser, a
-    ``sequential`` fuser on three modules, ...); the spec is still written, so
-    the user can fix them where the messages point. The text is resolved in
-    memory: nothing is written to check it.
-    """
-    from ...semantics.driver import analyze
-    from ...sources import MemorySources
-
-    name = f"{module}.bcfg"
-    try:
-        return analyze(MemorySources({name: text}), [name], allow).warnings
-    except SpecError as exc:
-        return exc.diagnostics
-
-
-def module_name_for(function: str, backend_name: str) -> str:
-    """The backend's module name: ``get_x_backend_config`` -> ``x``."""
-    for pat in (r"get_(\w+?)_backend_config\Z", r"get_(\w+?)_config\Z", r"get_(\w+)\Z"):
-        mt = re.match(pat, function)
-        if mt:
-            cand = mt.group(1)
-            break
-    else:
-        cand = re.sub(r"\W+", "_", backend_name).strip("_") or function
-    cand = re.sub(r"\W", "_", cand)
-    if not cand.isidentifier() or keyword.iskeyword(cand):
-        cand = "imported_" + cand.lstrip("_0123456789")
-    return cand
+from .reader import DC, DT, QAT, Config, FuseCall, FuseDef, Sym
 
 
 class Builder:
-    """Turns read configs into declarations."""
+    """Turns read configs into declarations and items."""
 
-    def __init__(self, configs: list[Config], allow: tuple[str, ...]):
-        self.configs = configs
+    def __init__(self, names: Names, allow: tuple[str, ...]):
         self.allow = allow
-        self.names = Names()
+        self.names = names
         self.aliases: dict[str, str] = dict(BUILTIN_ALIASES)
-        self.decls: list[m.Decl] = []
         self.constraints: dict[tuple, str] = {}
         self.dtype_names: dict[tuple, str] = {}
         self.list_names: dict[tuple, str] = {}
+        self.fuse_names: dict[FuseDef, str] = {}
+        self._interned: dict[Any, Any] = {}
+
+    def intern(self, node: Any) -> Any:
+        """The one object for an expression equal to ``node``."""
+        return self._interned.setdefault(node, node)
 
     # ---------------------------------------------------------- symbols
 
-    def all_paths(self) -> list[str]:
-        out: list[str] = []
-
-        def pat(p: Any) -> None:
-            if isinstance(p, tuple):
-                for x in p:
-                    pat(x)
-            elif isinstance(p, Sym):
-                out.append(p.path)
-
-        for c in self.configs:
-            pat(c.pattern)
-            out.extend(s.path for s in c.modules.values())
-            if c.fuser is not None:
-                out.append(c.fuser[1].path)
-        return out
-
-    def make_aliases(self) -> list[m.AliasDecl]:
+    def make_aliases(self, paths: Iterable[str]) -> list[m.AliasDecl]:
         """``alias x = long.module.path`` for module paths that would be spelled out twice or more."""
         counts: dict[str, int] = {}
-        for path in self.all_paths():
+        for path in paths:
             if spell(path, self.aliases) != path:
                 continue
             module = path.rsplit(".", 1)[0]
@@ -130,60 +62,47 @@ class Builder:
         return decls
 
     def sym(self, s: Sym) -> m.DottedName:
-        return path_expr(spell(s.path, self.aliases))
+        return self.intern(path_expr(spell(s.path, self.aliases)))
 
     def pattern(self, p: Any) -> m.Expr:
         if isinstance(p, tuple):
-            return m.TupleExpr(tuple(self.pattern(x) for x in p), SPAN)
+            return self.intern(m.TupleExpr(tuple(self.pattern(x) for x in p), SPAN))
         if isinstance(p, str):
-            return m.Str(p, SPAN)
+            return self.intern(m.Str(p, SPAN))
         if isinstance(p, int):
-            return m.Int(p, SPAN)
+            return self.intern(m.Int(p, SPAN))
         return self.sym(p)
 
     # ----------------------------------------------------------- dtypes
 
     def dtype_expr(self, dt: DT) -> m.Expr:
         if not dt.bounds:
-            return path_expr(dtype_word(dt.dtype))
-        return m.DottedName((self.constraints[dt.key()],), SPAN)
+            return self.intern(path_expr(dtype_word(dt.dtype)))
+        return self.intern(m.DottedName((self.constraints[dt.key()],), SPAN))
 
-    def make_dtypes(self) -> list[m.Decl]:
-        """Constraint decls, and dtypes decls for dtype configs and lists used more than once."""
+    def constraint_decls(self, dcs: Iterable[DC]) -> list[m.Decl]:
+        """A ``constraint`` for each constrained dtype not declared yet."""
         out: list[m.Decl] = []
-        for c in self.configs:
-            for dc in c.dtypes:
-                for dt in (dc.input, dc.output, dc.weight):
-                    if dt is not None and dt.bounds and dt.key() not in self.constraints:
-                        name = self.names.fresh(constraint_name(dt))
-                        self.constraints[dt.key()] = name
-                        entries = tuple(m.Entry(k, number_expr(v), SPAN) for k, v in dt.bounds)
-                        out.append(
-                            m.ConstraintDecl(name, path_expr(dtype_word(dt.dtype)), entries, SPAN)
-                        )
-        uses: dict[tuple, int] = {}
-        first: dict[tuple, DC] = {}
-        for c in self.configs:
-            for dc in c.dtypes:
-                uses[dc.key()] = uses.get(dc.key(), 0) + 1
-                first.setdefault(dc.key(), dc)
-        for key, dc in first.items():
-            if uses[key] >= 2:
-                name = self.names.fresh(self.dtype_config_name(dc))
-                self.dtype_names[key] = name
-                out.append(m.DTypesDecl(name, self.record(dc), SPAN))
-        list_uses: dict[tuple, list[Config]] = {}
-        for c in self.configs:
-            if len(c.dtypes) >= 2:
-                list_uses.setdefault(tuple(d.key() for d in c.dtypes), []).append(c)
-        for key, users in list_uses.items():
-            if len(users) >= 2:
-                name = self.names.fresh(self.list_name(users[0]))
-                self.list_names[key] = name
-                out.append(
-                    m.DTypesDecl(name, self.dtypes_value(users[0].dtypes, named_list=False), SPAN)
-                )
+        for dc in dcs:
+            for dt in (dc.input, dc.output, dc.weight):
+                if dt is not None and dt.bounds and dt.key() not in self.constraints:
+                    name = self.names.fresh(constraint_name(dt))
+                    self.constraints[dt.key()] = name
+                    entries = tuple(m.Entry(k, number_expr(v), SPAN) for k, v in dt.bounds)
+                    out.append(
+                        m.ConstraintDecl(name, path_expr(dtype_word(dt.dtype)), entries, SPAN)
+                    )
         return out
+
+    def dtype_decl(self, dc: DC) -> m.DTypesDecl:
+        name = self.names.fresh(self.dtype_config_name(dc))
+        self.dtype_names[dc.key()] = name
+        return m.DTypesDecl(name, self.record(dc), SPAN)
+
+    def list_decl(self, dcs: tuple[DC, ...], stem: str) -> m.DTypesDecl:
+        name = self.names.fresh(stem)
+        self.list_names[tuple(d.key() for d in dcs)] = name
+        return m.DTypesDecl(name, self.dtypes_value(dcs, named_list=False), SPAN)
 
     def dtype_config_name(self, dc: DC) -> str:
         """By content: ``quint8_quint8_qint8_float``, ``dynamic_...``; constrained ones get the
@@ -204,20 +123,6 @@ class Builder:
             name += "_static"
         return re.sub(r"\W", "_", name)
 
-    def list_name(self, c: Config) -> str:
-        def words(p: Any) -> list[str]:
-            if isinstance(p, tuple):
-                return [w for x in p for w in words(x)]
-            if isinstance(p, Sym):
-                parts = p.path.split(".")
-                return [
-                    parts[-2] if p.path.startswith("torch.ops.") and len(parts) > 3 else parts[-1]
-                ]
-            return [str(p)]
-
-        stem = "_".join(w.lower().strip("_") for w in words(c.pattern)[:3])
-        return re.sub(r"\W", "_", stem) + "_dtypes"
-
     def record(self, dc: DC) -> m.Record:
         entries = []
         for key, dt in (("input", dc.input), ("output", dc.output), ("weight", dc.weight)):
@@ -227,128 +132,134 @@ class Builder:
             entries.append(m.Entry("bias", path_expr(dtype_word(dc.bias)), SPAN))
         if dc.dynamic is not None:
             entries.append(m.Entry("dynamic", path_expr("true" if dc.dynamic else "false"), SPAN))
-        return m.Record(tuple(entries), SPAN)
+        return self.intern(m.Record(tuple(entries), SPAN))
 
     def dtype_config_expr(self, dc: DC) -> m.Expr:
         name = self.dtype_names.get(dc.key())
-        return m.DottedName((name,), SPAN) if name else self.record(dc)
+        return self.intern(m.DottedName((name,), SPAN)) if name else self.record(dc)
 
     def dtypes_value(self, dcs: tuple[DC, ...], named_list: bool = True) -> m.Expr:
         if named_list and len(dcs) >= 2:
             name = self.list_names.get(tuple(d.key() for d in dcs))
             if name:
-                return m.DottedName((name,), SPAN)
+                return self.intern(m.DottedName((name,), SPAN))
         if len(dcs) == 1:
             return self.dtype_config_expr(dcs[0])
-        return m.ListExpr(tuple(self.dtype_config_expr(d) for d in dcs), SPAN)
+        return self.intern(m.ListExpr(tuple(self.dtype_config_expr(d) for d in dcs), SPAN))
+
+    # ---------------------------------------------------------- fusers
+
+    def fuse_decl(self, fd: FuseDef) -> m.FuseDecl | None:
+        """The ``fuse`` declaration of a proven fuser; None if one was made already."""
+        if fd in self.fuse_names:
+            return None
+        leaves = [n for n in _leaves(fd.params) if n != "_"]
+        self.fuse_names[fd] = name = self.names.fresh("fuse_" + "_".join(leaves[:3]))
+
+        def param(p: Any) -> m.Param:
+            if isinstance(p, tuple):
+                return m.Param(None, tuple(param(x) for x in p), SPAN)
+            return m.Param(p, (), SPAN)
+
+        flags = tuple(f for f, on in (("eval_only", fd.eval_only), ("same_mode", fd.same_mode)) if on)
+        params = tuple(param(p) for p in fd.params)
+        return m.FuseDecl(name, params, flags, self._fuse_expr(fd.body), SPAN)
+
+    def _fuse_expr(self, e: Any) -> m.Expr:
+        if isinstance(e, FuseCall):
+            return m.Call(self.sym(e.target), tuple(self._fuse_expr(a) for a in e.args), SPAN)
+        if e == QAT and isinstance(e, str):
+            return path_expr("is_qat")
+        if isinstance(e, bool):
+            return path_expr("true" if e else "false")
+        if isinstance(e, (int, float)):
+            return number_expr(e)
+        return m.DottedName((e,), SPAN)
 
     # ------------------------------------------------------------ items
 
-    def item(self, c: Config) -> m.PatternItem:
-        """The pattern item of one config: its fields in fmt's canonical order."""
+    def item(self, c: Config, dtypes: m.Expr | None = None) -> m.PatternItem:
+        """The pattern item of one config: its fields in fmt's canonical order.
+
+        ``dtypes``, if given, is written for the dtype set (a group's parameter).
+        """
         flds: list[m.Field] = []
         for word in FMT_FIELD_ORDER:
-            value = self._field_value(FIELD_BY_WORD[word], c)
+            spec = FIELD_BY_WORD[word]
+            if spec.kind is FieldKind.DTYPES and dtypes is not None and c.dtypes:
+                value: m.Expr | None = dtypes
+            else:
+                value = self._field_value(spec, c)
             if value is not None:
-                flds.append(field_of(word, value))
+                flds.append(self.intern(field_of(word, value)))
         return m.PatternItem(self.pattern(c.pattern), c.complex, False, tuple(flds), SPAN)
 
     def _field_value(self, spec: FieldSpec, c: Config) -> m.Expr | None:
         """The expression of field ``spec`` for ``c``, or None if the config does not set it."""
         if spec.kind is FieldKind.OBSERVATION:
-            return path_expr(c.observation) if c.observation != "different_observer" else None
+            if c.observation == "different_observer":
+                return None
+            return self.intern(path_expr(c.observation))
         if spec.kind is FieldKind.DTYPES:
             return self.dtypes_value(c.dtypes) if c.dtypes else None
         if spec.kind is FieldKind.MODULE:
             return self.sym(c.modules[spec.word]) if spec.word in c.modules else None
         if spec.kind is FieldKind.FUSER:
-            if c.fuser is None:
-                return None
-            kind, s = c.fuser
-            if kind == "sequential":
-                return m.Call(path_expr("sequential"), (self.sym(s),), SPAN)
-            return self.sym(s)
+            return self._fuser_value(c)
         if spec.kind is FieldKind.NODE_GETTER:
-            return getter_expr(c.root_node) if c.root_node is not None else None
+            return self.intern(getter_expr(c.root_node)) if c.root_node is not None else None
         if spec.kind is FieldKind.INPUTS_GETTER:
             if c.extra_inputs is None:
                 return None
-            return m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN)
+            return self.intern(
+                m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN)
+            )
         if spec.kind is FieldKind.NUM_TENSOR_ARGS:
             entries = tuple(m.Entry(k, path_expr(v), SPAN) for k, v in c.num_tensor_args)
-            return m.Record(entries, SPAN) if entries else None
+            return self.intern(m.Record(entries, SPAN)) if entries else None
         assert spec.kind is FieldKind.INPUT_INDEX
         entries = tuple(m.Entry(k, m.Int(v, SPAN), SPAN) for k, v in c.input_index)
-        return m.Record(entries, SPAN) if entries else None
+        return self.intern(m.Record(entries, SPAN)) if entries else None
 
-    def not_allowed(self) -> list[str]:
-        tops = sorted({p.split(".")[0] for p in self.all_paths()} - set(self.allow))
-        return tops
-
-
-def _item_lines(printer: Printer) -> Callable[[m.Item], int]:
-    def measure(it: m.Item) -> int:
-        return render(printer.item(it)).count("\n") + 1
-
-    return measure
-
-
-def _expr_text(printer: Printer) -> Callable[[m.Expr], str]:
-    def text(e: m.Expr) -> str:
-        return render(["    for x in ", printer.expr(e), " {"])
-
-    return text
+    def _fuser_value(self, c: Config) -> m.Expr | None:
+        if c.fuser is None:
+            return None
+        kind, value = c.fuser
+        if kind == "sequential":
+            return self.intern(m.Call(path_expr("sequential"), (self.sym(value),), SPAN))
+        if kind == "fuse":
+            return self.intern(m.DottedName((self.fuse_names[value],), SPAN))
+        return self.sym(value)
 
 
-def build_spec(
-    config: Any,
-    function: str,
-    source: str,
-    allow: tuple[str, ...] = DEFAULT_ALLOW,
-    fold: bool = True,
-) -> Imported:
-    """Spec text for a live ``BackendConfig``; ``source`` is named in the header comment."""
-    import torch
-
-    reader = Reader(public_names())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        configs = [reader.read(i, pc) for i, pc in enumerate(config.configs)]
-    builder = Builder(configs, allow)
-    module = module_name_for(function, config.name)
-    aliases = builder.make_aliases()
-    dtypes = builder.make_dtypes()
-    items: list[m.Item] = [builder.item(c) for c in configs]
-    printer = Printer()
-    if fold:
-        folder = Folder(builder.names, _item_lines(printer), _expr_text(printer))
-        items = folder.fold(items)
-    name = config.name if config.name != module else None
-    backend = m.BackendDecl(module, name, tuple(items), SPAN)
-    spec = m.Spec("<import>", (*aliases, *dtypes, backend))
-    notes = []
-    header = [f"# Imported by `bcfg import {source}` (torch {torch.__version__.split('+')[0]})."]
-    for top in builder.not_allowed():
-        note = f"'{top}' is not on the allow-list: add it to [tool.bcfg] allow in pyproject.toml"
-        notes.append(note)
-        header.append(f"# Note: {note}.")
-    text = "\n".join(header) + "\n\n" + Printer().spec(spec)
-    return Imported(
-        format_text(text, "<import>"), module, notes, len(configs), builder.not_allowed()
-    )
+def _leaves(p: Any) -> list[str]:
+    return [n for x in p for n in _leaves(x)] if isinstance(p, tuple) else [p]
 
 
-def import_target(
-    target: str, allow: tuple[str, ...] = DEFAULT_ALLOW, check: bool = True
-) -> Imported:
-    """``bcfg import``: the spec text for the BackendConfig ``MODULE:FUNCTION`` returns.
+def config_paths(configs: Iterable[Config]) -> list[str]:
+    """Every dotted path the configs name (patterns, modules, fusers), in order."""
+    out: list[str] = []
 
-    With ``check``, the spec is also resolved, and what ``bcfg generate`` would
-    report about it is in ``findings``.
-    """
-    config, function = load_backend_config(target)
-    result = build_spec(config, function, target, allow)
-    if check:
-        needed = tuple(dict.fromkeys([*allow, *result.not_allowed]))
-        result.findings = check_spec(result.text, result.module, needed)
-    return result
+    def pat(p: Any) -> None:
+        if isinstance(p, tuple):
+            for x in p:
+                pat(x)
+        elif isinstance(p, Sym):
+            out.append(p.path)
+
+    def fuse(e: Any) -> None:
+        if isinstance(e, FuseCall):
+            out.append(e.target.path)
+            for a in e.args:
+                fuse(a)
+
+    for c in configs:
+        pat(c.pattern)
+        out.extend(s.path for s in c.modules.values())
+        if c.fuser is not None:
+            kind, value = c.fuser
+            if kind == "fuse":
+                fuse(value.body)
+            else:
+                out.append(value.path)
+    return out

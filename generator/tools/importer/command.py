@@ -1,50 +1,125 @@
-"""The ``bcfg import`` command: print or write the spec; 2 on any failure."""
+"""The ``bcfg import`` command: run the import in a child process, then print or write what it made.
+
+The user's code runs only in the child (``worker``, through ``infra.isolate``):
+this process never imports it, so nothing it does can end bcfg, write into the
+spec on standard output, or outlast ``--timeout``. Files are written all or
+none: every file goes to a temporary name first and is renamed only when all
+were written.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from pathlib import Path
 
 from ...cli import ExitCode, Report, UsageError
 from ...config import find_project
-from ...live.targets import ImportFailure
-from .builder import import_target
+from ...infra.isolate import IsolationError, run_isolated
+
+DEFAULT_TIMEOUT = 300.0
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
-    output: str | None = args.output
-    allow = find_project().allow
-    try:
-        result = import_target(args.target, allow)
-    except ImportFailure as exc:
-        raise UsageError(str(exc)) from None
-    for note in result.notes:
-        report.message(f"note: {note}")
-    shown = output if output not in (None, "-") else "<stdout>"
-    for d in result.findings:
-        where = f"{shown}:{d.span.line}:{d.span.column}" if d.span else f"{shown}:0:0"
-        report.message(f"{where}: {d.severity}: {d.message}")
-    if output is None or output == "-":
-        report.result(result.text)
-    else:
+    project = find_project()
+    targets: list[str] = args.targets
+    output: str | None = None if args.output in (None, "-") else args.output
+    folder = output is not None and (
+        len(targets) > 1 or Path(output).is_dir() or not output.endswith(".bcfg")
+    )
+    if len(targets) > 1 and output is None:
+        raise UsageError(
+            "several targets write one spec per backend and a shared file: name a folder with -o"
+        )
+    if folder and output is not None and not Path(output).is_dir():
         try:
-            Path(output).write_text(result.text, encoding="utf-8")
+            Path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror}") from None
-        lines = sum(
-            1 for ln in result.text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+            raise UsageError(f"cannot create {output}: {exc.strerror}") from None
+    request = {
+        "targets": targets,
+        "output": output,
+        "folder": folder,
+        "verify": not args.no_verify,
+        "root": str(project.root),
+        "specs": str(project.specs),
+        "out": str(project.out),
+        "allow": list(project.allow),
+    }
+    what = f"the import of {' '.join(targets)}"
+    try:
+        result = run_isolated(
+            "generator.tools.importer.worker:work", request, args.timeout, report.err, what
         )
-        report.message(
-            f"wrote {output}: backend {result.module}, {result.configs} pattern configs in {lines} lines"
-        )
+    except IsolationError as exc:
+        raise UsageError(str(exc)) from None
+    if "failure" in result:
+        raise UsageError(result["failure"])
+    if "internal" in result:
+        raise RuntimeError(result["internal"])
+    return _report(result, output, project.root, report)
+
+
+def _report(result: dict, output: str | None, root: Path, report: Report) -> ExitCode:
+    for note in result["notes"]:
+        kind, _, text = note.partition(": ") if note.startswith("warning: ") else ("note", "", note)
+        report.message(f"{kind}: {text}")
+    for d in result["findings"]:
+        where = "<stdout>" if output is None else d["file"] or output
+        report.message(f"{where}:{d['line']}:{d['column']}: {d['severity']}: {d['message']}")
+    files: dict[str, str] = result["files"]
+    if output is None:
+        report.result(next(iter(files.values())))
+    else:
+        _write_all({Path(root, name): text for name, text in files.items()})
+        for name, module, configs in result["backends"]:
+            lines = _code_lines(files[name])
+            report.message(
+                f"wrote {name}: backend {module}, {configs} pattern configs in {lines} lines"
+            )
+        for name in files:
+            if name not in {b[0] for b in result["backends"]}:
+                report.message(f"wrote {name}: shared by the backends, {_code_lines(files[name])} lines")
+    if result["verified"]:
+        report.message(result["verified"])
+    elif result.get("verified") is None and not any(d["severity"] == "error" for d in result["findings"]):
+        report.message("not verified (--no-verify)")
     todo = []
-    if result.not_allowed:
+    if result["not_allowed"]:
         todo.append("extend [tool.bcfg] allow")
-    if result.errors:
+    errors = sum(d["severity"] == "error" for d in result["findings"])
+    if errors:
         todo.append(
-            f"fix the {result.errors} error(s) above in the spec (torch accepts them, bcfg's checks do not)"
+            f"fix the {errors} error(s) above in the spec (torch accepts them, bcfg's checks do not); "
+            "the spec is not verified"
         )
     if todo:
         report.message(f"before bcfg generate accepts the spec: {'; '.join(todo)}")
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
+
+
+def _write_all(files: dict[Path, str]) -> None:
+    """Write every file, or none: temporaries first, renamed once all are written."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except OSError as exc:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        where = exc.filename or next(iter(files), "")
+        raise UsageError(f"cannot write {where}: {exc.strerror}") from None

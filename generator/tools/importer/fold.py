@@ -1,17 +1,37 @@
-"""Step 3: syntax, and loops: runs of patterns that differ only in some values become ``for`` loops."""
+"""Step 3: syntax, and loops: runs of patterns that differ only in some values become ``for`` loops.
+
+A loop repeats a block of ``k`` items ``r`` times; the template of the block is
+the least general generalisation (anti-unification) of the repetitions, with a
+``Hole`` wherever an expression differs and a ``PartHole`` where only a digit
+run of a name differs (``nn.Conv${n}d``). A loop may need at most ``MAX_VARS``
+variables (holes holding the same column of values share one).
+
+The search is linear in the number of items for a fixed block size: for each
+``k`` it extends runs only from the starts that are not inside a run already
+tried (the start of a list, where the items' signatures stop repeating with
+period ``k``, and where an earlier run stopped), and remembers every run, so
+choosing the best loop, then the best in what is left on either side of it,
+never repeats the work. A run repeats at most ``MAX_REPEAT`` times; the header
+of a loop (``for x in [...] {``) is measured by arithmetic on the width of each
+value, rendered once.
+"""
 
 from __future__ import annotations
 
+import bisect
 import keyword
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from ...lang import syntax as m
 from .common import MAX_BLOCK, MAX_VARS, SPAN
 from .naming import Names
+
+MAX_REPEAT = 96  # repetitions of one loop; a longer run becomes several loops
+WIDTH, INDENT = 88, 4  # fmt's line width, and the indentation a loop header is measured at
 
 
 @dataclass(frozen=True)
@@ -97,12 +117,22 @@ _EXPR_TYPES = (
     m.Call,
 )
 
+# The fields of each syntax node type, but its span, computed once.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(t: Any) -> tuple[str, ...]:
+    names = _FIELDS.get(type(t))
+    if names is None:
+        names = _FIELDS[type(t)] = tuple(f.name for f in fields(t) if f.name != "span")
+    return names
+
 
 def _au(t: Any, x: Any, r: int, role: str, expr_pos: bool) -> Any:
     """Generalise template ``t`` (of ``r`` repetitions) to also cover ``x``."""
     if isinstance(t, Hole):
         return Hole(t.values + (x,), t.role)
-    if t == x:
+    if t is x or t == x:
         return t
     try:
         return _au_struct(t, x, r, role)
@@ -136,15 +166,15 @@ def _au_struct(t: Any, x: Any, r: int, role: str) -> Any:
     if not is_dataclass(t):
         raise _NoFold
     changes = {}
-    for f in fields(t):
-        if f.name == "span":
+    for name in _fields_of(t):
+        tv, xv = getattr(t, name), getattr(x, name)
+        if tv is xv and not isinstance(tv, Hole):
             continue
-        tv, xv = getattr(t, f.name), getattr(x, f.name)
-        sub_role = f"{role}.{f.name}" if not isinstance(t, m.Field) else t.name
-        if isinstance(t, m.PatternItem) and f.name == "head":
+        sub_role = f"{role}.{name}" if not isinstance(t, m.Field) else t.name
+        if isinstance(t, m.PatternItem) and name == "head":
             sub_role = "op"
-        changes[f.name] = _au_value(t, f.name, tv, xv, r, sub_role)
-    return replace(t, **changes)
+        changes[name] = _au_value(t, name, tv, xv, r, sub_role)
+    return replace(t, **changes) if changes else t
 
 
 def _au_value(owner: Any, name: str, tv: Any, xv: Any, r: int, role: str) -> Any:
@@ -171,17 +201,40 @@ def _holes(t: Any, out: list) -> list:
         for x in t:
             _holes(x, out)
     elif is_dataclass(t) and not isinstance(t, type):
-        for f in fields(t):
-            if f.name != "span":
-                _holes(getattr(t, f.name), out)
+        for name in _fields_of(t):
+            _holes(getattr(t, name), out)
     return out
+
+
+def _column_key(h: Hole | PartHole) -> tuple:
+    # Imported syntax is built from interned nodes, so equal values are
+    # (almost always) the same object: identity first, equality as the fallback.
+    if isinstance(h, PartHole):
+        return ("p", h.values)
+    return ("e", tuple(v if isinstance(v, (str, int)) else _Same(v) for v in h.values))
+
+
+class _Same:
+    """A value compared by identity first and by equality only when that fails."""
+
+    __slots__ = ("v", "h")
+
+    def __init__(self, v: Any):
+        self.v = v
+        self.h = id(v)
+
+    def __hash__(self) -> int:
+        return hash(type(self.v))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and (self.v is other.v or self.v == other.v)
 
 
 def _variables(template: tuple) -> list[tuple[str, tuple, str]] | None:
     """The loop variables a template needs: (kind, values, role); None if too many."""
     seen: dict[tuple, tuple[str, tuple, str]] = {}
     for h in _holes(template, []):
-        key = ("e", h.values) if isinstance(h, Hole) else ("p", h.values)
+        key = _column_key(h)
         if key not in seen:
             seen[key] = (key[0], h.values, h.role if isinstance(h, Hole) else "name")
             if len(seen) > MAX_VARS:
@@ -199,50 +252,50 @@ class Fold:
     saving: int
 
 
-class Folder:
-    """Folds repetition in a list of items into ``for`` loops."""
+@dataclass
+class _Run:
+    """The runs of one start and block size: the best saving at each length that improved it."""
 
-    def __init__(
-        self, names: Names, measure: Callable[[m.Item], int], text: Callable[[m.Expr], str]
-    ):
-        self.names = names
-        self.measure = measure
-        self.text = text
+    lengths: list[int] = field(default_factory=list)  # r, increasing
+    savings: list[int] = field(default_factory=list)  # the saving at that r, increasing
+    stop: int = 0  # where the run stopped: the first item it could not take
 
-    def fold(self, items: list[m.Item], taken: frozenset[str] = frozenset()) -> list[m.Item]:
-        if len(items) < 2:
-            return items
-        lines = [self.measure(it) for it in items]
-        sigs = [
-            (
-                type(it),
-                getattr(it, "complex", None),
-                tuple(f.name for f in getattr(it, "fields", ())),
+
+class _Search:
+    """Runs over one list of items, computed once each and shared by every sub-search."""
+
+    def __init__(self, folder: Folder, items: list[m.Item]):
+        self.folder = folder
+        self.items = items
+        self.lines = [folder.measure(it) for it in items]
+        sig_ids: dict[tuple, int] = {}
+        self.sigs = [
+            sig_ids.setdefault(
+                (
+                    type(it),
+                    getattr(it, "complex", None),
+                    tuple(f.name for f in getattr(it, "fields", ())),
+                ),
+                len(sig_ids),
             )
             for it in items
         ]
-        best: Fold | None = None
-        n = len(items)
-        for i in range(n):
-            for k in range(1, min(MAX_BLOCK, (n - i) // 2) + 1):
-                fold = self._longest(items, sigs, lines, i, k)
-                if fold is not None and (best is None or fold.saving > best.saving):
-                    best = fold
-        if best is None:
-            return items
-        end = best.start + best.k * best.r
-        loop = self._loop(best, taken)
-        return self.fold(items[: best.start], taken) + [loop] + self.fold(items[end:], taken)
+        self.runs: dict[tuple[int, int], _Run] = {}
+        self._breaks: dict[int, list[int]] = {}
 
-    def _longest(
-        self, items: list[m.Item], sigs: list[Any], lines: list[int], i: int, k: int
-    ) -> Fold | None:
-        """The best loop over blocks of ``k`` items from ``i``, by lines saved."""
+    def run(self, i: int, k: int) -> _Run:
+        got = self.runs.get((i, k))
+        if got is None:
+            got = self.runs[(i, k)] = self._extend(i, k)
+        return got
+
+    def _extend(self, i: int, k: int) -> _Run:
+        items, sigs = self.items, self.sigs
         template = tuple(items[i : i + k])
-        block = sum(lines[i : i + k])
-        r = 1
-        best: Fold | None = None
-        while i + (r + 1) * k <= len(items):
+        block = sum(self.lines[i : i + k])
+        run = _Run(stop=i + k)
+        r, best = 1, 0
+        while i + (r + 1) * k <= len(items) and r < MAX_REPEAT:
             nxt = i + r * k
             if sigs[nxt : nxt + k] != sigs[i : i + k]:
                 break
@@ -256,28 +309,159 @@ class Folder:
             if variables is None:
                 break
             template, r = cand, r + 1
-            if (r - 1) * block - 2 <= (best.saving if best else 0):
+            run.stop = i + r * k
+            if (r - 1) * block - 2 <= best:
                 continue
-            saving = (r - 1) * block - self.header(variables) - 1
-            if saving > (best.saving if best else 0):
-                best = Fold(i, k, r, template, variables, saving)
-        return best
+            saving = (r - 1) * block - self.folder.header(variables) - 1
+            if saving > best:
+                best = saving
+                run.lengths.append(r)
+                run.savings.append(saving)
+        return run
+
+    def breaks(self, k: int) -> list[int]:
+        """Every ``i`` where the block of ``k`` signatures before ``i`` differs from the one at ``i``."""
+        got = self._breaks.get(k)
+        if got is None:
+            sigs, n = self.sigs, len(self.sigs)
+            # differ[j]: how many j' < j have sigs[j'] != sigs[j' + k]
+            differ = [0]
+            for j in range(n - k):
+                differ.append(differ[-1] + (sigs[j] != sigs[j + k]))
+            got = [i for i in range(k, n - k + 1) if differ[i] - differ[i - k]]
+            self._breaks[k] = got
+        return got
+
+    def starts(self, k: int, lo: int, hi: int) -> list[int]:
+        """Where runs of blocks of ``k`` may start in ``items[lo:hi]``, in order.
+
+        A run from inside a stretch of period ``k`` is a tail of the run from
+        its beginning, unless that run stopped before it: so the candidates are
+        the first ``k`` items, the breaks of the period, and where runs stopped.
+        """
+        brk = self.breaks(k)
+        out = set(range(lo, min(lo + k, hi)))
+        out.update(brk[bisect.bisect_left(brk, lo + k) : bisect.bisect_right(brk, hi - 2 * k)])
+        todo = sorted(out)
+        seen = set(todo)
+        found: list[int] = []
+        while todo:
+            i = todo.pop(0)
+            found.append(i)
+            stop = self.run(i, k).stop if i + 2 * k <= hi else i
+            if lo <= stop < hi and stop not in seen and stop + 2 * k <= hi:
+                seen.add(stop)
+                bisect.insort(todo, stop)
+        return found
+
+    def best(self, lo: int, hi: int) -> Fold | None:
+        """The loop saving the most lines in ``items[lo:hi]``; the first of equals."""
+        choice: tuple[int, int, int, int] | None = None  # (-saving, start, k, r)
+        for k in range(1, min(MAX_BLOCK, (hi - lo) // 2) + 1):
+            for i in self.starts(k, lo, hi):
+                if i + 2 * k > hi:
+                    continue
+                run = self.run(i, k)
+                j = bisect.bisect_right(run.lengths, (hi - i) // k) - 1
+                if j < 0:
+                    continue
+                cand = (-run.savings[j], i, k, run.lengths[j])
+                if choice is None or cand < choice:
+                    choice = cand
+        if choice is None:
+            return None
+        saving, i, k, r = -choice[0], choice[1], choice[2], choice[3]
+        template = tuple(self.items[i : i + k])
+        for rep in range(1, r):
+            nxt = i + rep * k
+            template = tuple(
+                _au(a, b, rep, "item", False)
+                for a, b in zip(template, self.items[nxt : nxt + k])
+            )
+        variables = _variables(template)
+        assert variables is not None
+        return Fold(i, k, r, template, variables, saving)
+
+
+class Folder:
+    """Folds repetition in a list of items into ``for`` loops."""
+
+    def __init__(
+        self,
+        names: Names,
+        measure: Callable[[m.Item], int],
+        width: Callable[[Any], int | None],
+        header_lines: Callable[[m.ListExpr], int],
+    ):
+        self.names = names
+        self.measure = measure  # lines of an item
+        self.width = width  # one-line width of a loop value, None if it breaks
+        self.header_lines = header_lines  # lines of `for x in [...] {`, rendered
+
+    def fold(self, items: list[m.Item], taken: frozenset[str] = frozenset()) -> list[m.Item]:
+        if len(items) < 2:
+            return items
+        return self._fold(_Search(self, items), 0, len(items), taken)
+
+    def _fold(self, search: _Search, lo: int, hi: int, taken: frozenset[str]) -> list[m.Item]:
+        best = search.best(lo, hi) if hi - lo >= 2 else None
+        if best is None:
+            return search.items[lo:hi]
+        end = best.start + best.k * best.r
+        loop = self._loop(best, taken)
+        return (
+            self._fold(search, lo, best.start, taken) + [loop] + self._fold(search, end, hi, taken)
+        )
 
     def header(self, variables: list) -> int:
-        """Lines of ``for x in [...] {`` for these variables, at one level of indentation."""
-        columns = [_value_exprs(vals) for _, vals, _ in variables]
+        """Lines of ``for x in [...] {`` for these variables, at one level of indentation.
+
+        fmt's layout of a list, by arithmetic: flat if it fits, else an opening
+        line, the values packed at one more level of indentation, and a closing
+        line. A value that does not fit on one line is measured by rendering.
+        """
+        columns = [vals for _, vals, _ in variables]
+        widths: list[int | None]
         if len(columns) == 1:
-            values = columns[0]
+            widths = [self.width(v) for v in columns[0]]
         else:
-            values = [m.TupleExpr(tuple(col), SPAN) for col in zip(*columns)]
-        return self.text(m.ListExpr(tuple(values), SPAN)).count("\n") + 1
+            widths = []
+            for row in zip(*columns):
+                parts = [self.width(v) for v in row]
+                widths.append(
+                    None if None in parts else 2 + sum(parts) + 2 * (len(parts) - 1)  # type: ignore[arg-type]
+                )
+        if None in widths:
+            return self._rendered_header(columns)
+        ws: list[int] = widths  # type: ignore[assignment]
+        flat = INDENT + len("for x in ") + 2 + sum(ws) + 2 * (len(ws) - 1) + len(" {")
+        if flat <= WIDTH:
+            return 1
+        lines, pos = 1, INDENT + ws[0] + (1 if len(ws) == 1 else 0)
+        for j, w in enumerate(ws[1:], 1):
+            last = j == len(ws) - 1
+            if pos + 2 + w + (1 if last else 0) <= WIDTH:
+                pos += 2 + w
+            else:
+                lines += 1
+                pos = INDENT + w
+            if last:
+                pos += 1
+        return lines + 2
+
+    def _rendered_header(self, columns: list[tuple]) -> int:
+        if len(columns) == 1:
+            values = _value_exprs(columns[0])
+        else:
+            values = [m.TupleExpr(tuple(_value_exprs(col)), SPAN) for col in zip(*columns)]
+        return self.header_lines(m.ListExpr(tuple(values), SPAN))
 
     def _loop(self, fold: Fold, taken: frozenset[str]) -> m.ForItem:
         names: dict[tuple, str] = {}
         var_exprs: list[list[m.Expr]] = []
         for kind, values, role in fold.variables:
             name = self._var_name(kind, values, role, taken | set(names.values()))
-            names[(kind, values)] = name
+            names[_key(kind, values)] = name
             var_exprs.append(
                 _value_exprs(values) if kind == "e" else [self._word(v) for v in values]
             )
@@ -290,7 +474,7 @@ class Folder:
             iterable = m.ListExpr(
                 tuple(m.TupleExpr(tuple(col), SPAN) for col in zip(*var_exprs)), SPAN
             )
-        targets = tuple(names[(k, v)] for k, v, _ in fold.variables)
+        targets = tuple(names[_key(k, v)] for k, v, _ in fold.variables)
         return m.ForItem(targets, len(targets) > 1, iterable, body, SPAN)
 
     def _var_name(self, kind: str, values: tuple, role: str, taken: frozenset[str]) -> str:
@@ -346,6 +530,10 @@ _ROLE_VARS = {
 }
 
 
+def _key(kind: str, values: tuple) -> tuple:
+    return _column_key(PartHole("", "", values) if kind == "p" else Hole(values, ""))
+
+
 def _value_exprs(values: tuple) -> list:
     return [v if not isinstance(v, str) else m.Str(v, SPAN) for v in values]
 
@@ -353,12 +541,12 @@ def _value_exprs(values: tuple) -> list:
 def _realize(t: Any, names: dict[tuple, str]) -> Any:
     """A template with its holes replaced by references to the loop variables."""
     if isinstance(t, Hole):
-        return m.DottedName((names[("e", t.values)],), SPAN)
+        return m.DottedName((names[_key("e", t.values)],), SPAN)
     if isinstance(t, m.DottedName):
         return m.DottedName(
             tuple(
                 (
-                    f"{p.prefix}${{{names[('p', p.values)]}}}{p.suffix}"
+                    f"{p.prefix}${{{names[_key('p', p.values)]}}}{p.suffix}"
                     if isinstance(p, PartHole)
                     else p
                 )
@@ -369,8 +557,5 @@ def _realize(t: Any, names: dict[tuple, str]) -> Any:
     if isinstance(t, tuple):
         return tuple(_realize(x, names) for x in t)
     if is_dataclass(t) and not isinstance(t, type):
-        return replace(
-            t,
-            **{f.name: _realize(getattr(t, f.name), names) for f in fields(t) if f.name != "span"},
-        )
+        return replace(t, **{name: _realize(getattr(t, name), names) for name in _fields_of(t)})
     return t

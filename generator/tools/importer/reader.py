@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import keyword
 import math
+import re
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...lang.vocabulary import CONSTRAINT_FIELDS, FIELDS, OBSERVATION_WORDS, FieldKind
+from ...lang.vocabulary import CONSTRAINT_FIELDS, FIELDS, OBSERVATION_WORDS, FieldKind, spell
 from ...live.getters import pick_paths
 from ...live.names import PublicNames, sequential_class
 from ...live.targets import ImportFailure
-from ...semantics.model import reversed_nested
+from ...semantics.model import DefinedFuser, FuseArg, FuseConst, FuseQat, reversed_nested
+from .prove import Call, Const, NotProvable, Param, Proof, Qat, normalised_code, trace
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,76 @@ class DC:
         )
 
 
+@dataclass(frozen=True)
+class FuseCall:
+    """A call in a proven fuser's body: ``target(args)``; args are names, calls, flags, constants."""
+
+    target: Sym
+    args: tuple[Any, ...]  # str (a parameter) | FuseCall | QAT | bool | int | float
+
+
+QAT = "<is_qat>"  # ``is_qat`` in a proven fuser's body
+
+
+@dataclass(frozen=True)
+class FuseDef:
+    """A fuser proven by tracing (``prove``), to be written as a ``fuse`` declaration.
+
+    Equal when they do the same: parameters compare by position, not by name.
+    """
+
+    params: Any  # nested tuple of parameter names, "_" for an unused element
+    body: FuseCall
+    eval_only: bool
+    same_mode: bool
+
+    def _canonical(self) -> tuple:
+        names: dict[str, str] = {}
+
+        def param(p: Any) -> Any:
+            if isinstance(p, tuple):
+                return tuple(param(x) for x in p)
+            if p != "_":
+                names[p] = f"p{len(names)}"
+            return names.get(p, "_")
+
+        def expr(e: Any) -> Any:
+            if isinstance(e, FuseCall):
+                return (e.target, tuple(expr(a) for a in e.args))
+            if isinstance(e, str) and e != QAT:
+                return ("param", names.get(e, e))
+            return (type(e).__name__, e)
+
+        shape = param(self.params)
+        return (shape, expr(self.body), self.eval_only, self.same_mode)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FuseDef) and self._canonical() == other._canonical()
+
+    def __hash__(self) -> int:
+        return hash(self._canonical())
+
+
+def _from_model(f: DefinedFuser) -> FuseDef:
+    """A fuse declaration bcfg resolved, as the reader writes proven fusers."""
+
+    def param(p: Any) -> Any:
+        return tuple(param(q) for q in p.items) if p.name is None else p.name
+
+    def expr(e: Any) -> Any:
+        if isinstance(e, FuseArg):
+            return e.name
+        if isinstance(e, FuseQat):
+            return QAT
+        if isinstance(e, FuseConst):
+            return e.value
+        return FuseCall(Sym(e.function.path), tuple(expr(a) for a in e.args))
+
+    body = expr(f.body)
+    assert isinstance(body, FuseCall)
+    return FuseDef(tuple(param(p) for p in f.params), body, f.eval_only, f.same_mode)
+
+
 @dataclass
 class Config:
     """One pattern config, read."""
@@ -58,11 +133,34 @@ class Config:
     observation: str
     dtypes: tuple[DC, ...]
     modules: dict[str, Sym]  # field name (root, reference, qat, fused) -> class
-    fuser: tuple[str, Sym] | None  # ("sequential" | "path", symbol)
+    fuser: tuple[str, Any] | None  # ("sequential" | "path", Sym) or ("fuse", FuseDef)
     root_node: tuple[int, ...] | None
     extra_inputs: tuple[tuple[int, ...], ...] | None
     num_tensor_args: tuple[tuple[int, str], ...]
     input_index: tuple[tuple[str, int], ...]
+
+    def key(self) -> tuple:
+        """Everything but the position: equal keys build equal configs."""
+        return (
+            self.pattern,
+            self.complex,
+            self.observation,
+            tuple(d.key() for d in self.dtypes),
+            tuple(self.modules.items()),
+            self.fuser,
+            self.root_node,
+            self.extra_inputs,
+            self.num_tensor_args,
+            self.input_index,
+        )
+
+    def shape_key(self) -> tuple:
+        """The key without the dtypes: configs a group with a dtype-set parameter can place."""
+        k = self.key()
+        return k[:3] + k[4:]
+
+
+MAX_PATTERN_DEPTH = 32  # as deep as a spec's brackets may nest
 
 
 class Reader:
@@ -71,6 +169,7 @@ class Reader:
     def __init__(self, table: PublicNames):
         self.table = table
         self.where = ""
+        self.proofs: dict[int, FuseDef] = {}  # config index -> its traced fuser
 
     def fail(self, i: int, what: str) -> ImportFailure:
         return ImportFailure(f"config {i}{self.where}: {what}")
@@ -87,9 +186,16 @@ class Reader:
     def read(self, i: int, pc: Any) -> Config:
         import torch
 
-        d = pc.to_dict()
         complex_ = pc._pattern_complex_format is not None
-        shown = _show_pattern(pc._pattern_complex_format if complex_ else pc.pattern)
+        raw = pc._pattern_complex_format if complex_ else pc.pattern
+        if _depth(raw) > MAX_PATTERN_DEPTH:
+            self.where = ""
+            raise self.fail(
+                i,
+                f"the pattern nests {_depth(raw)} levels deep; bcfg writes patterns nested at most {MAX_PATTERN_DEPTH} deep",
+            )
+        d = pc.to_dict()
+        shown = _show_pattern(raw)
         self.where = f" (pattern {'complex ' if complex_ else ''}{shown})"
         if complex_ and pc.pattern is not None:
             raise self.fail(i, "it has both a pattern and a complex-format pattern")
@@ -115,7 +221,11 @@ class Reader:
             observation=OBSERVATION_WORDS[obs.name],
             dtypes=tuple(self.dtype_config(i, dc) for dc in d.get("dtype_configs", [])),
             modules=modules,
-            fuser=self.fuser(i, d["fuser_method"]) if "fuser_method" in d else None,
+            fuser=(
+                self.fuser(i, d["fuser_method"], reversed_pattern if complex_ else pc.pattern, d)
+                if "fuser_method" in d
+                else None
+            ),
             root_node=(
                 self.getter(i, d["root_node_getter"], reversed_pattern, False)
                 if "root_node_getter" in d
@@ -176,6 +286,11 @@ class Reader:
                 or (isinstance(v, float) and not math.isfinite(v))
             ):
                 raise self.fail(i, f"{slot} constraint {long}={v!r} is not a finite number")
+            if short.startswith("scale") and v <= 0:  # -0.0 included
+                raise self.fail(
+                    i,
+                    f"{slot} constraint {long}={v!r} is not positive; a scale bound is a positive number",
+                )
             bounds.append((short, v))
         if bounds and slot == "bias_dtype":
             raise self.fail(i, "bias_dtype cannot have constraints in bcfg")
@@ -203,16 +318,63 @@ class Reader:
             dyn,
         )
 
-    def fuser(self, i: int, fn: Any) -> tuple[str, Sym]:
-        wrapped = sequential_class(fn)
-        if wrapped is not None:
-            import torch
+    def fuser(self, i: int, fn: Any, pattern: Any, d: dict) -> tuple[str, Any]:
+        """``sequential(C)``, a dotted path, or a ``fuse`` declaration proven by tracing, in that order.
 
-            if isinstance(wrapped, type) and issubclass(wrapped, torch.nn.Module):
-                return ("sequential", self.sym(i, wrapped, "the fused module of the fuser"))
+        ``pattern`` is what torch passes the fuser: the forward pattern, or the
+        complex pattern as it nests.
+        """
+        import torch
+
+        wrapped = sequential_class(fn)
+        if wrapped is None:
+            wrapped = copied_sequential_class(fn)
+        if isinstance(wrapped, type) and issubclass(wrapped, torch.nn.Module):
+            return ("sequential", self.sym(i, wrapped, "the fused module of the fuser"))
         if not callable(fn) or isinstance(fn, type):
             raise self.fail(i, f"fuser_method {_show(fn)} is not a function")
-        return ("path", self.sym(i, fn, "fuser_method"))
+        defined = getattr(fn, "bcfg_definition", None)
+        if isinstance(defined, DefinedFuser):  # built by bcfg from a fuse declaration
+            return ("fuse", _from_model(defined))
+        name = self.table.name(fn)
+        if name is not None:  # the function itself, by its dotted path
+            return ("path", Sym(name.path))
+        shape, types_of = param_shape(pattern)
+        try:
+            proof = trace(fn, shape, self._named, types_of)
+        except NotProvable as exc:
+            raise self.fail(
+                i,
+                f"fuser_method {_show(fn)} has no importable dotted path and bcfg cannot prove what it builds ({exc}); "
+                f"say it in the spec with a fuse declaration, e.g. `{_suggested_fuse(shape, d, self)}`",
+            ) from None
+        fused = _sequential_of(proof, shape)
+        if fused is not None and isinstance(fused, type) and issubclass(fused, torch.nn.Module):
+            return ("sequential", self.sym(i, fused, "the fused module of the fuser"))
+        self.proofs[i] = self._fuse_def(i, proof)
+        return ("fuse", self.proofs[i])
+
+    def _named(self, obj: Any) -> str | None:
+        name = self.table.name(obj)
+        return None if name is None else name.path
+
+    def _fuse_def(self, i: int, proof: Proof) -> FuseDef:
+        def expr(node: Any) -> Any:
+            if isinstance(node, Param):
+                return node.name
+            if isinstance(node, Qat):
+                return QAT
+            if isinstance(node, Const):
+                return node.value
+            assert isinstance(node, Call)
+            return FuseCall(
+                self.sym(i, node.target, "a function the fuser calls"),
+                tuple(expr(a) for a in node.args),
+            )
+
+        body = expr(proof.body)
+        assert isinstance(body, FuseCall)
+        return FuseDef(proof.params, body, proof.eval_only, proof.same_mode)
 
     def getter(self, i: int, fn: Any, reversed_pattern: Any, many: bool) -> Any:
         what = "extra_inputs_getter" if many else "root_node_getter"
@@ -251,8 +413,19 @@ class Reader:
         return tuple(out)
 
 
+def _safe(fn: Callable[[], Any], default: str) -> str:
+    """The text ``fn`` makes, or ``default`` when the user's object raises (or is no text)."""
+    try:
+        text = fn()
+    except Exception:  # noqa: BLE001  (a hostile __repr__ or __qualname__)
+        return default
+    return text if isinstance(text, str) else default
+
+
 def _show(obj: Any) -> str:
-    text = getattr(obj, "__qualname__", None) or repr(obj)
+    fallback = f"<{type(obj).__name__} object>"
+    text = _safe(lambda: getattr(obj, "__qualname__", None) or repr(obj), fallback)
+    text = " ".join(text.split()) or fallback
     return text if len(text) < 80 else text[:77] + "..."
 
 
@@ -261,7 +434,102 @@ def _show_pattern(p: Any) -> str:
         return "(" + ", ".join(_show_pattern(x) for x in p) + ")"
     if isinstance(p, (str, int)):
         return repr(p)
-    return getattr(p, "__name__", None) or repr(p)
+    fallback = f"<{type(p).__name__} object>"
+    return _safe(lambda: getattr(p, "__name__", None) or repr(p), fallback)
+
+
+def _depth(p: Any) -> int:
+    """How deep a pattern nests, without recursion (a pattern may nest thousands deep)."""
+    deepest, todo = 0, [(p, 0)]
+    while todo:
+        x, level = todo.pop()
+        if isinstance(x, tuple):
+            if level + 1 > deepest:
+                deepest = level + 1
+                if deepest > MAX_PATTERN_DEPTH:
+                    return deepest
+            todo.extend((y, level + 1) for y in x)
+    return deepest
+
+
+def copied_sequential_class(fn: Any) -> Any:
+    """The class a byte-identical copy of torch's ``_sequential_wrapper2`` wraps, or None.
+
+    Projects copy torch's wrapper (spconv does): the code is the same once where
+    it was written is left out, and the closure cell holds the fused class.
+    """
+    from torch.ao.quantization.fuser_method_mappings import _sequential_wrapper2
+
+    theirs = _sequential_wrapper2(object)
+    if normalised_code(fn) is None or normalised_code(fn) != normalised_code(theirs):
+        return None
+    try:
+        cell = fn.__closure__[fn.__code__.co_freevars.index("sequential")]
+        return cell.cell_contents
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _param_name(atom: Any) -> str:
+    """A fuser parameter's name from the pattern element it takes: ``Conv2d`` -> ``conv``."""
+    text = _safe(lambda: getattr(atom, "__name__", None) or "", "") if not isinstance(atom, str) else atom
+    text = re.sub(r"\d+d$", "", text)
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\b|\d)|[A-Z]?[a-z]+|\d+", text)
+    special = {"batch": "bn", "match": "_"}
+    first = words[0].lower() if words else "m"
+    name = special.get(first, first)
+    if text.startswith("BatchNorm"):
+        name = "bn"
+    return name if name.isidentifier() and not keyword.iskeyword(name) and name != "is_qat" else "m"
+
+
+def param_shape(pattern: Any) -> tuple[Any, dict[str, Any]]:
+    """Parameter names in the shape torch passes the fuser, and each one's class."""
+    taken: dict[str, int] = {}
+    types_of: dict[str, Any] = {}
+
+    def walk(p: Any) -> Any:
+        if isinstance(p, tuple):
+            return tuple(walk(x) for x in p)
+        base = _param_name(p)
+        if base == "_":
+            base = "x"
+        taken[base] = taken.get(base, 0) + 1
+        name = base if taken[base] == 1 else f"{base}{taken[base]}"
+        if isinstance(p, type):
+            types_of[name] = p
+        return name
+
+    shape = walk(pattern) if isinstance(pattern, tuple) else (walk(pattern),)
+    return shape, types_of
+
+
+def _sequential_of(proof: Proof, shape: Any) -> Any:
+    """The class if the proof is ``C(p1, p2)`` on the two parameters in order, with no flags."""
+    body = proof.body
+    if proof.eval_only or proof.same_mode or not isinstance(shape, tuple) or len(shape) != 2:
+        return None
+    if not all(isinstance(s, str) for s in shape):
+        return None
+    if body.args != (Param(shape[0]), Param(shape[1])):
+        return None
+    return body.target
+
+
+def _suggested_fuse(shape: Any, d: dict, reader: Reader) -> str:
+    """A ``fuse`` declaration to start from: the parameters, and the fused module if the config names one."""
+
+    def params(s: Any) -> str:
+        return "(" + ", ".join(params(x) for x in s) + ")" if isinstance(s, tuple) else s
+
+    def leaves(s: Any) -> list[str]:
+        return [n for x in s for n in leaves(x)] if isinstance(s, tuple) else [s]
+
+    fused = d.get("fused_module")
+    name = reader.table.name(fused) if fused is not None else None
+    module = spell(name.path) if name is not None else "FusedModule"
+    top = shape if isinstance(shape, tuple) else (shape,)
+    return f"fuse my_fuser{params(top)} = {module}({', '.join(leaves(top))})"
 
 
 def _dtype_name(dt: Any) -> str:

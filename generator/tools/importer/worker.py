@@ -1,0 +1,63 @@
+"""The import's child process: everything that runs the user's code, with a JSON result.
+
+``command`` starts it through ``infra.isolate`` (``work`` is the entry point);
+it imports the targets, reads, assembles, checks and verifies, and returns the
+files and messages, or the one line that says why it could not.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ...config import Project
+from ...diagnostics import Diagnostic
+from ...infra.isolate import Channel
+from ...live.targets import ImportFailure
+
+
+def work(request: dict, channel: Channel) -> dict:
+    warnings.filterwarnings("ignore")
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+    project = Project(
+        Path(request["root"]),
+        Path(request["specs"]),
+        Path(request["out"]),
+        tuple(request["allow"]),
+    )
+    project.put_root_on_path()
+    from .flow import Request, run_import
+
+    req = Request(request["targets"], request["output"], request["folder"], request["verify"])
+    gc.disable()  # as generate does: a one-shot run allocates much and frees little
+    try:
+        channel.phase(f"importing and calling {', '.join(req.targets)}")
+        result = run_import(req, project, channel.phase)
+    except ImportFailure as exc:
+        return {"failure": str(exc)}
+    except SystemExit as exc:
+        return {"failure": f"the target's code called sys.exit({exc.code!r}) while bcfg read it"}
+    except RecursionError:
+        return {"failure": "the target's configs nest too deeply for bcfg to read them"}
+    return {
+        "files": result.files,
+        "backends": result.backends,
+        "notes": result.notes,
+        "findings": [_diagnostic(d) for d in result.findings],
+        "not_allowed": result.not_allowed,
+        "verified": result.verified,
+    }
+
+
+def _diagnostic(d: Diagnostic) -> dict[str, Any]:
+    span = d.span
+    return {
+        "severity": str(d.severity),
+        "message": d.message,
+        "file": span.file if span else None,
+        "line": span.line if span else 0,
+        "column": span.column if span else 0,
+    }
