@@ -208,10 +208,12 @@ def _relative(file: str, folder: str) -> str:
 
 
 def _unconstrained(ds: tuple[DC, ...]) -> tuple[DC, ...]:
-    """The dtype set without its activations' constraints (what ``constrain(ds, c)`` was given)."""
+    """The dtype set without the fixed quantization parameters ``constrain(ds, c)`` adds."""
 
     def strip(dt: DT | None) -> DT | None:
-        return DT(dt.dtype) if dt is not None else None
+        if dt is None or not {"scale", "zero_point"} & {k for k, _ in dt.bounds}:
+            return dt
+        return DT(dt.dtype)
 
     return tuple(replace(d, input=strip(d.input), output=strip(d.output)) for d in ds)
 
@@ -279,13 +281,74 @@ def discover(
         keyed = [[ids.setdefault(c.shape_key(), len(ids)) for c in run] for _, _, run in runs]
         best = _longest_repeat(keyed)
         if best is None or best[2] < MIN_GROUP:
-            return seqs, found
+            seqs, found = _split_nested(seqs, found)
+            return _name(seqs, found, fresh)
         a, start, length = best
         body = runs[a][2][start : start + length]
-        group = Found(fresh(_stem(body)), body)
+        group = Found(f"<group {len(found)}>", body)
         found.append(group)
         pattern = keyed[a][start : start + length]
         seqs = [_replace_runs(seq, pattern, group, ids) for seq in seqs]
+
+
+def _name(
+    seqs: list[Seq], found: list[Found], fresh: Callable[[str], str]
+) -> tuple[list[Seq], list[Found]]:
+    """Names for the groups that remain, from their first patterns, in the order they are first used."""
+    names: dict[str, str] = {}
+    for seq in seqs:
+        for x in seq:
+            if isinstance(x, Use) and x.file is None and x.group not in names:
+                names[x.group] = fresh(_stem(x.configs))
+    for seq in seqs:
+        for x in seq:
+            if isinstance(x, Use) and x.file is None:
+                x.group = names[x.group]
+    for g in found:
+        g.name = names.get(g.name, g.name)
+    order = list(names.values())
+    return seqs, sorted(found, key=lambda g: order.index(g.name) if g.name in order else len(order))
+
+
+def _split_nested(seqs: list[Seq], found: list[Found]) -> tuple[list[Seq], list[Found]]:
+    """A group that is another group plus a few configs becomes a use of that one plus them."""
+    changed = True
+    while changed:
+        changed = False
+        for a in sorted(found, key=lambda g: -len(g.configs)):
+            keys_a = [c.shape_key() for c in a.configs]
+            for b in found:
+                n = len(b.configs)
+                if b is a or n >= len(a.configs):
+                    continue
+                keys_b = [c.shape_key() for c in b.configs]
+                if keys_a[:n] == keys_b:
+                    cut = "prefix"
+                elif keys_a[-n:] == keys_b:
+                    cut = "suffix"
+                else:
+                    continue
+                seqs = [_respell(seq, a, b, cut) for seq in seqs]
+                found = [g for g in found if g is not a]
+                changed = True
+                break
+            if changed:
+                break
+    return seqs, found
+
+
+def _respell(seq: Seq, a: Found, b: Found, cut: str) -> Seq:
+    out: Seq = []
+    n = len(b.configs)
+    for x in seq:
+        if not (isinstance(x, Use) and x.group == a.name and x.file is None):
+            out.append(x)
+            continue
+        inner = x.configs[:n] if cut == "prefix" else x.configs[-n:]
+        rest = x.configs[n:] if cut == "prefix" else x.configs[:-n]
+        use = Use(b.name, None, x.ds, (), ("ds",), "ds", list(inner))
+        out.extend([use, *rest] if cut == "prefix" else [*rest, use])
+    return out
 
 
 def _runs(seqs: list[Seq]) -> list[tuple[int, int, list[Config]]]:

@@ -54,6 +54,13 @@ class Const:
 
 
 @dataclass(frozen=True)
+class Tup:
+    """Matched modules passed on as they nest (``_sequential_wrapper2`` on a complex pattern)."""
+
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Proof:
     """A fuser as a ``fuse`` declaration: parameters in the pattern's shape, body, flags."""
 
@@ -202,6 +209,8 @@ class _Trace:
             a = a.obj
         if isinstance(a, (bool, int, float)):
             return Const(a)
+        if isinstance(a, tuple):
+            return Tup(tuple(self.node(x) for x in a))
         raise NotProvable(f"it passes {type(a).__name__} values on")
 
     def run(self, fn: types.FunctionType, args: tuple) -> Any:
@@ -281,8 +290,9 @@ def trace(
 def _mentions(node: Any) -> set[str]:
     if isinstance(node, Param):
         return {node.name}
-    if isinstance(node, Call):
-        return set().union(*(_mentions(a) for a in node.args)) if node.args else set()
+    if isinstance(node, (Call, Tup)):
+        parts = node.args if isinstance(node, Call) else node.items
+        return set().union(*(_mentions(a) for a in parts)) if parts else set()
     return set()
 
 

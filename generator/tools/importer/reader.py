@@ -366,7 +366,12 @@ class Reader:
                 return QAT
             if isinstance(node, Const):
                 return node.value
-            assert isinstance(node, Call)
+            if not isinstance(node, Call):  # modules passed on as they nest
+                raise self.fail(
+                    i,
+                    f"fuser_method passes the matched modules on as a tuple, which a fuse declaration cannot say; "
+                    f"give the fuser a dotted path (define it at module level)",
+                )
             return FuseCall(
                 self.sym(i, node.target, "a function the fuser calls"),
                 tuple(expr(a) for a in node.args),
@@ -470,17 +475,26 @@ def copied_sequential_class(fn: Any) -> Any:
         return None
 
 
+_PARAM_WORDS = {
+    "batchnorm": "bn",
+    "leakyrelu": "leaky_relu",
+    "convtranspose": "conv_transpose",
+    "matchallnode": "x",
+}
+
+
 def _param_name(atom: Any) -> str:
     """A fuser parameter's name from the pattern element it takes: ``Conv2d`` -> ``conv``."""
-    text = _safe(lambda: getattr(atom, "__name__", None) or "", "") if not isinstance(atom, str) else atom
-    text = re.sub(r"\d+d$", "", text)
-    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\b|\d)|[A-Z]?[a-z]+|\d+", text)
-    special = {"batch": "bn", "match": "_"}
-    first = words[0].lower() if words else "m"
-    name = special.get(first, first)
-    if text.startswith("BatchNorm"):
-        name = "bn"
-    return name if name.isidentifier() and not keyword.iskeyword(name) and name != "is_qat" else "m"
+    if isinstance(atom, str):
+        text = atom
+    else:
+        text = _safe(lambda: getattr(atom, "__name__", None) or "", "")
+    word = re.sub(r"(\d+d)$", "", text).lower().strip("_")
+    word = _PARAM_WORDS.get(word, word)
+    if word.startswith("batchnorm"):
+        word = "bn"
+    ok = word.isidentifier() and not keyword.iskeyword(word) and word != "is_qat"
+    return word if ok else "m"
 
 
 def param_shape(pattern: Any) -> tuple[Any, dict[str, Any]]:
