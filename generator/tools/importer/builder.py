@@ -192,7 +192,9 @@ class Builder:
                 value = self._field_value(spec, c)
             if value is not None:
                 flds.append(self.intern(field_of(word, value)))
-        return m.PatternItem(self.pattern(c.pattern), c.complex, False, tuple(flds), SPAN)
+        return m.PatternItem(
+            self.pattern(c.pattern), c.complex, False, self.intern(tuple(flds)), SPAN
+        )
 
     def _field_value(self, spec: FieldSpec, c: Config) -> m.Expr | None:
         """The expression of field ``spec`` for ``c``, or None if the config does not set it."""

@@ -31,6 +31,7 @@ from .common import MAX_BLOCK, MAX_VARS, SPAN
 from .naming import Names
 
 MAX_REPEAT = 96  # repetitions of one loop; a longer run becomes several loops
+WORK_PER_ITEM = 32  # items anti-unified per item of the list, at most (then runs stop being tried)
 WIDTH, INDENT = 88, 4  # fmt's line width, and the indentation a loop header is measured at
 
 
@@ -80,6 +81,20 @@ def _part_hole(strings: list[str], last: bool, single: bool) -> PartHole | None:
     if not all(x.isdigit() for x in mids) and (single or not last):
         return None
     return PartHole(prefix, suffix, tuple(mids))
+
+
+_PAIRS: dict[tuple[str, str, bool, bool], PartHole | None] = {}
+
+
+def _pair_hole(a: str, b: str, r: int, last: bool, single: bool) -> PartHole | None:
+    """``_part_hole`` of ``r`` times ``a`` then ``b``: the same split for every ``r``, computed once."""
+    key = (a, b, last, single)
+    if key not in _PAIRS:
+        _PAIRS[key] = _part_hole([a, b], last, single)
+    hole = _PAIRS[key]
+    if hole is None:
+        return None
+    return PartHole(hole.prefix, hole.suffix, (hole.values[0],) * r + (hole.values[1],))
 
 
 def _inst(t: Any, j: int) -> Any:
@@ -157,7 +172,11 @@ def _au_struct(t: Any, x: Any, r: int, role: str) -> Any:
                 parts.append(tp)
                 continue
             else:
-                strings = [tp] * r + [xp]
+                hole = _pair_hole(tp, xp, r, last, single)
+                if hole is None:
+                    raise _NoFold
+                parts.append(hole)
+                continue
             hole = _part_hole(strings, last, single)
             if hole is None:
                 raise _NoFold
@@ -282,10 +301,17 @@ class _Search:
         ]
         self.runs: dict[tuple[int, int], _Run] = {}
         self._breaks: dict[int, list[int]] = {}
+        self._full: dict[int, list[int]] = {}
+        # A bound on the work, deterministic: lists whose every item looks alike
+        # (thousands of distinct patterns with the same fields) would otherwise
+        # try every block size from every phase. Small blocks are tried first.
+        self.budget = WORK_PER_ITEM * len(items) + 4096
 
     def run(self, i: int, k: int) -> _Run:
         got = self.runs.get((i, k))
         if got is None:
+            if self.budget <= 0:
+                return _Run(stop=i + k)  # out of work: no loop from here
             got = self.runs[(i, k)] = self._extend(i, k)
         return got
 
@@ -299,11 +325,8 @@ class _Search:
             nxt = i + r * k
             if sigs[nxt : nxt + k] != sigs[i : i + k]:
                 break
-            try:
-                cand = tuple(
-                    _au(a, b, r, "item", False) for a, b in zip(template, items[nxt : nxt + k])
-                )
-            except _NoFold:
+            cand = self._step(template, items[nxt : nxt + k], r)
+            if cand is None:
                 break
             variables = _variables(cand)
             if variables is None:
@@ -318,6 +341,27 @@ class _Search:
                 run.lengths.append(r)
                 run.savings.append(saving)
         return run
+
+    def _step(self, template: tuple, block: list, r: int) -> tuple | None:
+        """The template generalised to one more block; None if it cannot be, or needs too many variables.
+
+        Holes only accumulate, so the variables are counted as the block goes
+        and the step stops at the first item that needs one too many.
+        """
+        out = []
+        columns: set[tuple] = set()
+        for a, b in zip(template, block):
+            self.budget -= 1
+            try:
+                t = _au(a, b, r, "item", False)
+            except _NoFold:
+                return None
+            for h in _holes(t, []):
+                columns.add(_column_key(h))
+            if len(columns) > MAX_VARS:
+                return None
+            out.append(t)
+        return tuple(out)
 
     def breaks(self, k: int) -> list[int]:
         """Every ``i`` where the block of ``k`` signatures before ``i`` differs from the one at ``i``."""
@@ -338,18 +382,36 @@ class _Search:
         A run from inside a stretch of period ``k`` is a tail of the run from
         its beginning, unless that run stopped before it: so the candidates are
         the first ``k`` items, the breaks of the period, and where runs stopped.
+        Those of the whole list are found once; a part of it adds the chains
+        from its own first items until they meet them.
         """
-        brk = self.breaks(k)
-        out = set(range(lo, min(lo + k, hi)))
-        out.update(brk[bisect.bisect_left(brk, lo + k) : bisect.bisect_right(brk, hi - 2 * k)])
-        todo = sorted(out)
+        full = self._full.get(k)
+        if full is None:
+            chain = self._chain(
+                k, list(range(min(k, len(self.items)))), self.breaks(k), len(self.items)
+            )
+            # Only runs that save lines matter: most starts of a list without
+            # repetition never do, and are not looked at again.
+            full = self._full[k] = [i for i in chain if self.run(i, k).lengths]
+        inner = full[bisect.bisect_left(full, lo + k) : bisect.bisect_right(full, hi - 2 * k)]
+        known = set(inner)
+        for i in range(lo, min(lo + k, hi)):
+            while i not in known and i + 2 * k <= hi:
+                known.add(i)
+                i = self.run(i, k).stop
+        return sorted(known)
+
+    def _chain(self, k: int, first: list[int], brk: list[int], hi: int) -> list[int]:
+        todo = sorted(set(first) | set(brk))
         seen = set(todo)
         found: list[int] = []
         while todo:
             i = todo.pop(0)
             found.append(i)
-            stop = self.run(i, k).stop if i + 2 * k <= hi else i
-            if lo <= stop < hi and stop not in seen and stop + 2 * k <= hi:
+            if i + 2 * k > hi:
+                continue
+            stop = self.run(i, k).stop
+            if stop < hi and stop not in seen and stop + 2 * k <= hi:
                 seen.add(stop)
                 bisect.insort(todo, stop)
         return found
