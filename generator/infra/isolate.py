@@ -59,14 +59,17 @@ def run_isolated(
         proc.stdin.close()
     except BrokenPipeError:
         pass
-    result, phase = _collect(proc, read_fd, timeout, err)
-    if result is None and proc.poll() is None:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    result, phase = _collect(proc, read_fd, deadline, err)
+    try:
+        left = None if deadline is None else max(0.1, deadline - time.monotonic())
+        code = proc.wait(left)
+    except subprocess.TimeoutExpired:
         _kill(proc)
         raise IsolationError(
             f"{what} did not finish within {timeout:g} s (--timeout) while {phase}; "
             "the target's code may never return"
-        )
-    code = proc.wait()
+        ) from None
     if result is not None:
         return result
     if code < 0:
@@ -79,11 +82,10 @@ def run_isolated(
 
 
 def _collect(
-    proc: subprocess.Popen, read_fd: int, timeout: float | None, err: IO[str]
+    proc: subprocess.Popen, read_fd: int, deadline: float | None, err: IO[str]
 ) -> tuple[dict | None, str]:
     """Forward the child's output to ``err`` and read its result, until both end or time runs out."""
     assert proc.stdout is not None
-    deadline = None if timeout is None else time.monotonic() + timeout
     sel = selectors.DefaultSelector()
     out_fd = proc.stdout.fileno()
     sel.register(out_fd, selectors.EVENT_READ)

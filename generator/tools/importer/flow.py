@@ -95,7 +95,7 @@ def run_import(
     reader = Reader(table)
     if loaded is None:
         loaded = [load_target(t) for t in request.targets]
-    backends, lives, notes = _read_targets(request.targets, loaded, reader, table)
+    backends, lives, notes = _read_targets(request.targets, loaded, reader, table, phase)
     phase("recognising groups and folding loops (the target's getters and fusers may run)")
     layout = _layout(request, backends, project)
     written = set(layout.files) | ({layout.shared} if layout.shared else set())
@@ -137,13 +137,18 @@ def run_import(
 
 
 def _read_targets(
-    targets: list[str], loaded: list[Loaded], reader: Reader, table: Any
+    targets: list[str],
+    loaded: list[Loaded],
+    reader: Reader,
+    table: Any,
+    phase: Callable[[str], None],
 ) -> tuple[list[ReadBackend], list[Any], list[str]]:
     backends: list[ReadBackend] = []
     lives: list[Any] = []
     notes: list[str] = []
     taken: set[str] = set()
     for target, (config, function, module_name, before) in zip(targets, loaded):
+        phase(f"reading {target}'s configs (its getters and fusers run)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             configs = [reader.read(i, pc) for i, pc in enumerate(config.configs)]

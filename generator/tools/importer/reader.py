@@ -192,7 +192,7 @@ class Reader:
             self.where = ""
             raise self.fail(
                 i,
-                f"the pattern nests {_depth(raw)} levels deep; bcfg writes patterns nested at most {MAX_PATTERN_DEPTH} deep",
+                f"the pattern nests more than {MAX_PATTERN_DEPTH} levels deep; bcfg writes patterns nested at most {MAX_PATTERN_DEPTH} deep",
             )
         d = pc.to_dict()
         shown = _show_pattern(raw)
@@ -324,6 +324,16 @@ class Reader:
         ``pattern`` is what torch passes the fuser: the forward pattern, or the
         complex pattern as it nests.
         """
+        try:
+            return self._fuser(i, fn, pattern, d)
+        except ImportFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001  (the user's object raised when looked at)
+            raise self.fail(
+                i, f"fuser_method {_show(fn)} raised {type(exc).__name__} when bcfg looked at it"
+            ) from None
+
+    def _fuser(self, i: int, fn: Any, pattern: Any, d: dict) -> tuple[str, Any]:
         import torch
 
         wrapped = sequential_class(fn)

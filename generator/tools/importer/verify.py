@@ -25,6 +25,7 @@ compare = compare_backend_configs
 
 def verify(name: str, configs: list[Any], backend: model.Backend) -> list[str]:
     """Differences between the target's configs (in the order written) and what the spec builds."""
+    import torch.ao.quantization.backend_config.utils  # noqa: F401  (BackendConfig needs it)
     from torch.ao.quantization.backend_config import BackendConfig
 
     from ...live.build import build_backend
