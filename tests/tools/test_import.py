@@ -10,6 +10,7 @@ modules, fusers and getters.
 from __future__ import annotations
 
 import functools
+import os
 import operator
 import sys
 import types
@@ -528,3 +529,99 @@ def test_random_backend_configs_round_trip(config: BackendConfig, tmp_path_facto
     assert format_text(imported.text) == imported.text
     regenerated = regenerate(imported.text, tmp_path_factory.mktemp("random"))
     assert compare_backend_configs(config, regenerated) == []
+
+
+# ------------------------------------------- writing, verifying, scaling
+
+
+def test_several_targets_need_a_folder_and_keep_hand_written_files(
+    user_project: Path, capsys
+) -> None:
+    targets = ["userbackend:get_my_config", "userbackend:get_my_config"]
+    assert main(["import", *targets]) == 2
+    assert "name a folder with -o" in capsys.readouterr().err
+    (user_project / "specs").mkdir()
+    (user_project / "specs" / "my.bcfg").write_text("# mine\n")
+    assert main(["import", *targets, "-o", "specs"]) == 2
+    err = capsys.readouterr().err
+    assert "specs/my.bcfg exists and was not written by bcfg import" in err
+    assert sorted(p.name for p in (user_project / "specs").iterdir()) == ["my.bcfg"]
+    (user_project / "specs" / "my.bcfg").unlink()
+    assert main(["import", *targets, "-o", "specs"]) == 0
+    err = capsys.readouterr().err
+    assert "wrote specs/my.bcfg: backend my" in err and "wrote specs/my_2.bcfg" in err
+    assert "wrote specs/common.bcfg: shared by the backends" in err
+    assert "verified: the specs regenerate all 4 pattern configs" in err
+    # A second import replaces what the first wrote.
+    assert main(["import", *targets, "-o", "specs", "--no-verify"]) == 0
+    assert "not verified (--no-verify)" in capsys.readouterr().err
+    assert main(["fmt", "--check", "specs"]) == 0
+
+
+def test_files_are_written_all_or_none(tmp_path: Path, monkeypatch) -> None:
+    from generator.cli import UsageError
+    from generator.tools.importer import command
+
+    files = {tmp_path / f"{n}.bcfg": f"# {n}\n" for n in ("a", "b", "c")}
+    real = os.replace
+    calls = []
+
+    def failing(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(command.os, "replace", failing)
+    with pytest.raises(UsageError, match="No space left on device"):
+        command._write_all(files)
+    leftovers = sorted(p.name for p in tmp_path.iterdir())
+    assert leftovers == ["a.bcfg"] or leftovers == []  # renames are not undone, temporaries are
+    assert not any(name.endswith(".tmp") for name in leftovers)
+
+
+def test_verification_reports_a_config_that_differs() -> None:
+    from generator.semantics.driver import analyze
+    from generator.sources import MemorySources
+    from generator.tools.importer.verify import verify
+
+    spec = "backend b {\n    pattern nn.Linear { dtypes: {input: quint8, output: quint8} }\n}\n"
+    (backend,) = analyze(MemorySources({"b.bcfg": spec}), ["b.bcfg"]).backends
+    same = BackendPatternConfig(nn.Linear).set_dtype_configs(
+        [DTypeConfig(torch.quint8, torch.quint8)]
+    )
+    other = BackendPatternConfig(nn.Linear).set_dtype_configs(
+        [DTypeConfig(torch.qint8, torch.quint8)]
+    )
+    assert verify("b", [same], backend) == []
+    (problem,) = verify("b", [other], backend)
+    assert "dtype_configs[0].input_dtype" in problem
+
+
+def test_folding_does_bounded_work_on_lists_of_lookalikes(monkeypatch) -> None:
+    """Many distinct patterns with the same fields: the loop search stays linear in their number."""
+    from generator.tools.importer import fold
+
+    searches = []
+    original = fold._Search.__init__
+
+    def recording(self, folder, items):
+        original(self, folder, items)
+        searches.append((self, self.budget, len(items)))
+
+    monkeypatch.setattr(fold._Search, "__init__", recording)
+    atoms = MODULES + FUNCTIONS
+    patterns = [(a, b) for a in atoms for b in atoms]
+    patterns += [(a, b, c) for a in atoms for b in atoms for c in atoms]
+    patterns = patterns[:1500]
+    config = BackendConfig("many").set_backend_pattern_configs(
+        [BackendPatternConfig(p) for p in patterns]
+    )
+    text = build_spec(config, "get_many", "many", library=False).text
+    # Every search stops trying runs once it has anti-unified its budget of
+    # items: at most one run (MAX_REPEAT blocks of MAX_BLOCK items) past it.
+    for search, budget, n in searches:
+        assert budget == fold.WORK_PER_ITEM * n + 4096
+        assert budget - search.budget <= budget + fold.MAX_REPEAT * fold.MAX_BLOCK
+    assert searches[0][2] == len(patterns) and searches[0][0].budget <= 0  # it ran out
+    assert code_lines(text) < len(patterns) * 0.6  # still folded: loops over the last atom
