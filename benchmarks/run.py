@@ -146,6 +146,56 @@ def synthetic_spec(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def synthetic_target(sizes: tuple[int, ...]) -> str:
+    """A Python module whose ``get_synth_<n>_backend_config()`` builds ``n`` distinct patterns.
+
+    The same patterns and fields as ``synthetic_spec``, built through torch's
+    API: what ``bcfg import`` reads.
+    """
+    return (
+        textwrap.dedent(f"""
+        import torch
+        import torch.ao.quantization.backend_config.utils  # noqa: F401
+        import torch.ao.nn.quantized.reference as nnqr
+        from torch import nn
+        from torch.nn import functional as F
+        from torch.ao.quantization.backend_config import (
+            BackendConfig, BackendPatternConfig, DTypeConfig, ObservationType,
+        )
+
+        MODULES = {_MODULES!r}
+        FUNCTIONS = {_FUNCTIONS!r}
+        INT8 = DTypeConfig(torch.quint8, torch.quint8, torch.qint8, torch.float)
+        DYN = DTypeConfig(torch.quint8, torch.float, torch.qint8, torch.float, is_dynamic=True)
+        FP16 = DTypeConfig(torch.float16, torch.float16)
+
+
+        def build(n):
+            atoms = [getattr(nn, c) for c in MODULES] + [getattr(F, f) for f in FUNCTIONS]
+            patterns = [(a, b) for a in atoms for b in atoms]
+            patterns += [(a, b, c) for a in atoms for b in atoms for c in atoms]
+            sets = [[INT8], [INT8, DYN], [FP16]]
+            configs = []
+            for i, pattern in zip(range(n), patterns):
+                pc = BackendPatternConfig(pattern).set_dtype_configs(sets[i % 3])
+                if i % 7 == 0:
+                    pc.set_observation_type(ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT)
+                if i % 11 == 0:
+                    pc.set_root_module(nn.Linear).set_reference_quantized_module(nnqr.Linear)
+                configs.append(pc)
+            return BackendConfig(f"synth_{{n}}").set_backend_pattern_configs(configs)
+        """)
+        + "".join(
+            f"\n\ndef get_synth_{n}_backend_config():\n    return build({n})\n" for n in sizes
+        )
+    )
+
+
+def spec_lines(path: Path) -> int:
+    text = path.read_text(encoding="utf-8")
+    return sum(1 for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
+
+
 # ------------------------------------------------------------------ running
 
 
@@ -236,9 +286,11 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
     edited = warm.dir / "specs" / "x86.bcfg"
     original = edited.read_text(encoding="utf-8")
 
-    keys = ("torch", "check", "diff", "cold", "warm", "docs", "small", "large")
+    imp = Workspace(root, "import", {})
+    (imp.dir / "synth_target.py").write_text(synthetic_target(scale), encoding="utf-8")
+    keys = ("torch", "check", "diff", "cold", "warm", "docs", "small", "large", "imp_s", "imp_l")
     times: dict[str, list] = {k: [] for k in keys}
-    rss: dict[str, list] = {"small": [], "large": []}
+    rss: dict[str, list] = {"small": [], "large": [], "imp_l": []}
     torch_env = up.env()
     for r in range(rounds):
         print(f"  round {r + 1}/{rounds}", file=sys.stderr, flush=True)
@@ -273,8 +325,16 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
             t, peak, _ = ws.bcfg("generate")
             times[key].append(t)
             rss[key].append(peak)
+        for key, n in (("imp_s", small), ("imp_l", large)):
+            imp.clear_cache()
+            target = f"synth_target:get_synth_{n}_backend_config"
+            t, peak, _ = imp.bcfg("import", target, "-o", f"specs/synth_{n}.bcfg")
+            times[key].append(t)
+            rss.setdefault(key, []).append(peak)
     times["rss_small"] = rss["small"]
     times["rss_large"] = rss["large"]
+    times["rss_imp_l"] = rss["imp_l"]
+    times["_imp"] = [imp]
     times["_up"] = [up]
     times["_docs"] = [docs]
     times["_diff"] = [diff]
@@ -637,6 +697,35 @@ def command_rows(root: Path, rounds: int, scale: tuple[int, int], row: Row) -> N
                 not heavy,
             )
     more_rows(root, up, rounds, scale, med, t["rss_large"], row)
+    import_rows(t["_imp"][0], scale, med, torch_s, t["rss_imp_l"], row)
+
+
+def import_rows(
+    imp: Workspace,
+    scale: tuple[int, int],
+    med: dict[str, float],
+    torch_s: float,
+    rss: list,
+    row: Row,
+) -> None:
+    """bcfg import of a config of distinct patterns built through torch's API, verification included."""
+    small, large = scale
+    folder = imp.dir / "specs"
+    r = med["imp_s"] / torch_s
+    row(
+        f"bcfg import, {small:,} distinct patterns (spec: {spec_lines(folder / f'synth_{small}.bcfg'):,} lines)",
+        f"{med['imp_s']:.2f} s = {r:.2f} x torch",
+        "<= 3.0 x",
+        r <= 3.0,
+    )
+    r = med["imp_l"] / med["imp_s"]
+    row(
+        f"bcfg import, {large:,} / {small:,} patterns (spec: {spec_lines(folder / f'synth_{large}.bcfg'):,} lines)",
+        f"{med['imp_l']:.2f} / {med['imp_s']:.2f} s = {r:.1f} x",
+        "<= 12 x",
+        r <= 12,
+    )
+    row(f"  peak memory, import of {large:,} patterns", f"{max(rss)} MB", "", None)
 
 
 def more_rows(

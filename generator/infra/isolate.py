@@ -34,9 +34,7 @@ class IsolationError(Exception):
     """The child did not return a result: why, in one line."""
 
 
-def run_isolated(
-    entry: str, request: dict, timeout: float | None, err: IO[str], what: str
-) -> dict:
+def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str], what: str) -> dict:
     """Call ``entry(request)`` (``module:function``) in a child process; return its JSON result.
 
     ``what`` names the work in messages (``the import of pkg:get_config``).

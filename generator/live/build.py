@@ -99,7 +99,7 @@ def _defined_fuser(f: m.DefinedFuser) -> Callable:
             raise NotImplementedError(f"Cannot fuse train modules: {tuple(env.values())}")
         return evaluate(f.body, env, is_qat)
 
-    fuser.bcfg_definition = f  # type: ignore[attr-defined]  (what bcfg import reads back)
+    setattr(fuser, "bcfg_definition", f)  # noqa: B010  (what bcfg import reads back)
     return fuser
 
 

@@ -285,29 +285,38 @@ def test_fuse_bodies_pass_is_qat_and_constants(tmp_path):
 
 
 def test_fuse_body_words_that_are_not_allowed(tmp_path):
-    assert errors(
-        tmp_path,
-        """
+    assert (
+        errors(
+            tmp_path,
+            """
         fuse f(a, b) = nni.LinearReLU(a, "b")
         backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
         """,
-    ) == [
-        "2:34: a fuse body may only use its parameters, is_qat, true, false, numbers and calls of modules or functions"
-    ]
-    assert errors(
-        tmp_path,
-        """
+        )
+        == [
+            "2:34: a fuse body may only use its parameters, is_qat, true, false, numbers and calls of modules or functions"
+        ]
+    )
+    assert (
+        errors(
+            tmp_path,
+            """
         fuse f(a, b) = nni.LinearReLU(a, is_qatt)
         backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
         """,
-    ) == ["2:34: 'is_qatt' is not a parameter of this fuser"]
-    assert errors(
-        tmp_path,
-        """
+        )
+        == ["2:34: 'is_qatt' is not a parameter of this fuser"]
+    )
+    assert (
+        errors(
+            tmp_path,
+            """
         fuse f(a, is_qat) = nni.LinearReLU(a, is_qat)
         backend b { pattern (nn.Linear, nn.ReLU) { fuser: f  fused: nni.LinearReLU } }
         """,
-    ) == ["2:11: 'is_qat' cannot be a parameter name"]
+        )
+        == ["2:11: 'is_qat' cannot be a parameter name"]
+    )
 
 
 def test_sequential_fuses_the_two_elements_of_a_complex_pattern(tmp_path):
@@ -333,14 +342,15 @@ def test_sequential_fuses_the_two_elements_of_a_complex_pattern(tmp_path):
     assert isinstance(b.configs[1].fuser, m.SequentialFuser)
     namespace: dict = {}
     exec(compile(render_backend(b), "b.py", "exec"), namespace)
-    (pair, nested) = namespace["get_b_backend_config"]().configs
+    pair, nested = namespace["get_b_backend_config"]().configs
     from generator.live.names import sequential_class
 
     assert sequential_class(pair.fuser_method).__name__ == "ConvReLU2d"
     assert sequential_class(nested.fuser_method).__name__ == "Sequential"
-    assert errors(
-        tmp_path,
-        """
+    assert (
+        errors(
+            tmp_path,
+            """
         backend b {
             pattern complex (operator.add, nn.Conv2d, MatchAllNode) {
                 fuser: sequential(nni.ConvAdd2d)
@@ -348,4 +358,6 @@ def test_sequential_fuses_the_two_elements_of_a_complex_pattern(tmp_path):
             }
         }
         """,
-    ) == ["4:9: sequential() fuses exactly two modules, but the pattern has 3 elements"]
+        )
+        == ["4:9: sequential() fuses exactly two modules, but the pattern has 3 elements"]
+    )

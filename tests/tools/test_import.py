@@ -10,8 +10,8 @@ modules, fusers and getters.
 from __future__ import annotations
 
 import functools
-import os
 import operator
+import os
 import sys
 import types
 from pathlib import Path
@@ -40,14 +40,14 @@ from torch.ao.quantization.fuser_method_mappings import (
 from torch.ao.quantization.utils import MatchAllNode
 
 from generator.cli import main
+from generator.config import Project
 from generator.emit.backend_config import render_backend
 from generator.lang.fmt import format_text
 from generator.live.canonical import compare_backend_configs
 from generator.live.names import public_names
 from generator.live.targets import ImportFailure, load_backend_config
 from generator.semantics.driver import resolve_specs
-from generator.config import Project, find_project
-from generator.tools.importer.flow import import_configs, run_import, Request
+from generator.tools.importer.flow import Request, import_configs, run_import
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),

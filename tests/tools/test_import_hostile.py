@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-HOSTILE = '''
+HOSTILE = """
 import os, sys, time
 import torch
 import torch.nn as nn
@@ -81,7 +81,7 @@ def deep():
         p = (nn.ReLU, p)
     return BackendConfig("d").set_backend_pattern_config(
         BackendPatternConfig()._set_pattern_complex_format(p))
-'''
+"""
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import torch.ao.quantization.backend_config.utils  # noqa: F401  (BackendConfig needs it)
 
 from generator.config import Project
@@ -180,13 +179,13 @@ def test_groups_of_the_project_are_used(tmp_path: Path) -> None:
     )
     import torch
     from torch import nn
-    from torch.nn import functional as F
     from torch.ao.quantization.backend_config import (
         BackendConfig,
         BackendPatternConfig,
         DTypeConfig,
         ObservationType,
     )
+    from torch.nn import functional as F
 
     from generator.tools.importer.flow import import_configs
 

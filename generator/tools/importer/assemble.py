@@ -9,6 +9,7 @@ its file. With one output file everything is in it.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,12 +79,16 @@ def assemble(
     folder = Folder(names, _item_lines(printer), _width(printer), _header_lines(printer))
     group_decls = []
     for g in found:
-        items = [builder.item(c, dtypes=builder.intern(m.DottedName(("ds",), SPAN))) for c in g.configs]
+        items: list[m.Item] = [
+            builder.item(c, dtypes=builder.intern(m.DottedName(("ds",), SPAN))) for c in g.configs
+        ]
         group_decls.append(m.GroupDecl(g.name, ("ds",), tuple(folder.fold(items)), SPAN))
     bodies: list[list[m.Item]] = []
     for seq in seqs:
-        items = [builder.item(x) if isinstance(x, Config) else _use_item(builder, x) for x in seq]
-        bodies.append(folder.fold(items) if fold else items)
+        body: list[m.Item] = [
+            builder.item(x) if isinstance(x, Config) else _use_item(builder, x) for x in seq
+        ]
+        bodies.append(folder.fold(body) if fold else body)
     files = _place(backends, bodies, decls, group_decls, layout, seqs)
     out: dict[str, str] = {}
     for name, (file_decls, imports) in files.items():
@@ -100,17 +105,19 @@ def _dtype_decls(builder: Builder, written: list[Config], uses: list[Use]) -> li
     """``dtypes`` declarations for dtype configs and dtype sets used more than once."""
     counts: dict[tuple, int] = {}
     first: dict[tuple, DC] = {}
-    for ds in [c.dtypes for c in written] + [u.ds for u in uses]:
+    all_ds: list[tuple[DC, ...]] = [c.dtypes for c in written] + [u.ds for u in uses]
+    for ds in all_ds:
         for dc in ds:
             counts[dc.key()] = counts.get(dc.key(), 0) + 1
             first.setdefault(dc.key(), dc)
     out: list[m.Decl] = [builder.dtype_decl(first[k]) for k, n in counts.items() if n >= 2]
     sets: dict[tuple, list[Any]] = {}
-    for user in [*written, *uses]:
+    users_of: list[Config | Use] = [*written, *uses]
+    for user in users_of:
         ds = user.dtypes if isinstance(user, Config) else user.ds
         if len(ds) >= 2:
             sets.setdefault(tuple(d.key() for d in ds), []).append(user)
-    for key, users in sets.items():
+    for users in sets.values():
         if len(users) >= 2:
             u = users[0]
             stem = _list_stem(u.pattern) if isinstance(u, Config) else f"{u.group}_dtypes"
@@ -120,8 +127,6 @@ def _dtype_decls(builder: Builder, written: list[Config], uses: list[Use]) -> li
 
 
 def _list_stem(pattern: Any) -> str:
-    import re
-
     def words(p: Any) -> list[str]:
         if isinstance(p, tuple):
             return [w for x in p for w in words(x)]
@@ -136,9 +141,7 @@ def _list_stem(pattern: Any) -> str:
 
 def _use_item(builder: Builder, u: Use) -> m.UseItem:
     extra = dict(u.extra)
-    args = tuple(
-        builder.dtypes_value(u.ds) if p == u.ds_param else extra[p] for p in u.params
-    )
+    args = tuple(builder.dtypes_value(u.ds) if p == u.ds_param else extra[p] for p in u.params)
     return m.UseItem(u.group, args, SPAN)
 
 

@@ -161,7 +161,9 @@ class Builder:
                 return m.Param(None, tuple(param(x) for x in p), SPAN)
             return m.Param(p, (), SPAN)
 
-        flags = tuple(f for f, on in (("eval_only", fd.eval_only), ("same_mode", fd.same_mode)) if on)
+        flags = tuple(
+            f for f, on in (("eval_only", fd.eval_only), ("same_mode", fd.same_mode)) if on
+        )
         params = tuple(param(p) for p in fd.params)
         return m.FuseDecl(name, params, flags, self._fuse_expr(fd.body), SPAN)
 
@@ -213,9 +215,7 @@ class Builder:
         if spec.kind is FieldKind.INPUTS_GETTER:
             if c.extra_inputs is None:
                 return None
-            return self.intern(
-                m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN)
-            )
+            return self.intern(m.ListExpr(tuple(getter_expr(p) for p in c.extra_inputs), SPAN))
         if spec.kind is FieldKind.NUM_TENSOR_ARGS:
             entries = tuple(m.Entry(k, path_expr(v), SPAN) for k, v in c.num_tensor_args)
             return self.intern(m.Record(entries, SPAN)) if entries else None

@@ -80,10 +80,14 @@ def _report(result: dict, output: str | None, root: Path, report: Report) -> Exi
             )
         for name in files:
             if name not in {b[0] for b in result["backends"]}:
-                report.message(f"wrote {name}: shared by the backends, {_code_lines(files[name])} lines")
+                report.message(
+                    f"wrote {name}: shared by the backends, {_code_lines(files[name])} lines"
+                )
     if result["verified"]:
         report.message(result["verified"])
-    elif result.get("verified") is None and not any(d["severity"] == "error" for d in result["findings"]):
+    elif result.get("verified") is None and not any(
+        d["severity"] == "error" for d in result["findings"]
+    ):
         report.message("not verified (--no-verify)")
     todo = []
     if result["not_allowed"]:

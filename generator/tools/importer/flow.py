@@ -28,7 +28,7 @@ from ...live.targets import ImportFailure, load_target
 from ...sources import FileSources, MemorySources, read_library
 from .assemble import Layout, ReadBackend, assemble
 from .builder import config_paths
-from .groups import Expander, discover, known_groups, recognise
+from .groups import Expander, Found, discover, known_groups, recognise
 from .naming import Names
 from .reader import Config, Reader
 from .setorder import loaded_modules, module_sets, stabilise
@@ -109,7 +109,7 @@ def run_import(
         seqs = recognise([b.configs for b in backends], known, expander)
     else:
         seqs = [list(b.configs) for b in backends]
-    found = []
+    found: list[Found] = []
     if len(backends) > 1 and layout.shared is not None:
         seqs, found = discover(seqs, names.fresh)
     version = torch.__version__.split("+")[0]
@@ -117,9 +117,7 @@ def run_import(
     tops = {p.split(".")[0] for b in backends for p in config_paths(b.configs)}
     for top in sorted(tops - set(project.allow)):
         header += f"\n# Note: '{top}' is not on the allow-list: add it to [tool.bcfg] allow in pyproject.toml."
-    assembled = assemble(
-        backends, seqs, found, layout, names, project.allow, header, request.fold
-    )
+    assembled = assemble(backends, seqs, found, layout, names, project.allow, header, request.fold)
     result = Result(
         assembled.files,
         [(f, b.module, len(b.configs)) for f, b in zip(layout.files, backends)],
@@ -250,9 +248,12 @@ def _dtype_text() -> Any:
 
     def text(ds: tuple) -> tuple[list[str], str]:
         for d in builder.constraint_decls(ds):
+            assert isinstance(d, m.ConstraintDecl)
             key = next(k for k, v in builder.constraints.items() if v == d.name)
             declared[key] = render(printer.decl(d))
-        keys = [dt.key() for dc in ds for dt in (dc.input, dc.output, dc.weight) if dt and dt.bounds]
+        keys = [
+            dt.key() for dc in ds for dt in (dc.input, dc.output, dc.weight) if dt and dt.bounds
+        ]
         value = render(printer.expr(builder.dtypes_value(ds, named_list=False)))
         return [declared[k] for k in dict.fromkeys(keys)], value
 
@@ -312,5 +313,5 @@ def import_configs(
 ) -> Result:
     """The import of live BackendConfigs, in this process: ``(config, function name, label)`` each."""
     request = Request([label for _, _, label in configs], output, folder, verify, fold, library)
-    loaded = [(c, fn, None, set()) for c, fn, _ in configs]
+    loaded: list[Loaded] = [(c, fn, None, set()) for c, fn, _ in configs]
     return run_import(request, project, loaded=loaded)

@@ -437,8 +437,7 @@ class _Search:
         for rep in range(1, r):
             nxt = i + rep * k
             template = tuple(
-                _au(a, b, rep, "item", False)
-                for a, b in zip(template, self.items[nxt : nxt + k])
+                _au(a, b, rep, "item", False) for a, b in zip(template, self.items[nxt : nxt + k])
             )
         variables = _variables(template)
         assert variables is not None

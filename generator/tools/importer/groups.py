@@ -132,7 +132,9 @@ def known_groups(specs: dict[str, m.Spec]) -> list[Known]:
                     continue
                 extra = tuple((p, args[p]) for p in others)
                 text = tuple(render(printer.expr(e)) for _, e in extra)
-                if re.search(r"\b(ds|" + "|".join(map(re.escape, d.params)) + r")\b", " ".join(text)):
+                if re.search(
+                    r"\b(ds|" + "|".join(map(re.escape, d.params)) + r")\b", " ".join(text)
+                ):
                     continue  # still a parameter of the caller: not a value
                 if text not in seen:
                     seen.add(text)
@@ -363,7 +365,7 @@ def _runs(seqs: list[Seq]) -> list[tuple[int, int, list[Config]]]:
         ):
             members = list(grp)
             if isinstance(members[0][1], Config) and members[0][1].dtypes:
-                out.append((b, members[0][0], [c for _, c in members]))  # type: ignore[misc]
+                out.append((b, members[0][0], [c for _, c in members]))
     return out
 
 

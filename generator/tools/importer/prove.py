@@ -229,9 +229,7 @@ class _Trace:
         for name in code.co_names:
             if name in fn_globals:
                 g[name] = _Ref(fn_globals[name], self)
-        cells = tuple(
-            types.CellType(_Ref(c.cell_contents, self)) for c in (fn.__closure__ or ())
-        )
+        cells = tuple(types.CellType(_Ref(c.cell_contents, self)) for c in (fn.__closure__ or ()))
         clone = types.FunctionType(code, g, fn.__name__, fn.__defaults__, cells or None)
         self.depth += 1
         try:

@@ -379,8 +379,8 @@ class Reader:
             if not isinstance(node, Call):  # modules passed on as they nest
                 raise self.fail(
                     i,
-                    f"fuser_method passes the matched modules on as a tuple, which a fuse declaration cannot say; "
-                    f"give the fuser a dotted path (define it at module level)",
+                    "fuser_method passes the matched modules on as a tuple, which a fuse declaration cannot say; "
+                    "give the fuser a dotted path (define it at module level)",
                 )
             return FuseCall(
                 self.sym(i, node.target, "a function the fuser calls"),

@@ -75,7 +75,11 @@ def _rename(c: Config, to: dict[str, str]) -> Config:
         return sym(p) if isinstance(p, Sym) else p
 
     def body(e: Any) -> Any:
-        return FuseCall(sym(e.target), tuple(body(a) for a in e.args)) if isinstance(e, FuseCall) else e
+        return (
+            FuseCall(sym(e.target), tuple(body(a) for a in e.args))
+            if isinstance(e, FuseCall)
+            else e
+        )
 
     fuser = c.fuser
     if fuser is not None:
@@ -136,7 +140,10 @@ def stabilise(
     for k in renamed:
         slot = where.get(k)
         if not slot:
-            return None, f"{why}; they could not be put in a stable order, so the spec follows this run"
+            return (
+                None,
+                f"{why}; they could not be put in a stable order, so the spec follows this run",
+            )
         order.append(slot.pop(0))
     return order, (
         f"{why}; the spec lists them as the function would if the set iterated in sorted order "
