@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from ..diagnostics import Collector, Severity
-from ..sources import Span
+from ..sources import Span, is_library
 from . import model as m
 from .checks import Finding
 from .facts import TorchFacts
@@ -54,10 +54,19 @@ class Ctx:
         hint: str | None = None,
         notes: tuple[str, ...] = (),
     ) -> None:
-        """Record an error; inside a group, notes say which ``use`` led there."""
-        uses = tuple(
-            f"in '{s.text}' at {s.span}" for s in reversed(self.trail) if s.kind == m.StepKind.USE
-        )
+        """Record an error; inside a group, notes say which ``use`` led there.
+
+        An error inside a library bcfg ships (``bcfg:torch``) is shown at the
+        innermost ``use`` in the user's own files, which is what they can
+        change; the library's line is a note.
+        """
+        steps = [s for s in reversed(self.trail) if s.kind == m.StepKind.USE]
+        if span is not None and is_library(span.file):
+            mine = next((s for s in steps if not is_library(s.span.file)), None)
+            if mine is not None:
+                notes = (*notes, f"at {span} in bcfg's library")
+                span = mine.span
+        uses = tuple(f"in '{s.text}' at {s.span}" for s in steps)
         self.diag.error(span, message, hint, notes + uses)
 
     def fail(

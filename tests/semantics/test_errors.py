@@ -156,6 +156,11 @@ CHECKS = {
         "fuse_body_string",
         "a fuse body may only use its parameters, is_qat, true, false, numbers",
     ),
+    "library: an error inside it is shown at the use": (
+        "library_error_at_use",
+        "in bcfg's library",
+    ),
+    "library: no such library": ("library_unknown", "bcfg ships no such library"),
     "fuse body: a word that is no parameter": (
         "fuse_body_unknown_word",
         "'qat' is not a parameter of this fuser",

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...live.names import PublicNames
+from .builder import config_paths
 from .reader import Config, FuseCall, FuseDef, Sym
 
 
@@ -47,21 +48,6 @@ def loaded_modules(target_module: str, before: set[str]) -> list[types.ModuleTyp
         mod = sys.modules.get(n)
         if isinstance(mod, types.ModuleType) and (n == target_module or not n.startswith("torch")):
             out.append(mod)
-    return out
-
-
-def _paths(c: Config) -> list[str]:
-    out: list[str] = []
-
-    def pat(p: Any) -> None:
-        if isinstance(p, tuple):
-            for x in p:
-                pat(x)
-        elif isinstance(p, Sym):
-            out.append(p.path)
-
-    pat(c.pattern)
-    out.extend(s.path for s in c.modules.values())
     return out
 
 
@@ -103,7 +89,7 @@ def stabilise(
     """The order to write ``configs`` in (a permutation of their indexes), and why; (None, None) if unaffected."""
     first_seen: dict[str, int] = {}
     for c in configs:
-        for p in _paths(c):
+        for p in config_paths([c]):
             first_seen.setdefault(p, len(first_seen))
     renames: dict[str, str] = {}
     named_sets = []
