@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from pathlib import Path
 
 from ...cli import ExitCode, Report, UsageError
 from ...config import find_project
 from ...infra.isolate import IsolationError, run_isolated
+from ...infra.write import write_temporary
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -110,20 +110,14 @@ def _code_lines(text: str) -> int:
 
 def _write_all(files: dict[Path, str]) -> None:
     """Write every file, or none: temporaries first, renamed once all are written."""
-    temps: list[tuple[str, Path]] = []
+    temps: list[tuple[Path, Path]] = []
     try:
         for path, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            temps.append((write_temporary(path, text.encode("utf-8")), path))
         for tmp, path in temps:
             os.replace(tmp, path)
     except OSError as exc:
         for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            tmp.unlink(missing_ok=True)
         where = exc.filename or next(iter(files), "")
         raise UsageError(f"cannot write {where}: {exc.strerror}") from None
