@@ -113,6 +113,12 @@ def dtypes_text(name: str, configs: tuple[m.DTypeConfig, ...]) -> str:
 def fuse_expr(e: m.FuseExpr) -> syn.Expr:
     if isinstance(e, m.FuseArg):
         return path_expr(e.name)
+    if isinstance(e, m.FuseQat):
+        return path_expr("is_qat")
+    if isinstance(e, m.FuseConst):
+        if isinstance(e.value, bool):
+            return path_expr("true" if e.value else "false")
+        return syn.Int(e.value, SPAN) if isinstance(e.value, int) else syn.Float(e.value, SPAN)
     return syn.Call(symbol_expr(e.function), tuple(fuse_expr(a) for a in e.args), SPAN)
 
 
