@@ -99,3 +99,13 @@ def test_an_unknown_library_is_a_located_error(tmp_path: Path) -> None:
     assert (d.span.line, d.span.column) == (1, 1)
     assert d.message == "cannot import 'bcfg:tensorflow': bcfg ships no such library"
     assert d.hint == 'libraries: "bcfg:torch"'
+
+
+def test_the_repositorys_specs_hold_the_same_groups() -> None:
+    """specs/common.bcfg writes out the library's groups: torch's eight backends prove them."""
+    from tests.support import REPO
+
+    library = read_library("bcfg:torch").text
+    common = (REPO / "specs" / "common.bcfg").read_text(encoding="utf-8")
+    marker = "# Fixed quantization parameters of ops whose output range is known."
+    assert library[library.index(marker) :] == common[common.index(marker) :]

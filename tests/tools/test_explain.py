@@ -10,7 +10,6 @@ import pytest
 
 from generator.cli import main
 from generator.lang.vocabulary import FMT_FIELD_ORDER
-from generator.sources import is_library, read_library
 from tests.support import REPO
 
 
@@ -27,8 +26,6 @@ def explain(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def line_of(file: str, line: int) -> str:
-    if is_library(file):  # bcfg:torch, shipped inside bcfg
-        return read_library(file).text.splitlines()[line - 1]
     return (REPO / file).read_text(encoding="utf-8").splitlines()[line - 1]
 
 
@@ -102,7 +99,7 @@ def test_without_a_pattern_every_config_in_order(repo, capsys):
     assert lines[0] == "x86 (specs/x86.bcfg): 192 pattern configs, in order"
     assert len(lines) == 193
     assert re.match(
-        r"\s+1  nn\.Conv1d +bcfg:torch:\d+:5 +use conv\(ds=weighted_int8\) › for n = 1 › ",
+        r"\s+1  nn\.Conv1d +specs/common\.bcfg:\d+:5 +use conv\(ds=weighted_int8\) › for n = 1 › ",
         lines[1],
     )
     data = json.loads(explain(capsys, "x86", "--format", "json")[1])
