@@ -418,6 +418,10 @@ class _Canon:
         def body(e: m.FuseExpr) -> Any:
             if isinstance(e, m.FuseArg):
                 return ("arg", names.get(e.name, e.name))
+            if isinstance(e, m.FuseQat):
+                return ("is_qat",)
+            if isinstance(e, m.FuseConst):
+                return ("const", type(e.value).__name__, e.value)
             return (self.value(e.function), tuple(body(x) for x in e.args))
 
         params = tuple(shape(p) for p in f.params)

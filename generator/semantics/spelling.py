@@ -139,6 +139,10 @@ def _param(p: Any) -> str:
 def _fuse_expr(e: m.FuseExpr) -> str:
     if isinstance(e, m.FuseArg):
         return e.name
+    if isinstance(e, m.FuseQat):
+        return "is_qat"
+    if isinstance(e, m.FuseConst):
+        return ("true" if e.value else "false") if isinstance(e.value, bool) else repr(e.value)
     return f"{spell(e.function.path)}({', '.join(_fuse_expr(a) for a in e.args)})"
 
 

@@ -267,6 +267,14 @@ def test_fuse_bodies_pass_is_qat_and_constants(tmp_path):
     )
     body = b.configs[0].fuser.body
     assert body.args[0] == m.FuseQat() and body.args[1] == m.FuseArg("conv")
+    from generator.semantics.spelling import fuse_definition
+
+    assert fuse_definition(b.configs[2].fuser) == (
+        "fuse scaled(a, b) = nn.Hardtanh(-1.0, 1.5, false)"
+    )
+    assert "fmm.fuse_conv_bn(is_qat, conv, bn)" in fuse_definition(b.configs[0].fuser).replace(
+        "torch.ao.quantization.fuser_method_mappings", "fmm"
+    )
     assert b.configs[2].fuser.body.args == (m.FuseConst(-1.0), m.FuseConst(1.5), m.FuseConst(False))
     built = build_backend(b)
     namespace: dict = {}

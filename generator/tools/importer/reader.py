@@ -5,7 +5,6 @@ from __future__ import annotations
 import keyword
 import math
 import re
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
