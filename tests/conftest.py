@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
+from hypothesis import settings
 
 from tests.support import REPO
+
+# In CI every hypothesis test runs a fixed sequence of examples (no database,
+# no fresh randomness), so a red build means a change, not a lucky draw.
+# Locally each run explores new examples.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
     """Keep bcfg's cache (and the CLI runs' caches) out of the user's cache folder."""
-    import os
-
     old = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
     yield

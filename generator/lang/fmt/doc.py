@@ -166,12 +166,16 @@ def render(doc: Doc, width: int = WIDTH) -> str:
     pos = 0
     line_indent = 0  # indentation of the line being printed
     suffix: list[str] = []
+    # End-of-line comments flushed as lines of their own read back as comments
+    # before the next item; an item after them stands alone, as it will then.
+    alone = False
     cmds: list[tuple[int, int, Doc]] = [(0, _BREAK, doc)]
     while cmds:
         ind, mode, d = cmds.pop()
         if isinstance(d, str):
             out.append(d)
             pos += len(d)
+            alone = alone and not d
         elif isinstance(d, list):
             cmds.extend((ind, mode, x) for x in reversed(d))
         elif isinstance(d, Nest):
@@ -189,7 +193,8 @@ def render(doc: Doc, width: int = WIDTH) -> str:
         elif isinstance(d, BreakParent):
             pass
         elif isinstance(d, Fill):
-            _fill(d, ind, mode, cmds, width - pos)
+            _fill(d, ind, mode, cmds, width - pos, alone)
+            alone = False
         elif isinstance(d, Line):
             if mode == _FLAT and not d.hard:
                 if not d.soft:
@@ -197,6 +202,7 @@ def render(doc: Doc, width: int = WIDTH) -> str:
                     pos += 1
                 continue
             _flush(out, suffix, max(ind, line_indent))
+            alone = len(suffix) > 1
             suffix = []
             while out and out[-1].endswith(" "):
                 out[-1] = out[-1].rstrip(" ")
@@ -213,7 +219,8 @@ def _flush(out: list[str], suffix: list[str], ind: int) -> None:
         out.extend("\n" + " " * ind + text for text in suffix[1:])
 
 
-def _fill(d: Fill, ind: int, mode: int, cmds: list, rem: int) -> None:
+def _fill(d: Fill, ind: int, mode: int, cmds: list, rem: int, alone: bool = False) -> None:
+    """Print the next part of a fill; ``alone``: it follows comments on lines of their own."""
     parts, at = d.parts, d.start
     if at >= len(parts):
         cmds.append((ind, mode, d.trailer))
@@ -230,7 +237,7 @@ def _fill(d: Fill, ind: int, mode: int, cmds: list, rem: int) -> None:
     sep, second = parts[at + 1], parts[at + 2]
     rest = Fill(parts, d.trailer, at + 2)
     pair = [content, sep, second] + ([trailer] if len(parts) == at + 3 else [])
-    both_fit = not _has_suffix(content) and _fits([(ind, _FLAT, pair)], [], rem, True)
+    both_fit = not alone and not _has_suffix(content) and _fits([(ind, _FLAT, pair)], [], rem, True)
     cmds.append((ind, mode, rest))
     cmds.append((ind, _FLAT if both_fit else _BREAK, sep))
     cmds.append((ind, _FLAT if content_fits else _BREAK, content))
