@@ -355,6 +355,7 @@ _BUILDERS: dict[str, Callable[..., Any]] = {
     "fuse_decl": _fuse_decl,
     "group_decl": _group_decl,
     "backend_decl": _backend_decl,
+    "quantizer_decl": lambda span, name, *fields: m.QuantizerDecl(str(name), tuple(fields), span),
     "param": lambda span, name: m.Param(str(name), (), _tok(name)),
     "param_tuple": lambda span, *items: m.Param(None, tuple(items), span),
     "pattern_item": lambda span, head, *fields: m.PatternItem(

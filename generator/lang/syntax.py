@@ -222,7 +222,25 @@ class BackendDecl:
     span: Span
 
 
-Decl = ImportDecl | AliasDecl | ConstraintDecl | DTypesDecl | FuseDecl | GroupDecl | BackendDecl
+@dataclass(frozen=True)
+class QuantizerDecl:
+    """``quantizer NAME { fields }``: a PT2E quantizer for the backend NAME of the same file."""
+
+    name: str
+    fields: tuple[Field, ...]
+    span: Span
+
+
+Decl = (
+    ImportDecl
+    | AliasDecl
+    | ConstraintDecl
+    | DTypesDecl
+    | FuseDecl
+    | GroupDecl
+    | BackendDecl
+    | QuantizerDecl
+)
 
 
 @dataclass(frozen=True)

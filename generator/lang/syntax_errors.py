@@ -30,7 +30,16 @@ def token_span(file: str, tok: Token) -> m.Span:
     return m.Span(file, line, col, tok.end_line or line, tok.end_column or col + 1)
 
 
-_DECL_START = {"IMPORT", "ALIAS", "CONSTRAINT", "DTYPES_KW", "FUSE", "GROUP", "BACKEND"}
+_DECL_START = {
+    "IMPORT",
+    "ALIAS",
+    "CONSTRAINT",
+    "DTYPES_KW",
+    "FUSE",
+    "GROUP",
+    "BACKEND",
+    "QUANTIZER",
+}
 _ITEM_START = {"PATTERN_KW", "OVERRIDE", "USE", "FOR"}
 _VALUE_START = {"NAME", "STRING", "INT", "FLOAT", "LPAR", "LSQB", "LBRACE"}
 # Tokens that could only continue an expression already complete: noise in a list of what was expected.
@@ -86,6 +95,13 @@ _VALUE_AFTER_KEY = {
     "extra_inputs": "a list of pattern elements, like [pattern[2]]",
     "num_tensor_args": "a record, like {0: different_observer}",
     "input_index": "a record, like {weight: 1, bias: 2}",
+    "pt2e": "a record, like {aten: aten.conv2d.default}",
+    "aten": "an ATen op, a list of them, or a tuple of those for a chain",
+    "match": "chain or source",
+    "eager": "true or false",
+    "skip": "a skip predicate, like large_scalar, or a list of them",
+    "annotate": "a function",
+    "transform": "a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
     "quant_min": "a number",
     "quant_max": "a number",
     "scale_min": "a number",
@@ -103,6 +119,7 @@ _AFTER_KEYWORD = {
     "FUSE": "a name for the fuser",
     "GROUP": "a name for the group",
     "BACKEND": "a backend name",
+    "QUANTIZER": "the name of a backend of this file",
     "USE": "a group name",
     "FOR": "a loop variable",
     "IN": "a list",
@@ -122,6 +139,7 @@ _VALUE_HINTS = {
 _CONSTRUCTS = {
     "PATTERN_KW": "pattern",
     "BACKEND": "backend",
+    "QUANTIZER": "quantizer",
     "GROUP": "group",
     "FOR": "loop",
     "CONSTRAINT": "constraint",
@@ -340,7 +358,9 @@ def _expected_words(expected: set[str], stack: Sequence[Any]) -> str:
     rest = set(expected)
     words: list[str] = []
     if _DECL_START <= rest:
-        words.append("a declaration (backend, group, dtypes, constraint, fuse, alias or import)")
+        words.append(
+            "a declaration (backend, quantizer, group, dtypes, constraint, fuse, alias or import)"
+        )
         rest -= _DECL_START | {"$END"}
     if _ITEM_START <= rest:
         words.append("an item (pattern, use, for or override pattern)")

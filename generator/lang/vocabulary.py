@@ -16,12 +16,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 # Words that start a declaration or an item, and the other reserved words.
-DECLARATION_KEYWORDS = ("import", "alias", "constraint", "dtypes", "fuse", "group", "backend")
+DECLARATION_KEYWORDS = (
+    "import",
+    "alias",
+    "constraint",
+    "dtypes",
+    "fuse",
+    "group",
+    "backend",
+    "quantizer",
+)
 ITEM_KEYWORDS = ("pattern", "override", "use", "for")
 OTHER_KEYWORDS = ("in", "complex")
 KEYWORDS = DECLARATION_KEYWORDS + ITEM_KEYWORDS + OTHER_KEYWORDS
 # Functions built into the language, and its two literal words.
-BUILTIN_FUNCTIONS = ("sequential", "constrain")
+BUILTIN_FUNCTIONS = ("sequential", "constrain", "scalars_to_tensors")
 BOOLEANS = ("true", "false")
 
 # What each keyword and built-in function says, in one line (editor hover and completion).
@@ -57,6 +66,7 @@ class FieldKind(StrEnum):
     INPUTS_GETTER = "inputs_getter"
     NUM_TENSOR_ARGS = "num_tensor_args"
     INPUT_INDEX = "input_index"
+    PT2E = "pt2e"
 
 
 @dataclass(frozen=True)
@@ -65,9 +75,9 @@ class FieldSpec:
 
     ``attr`` is the attribute of the resolved ``PatternConfig``; ``setter`` the
     ``BackendPatternConfig`` method the generated code calls; ``dict_key`` its
-    key in ``BackendPatternConfig.to_dict()``; ``fmt_rank`` its place in
-    ``bcfg fmt``'s canonical order. Table order is the order generated code
-    sets fields in.
+    key in ``BackendPatternConfig.to_dict()`` (both empty for ``pt2e``, which
+    only the PT2E quantizer reads); ``fmt_rank`` its place in ``bcfg fmt``'s
+    canonical order. Table order is the order generated code sets fields in.
     """
 
     word: str
@@ -180,9 +190,24 @@ FIELDS: tuple[FieldSpec, ...] = (
         "argument positions of weight and bias, like {weight: 1, bias: 2}",
     ),
 )
-FIELD_BY_WORD: dict[str, FieldSpec] = {f.word: f for f in FIELDS}
-FIELD_WORDS: tuple[str, ...] = tuple(f.word for f in FIELDS)
-FMT_FIELD_ORDER: tuple[str, ...] = tuple(f.word for f in sorted(FIELDS, key=lambda f: f.fmt_rank))
+# The field only a PT2E quantizer reads (``quantizer`` declarations): not a
+# BackendConfig field, so not in ``FIELDS``, which the BackendConfig emitters,
+# the live builder and the importer go through.
+PT2E_FIELD = FieldSpec(
+    "pt2e",
+    "pt2e",
+    "",
+    "",
+    FieldKind.PT2E,
+    11,
+    "how the PT2E quantizer matches the pattern: {aten: .., match: .., eager: .., skip: .., annotate: ..}",
+)
+PATTERN_FIELDS: tuple[FieldSpec, ...] = FIELDS + (PT2E_FIELD,)
+FIELD_BY_WORD: dict[str, FieldSpec] = {f.word: f for f in PATTERN_FIELDS}
+FIELD_WORDS: tuple[str, ...] = tuple(f.word for f in PATTERN_FIELDS)
+FMT_FIELD_ORDER: tuple[str, ...] = tuple(
+    f.word for f in sorted(PATTERN_FIELDS, key=lambda f: f.fmt_rank)
+)
 
 
 @dataclass(frozen=True)
@@ -307,3 +332,40 @@ def spell(path: str, aliases: dict[str, str] | None = None) -> str:
     if best is None:
         return path
     return best + path[len(table[best]) :]
+
+
+# ---------------------------------------------------------------- PT2E
+
+# The keys of a pattern's ``pt2e: {...}`` record, in fmt's canonical order, and what each says.
+PT2E_KEYS: dict[str, str] = {
+    "aten": "the ATen ops the pattern matches, overriding the mapping table; [] leaves it out",
+    "match": "chain (by ATen op, the default) or source (by torch's source partitions)",
+    "eager": "true: a shared_observer pattern is annotated in order, not only propagated",
+    "skip": "predicates on activation inputs that rule a match out: large_scalar or a function",
+    "annotate": "a Python function that annotates the pattern itself",
+}
+PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
+# Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
+PT2E_SKIP_HOOKS: dict[str, str] = {
+    "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
+}
+# The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
+QUANTIZER_FIELDS: dict[str, str] = {
+    "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
+}
+# Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.
+# A dtype missing here has no PT2E equivalent.
+PT2E_DTYPES: dict[str, str | None] = {
+    "quint8": "uint8",
+    "qint8": "int8",
+    "qint32": "int32",
+    "uint8": "uint8",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2",
+    "float32": None,
+}

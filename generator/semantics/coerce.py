@@ -13,10 +13,14 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..lang.vocabulary import (
+    BOOLEANS,
     BUILTIN_ALIASES,
     DTYPE_KEY_WORDS,
     DTYPE_NAMES,
     OBSERVATIONS,
+    PT2E_KEYS,
+    PT2E_MATCH_WORDS,
+    PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
     spell,
@@ -126,6 +130,102 @@ class Coercions:
             out.append((k, v.value))
         return tuple(out)
 
+    def _pt2e_field(self, spec: FieldSpec, rec: Value, *_: Any) -> m.PT2EOptions:
+        if not isinstance(rec, Rec):
+            raise self.ctx.fail(
+                rec.span,
+                f"pt2e must be a record of PT2E settings, got {describe(rec)}",
+                f"like pt2e: {{aten: aten.conv2d.default}}; keys are: {', '.join(PT2E_KEYS)}",
+            )
+        values: dict[str, Any] = {}
+        failed = False
+        for key, v, span in rec.entries:
+            if key not in PT2E_KEYS:
+                self.ctx.error(
+                    span,
+                    f"unknown pt2e key {key!r}",
+                    self.ctx.suggest(str(key), list(PT2E_KEYS))
+                    or f"keys are: {', '.join(PT2E_KEYS)}",
+                )
+                failed = True
+                continue
+            try:
+                values[str(key)] = self._PT2E_KEY[str(key)](self, v)
+            except Fail:
+                failed = True
+        if failed:
+            raise Fail
+        return m.PT2EOptions(**values)
+
+    def _aten(self, v: Value) -> m.AtenChain:
+        """``aten:``: an op, a list of ops (one position; [] leaves the pattern out), or a tuple of those."""
+        if isinstance(v, Seq) and v.is_tuple:
+            if len(v.items) < 2:
+                raise self.ctx.fail(v.span, "an ATen chain has at least two positions")
+            return tuple(self._aten_position(x) for x in v.items)
+        if isinstance(v, Seq) and not v.items:
+            return ()
+        return (self._aten_position(v),)
+
+    def _aten_position(self, v: Value) -> tuple[m.Symbol, ...]:
+        items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
+        if not items:
+            raise self.ctx.fail(v.span, "an empty list of ATen ops inside a chain matches nothing")
+        out = []
+        for x in items:
+            if isinstance(x, Sym) and x.symbol.kind == m.SymbolKind.OP:
+                out.append(x.symbol)
+                continue
+            if isinstance(x, Word):
+                raise self._unknown(x)
+            raise self.ctx.fail(
+                x.span,
+                f"expected an ATen op, like aten.conv2d.default, got {describe(x)}",
+                "aten: names the ops torch.export emits; a list is one position, a tuple a chain",
+            )
+        return tuple(out)
+
+    def _match(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_MATCH_WORDS:
+            return v.text
+        raise self.ctx.fail(v.span, f"match must be chain or source, got {describe(v)}")
+
+    def _eager(self, v: Value) -> bool:
+        if isinstance(v, Word) and v.text in BOOLEANS:
+            return v.text == "true"
+        raise self.ctx.fail(v.span, f"eager must be true or false, got {describe(v)}")
+
+    def _skip(self, v: Value) -> tuple[m.Hook, ...]:
+        items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
+        return tuple(self.hook(x, PT2E_SKIP_HOOKS, "skip predicate") for x in items)
+
+    def _annotate(self, v: Value) -> m.Hook:
+        return self.hook(v, {}, "annotate function")
+
+    def hook(self, v: Value, builtins: dict[str, str], what: str) -> m.Hook:
+        """A named hook: one of ``builtins`` (bcfg's runtime) or a function by dotted path."""
+        if isinstance(v, Word) and v.text in builtins:
+            return m.Hook(v.text)
+        if isinstance(v, Sym) and v.symbol.kind == m.SymbolKind.FUNCTION:
+            return m.Hook(v.symbol.path.rpartition(".")[2], v.symbol)
+        known = f"{', '.join(builtins)} or " if builtins else ""
+        hint = f"a {what} is {known}a function named by its dotted path"
+        if isinstance(v, Word):
+            raise self.ctx.fail(
+                v.span,
+                f"unknown {what} '{v.text}'",
+                self.ctx.suggest(v.text, list(builtins)) or hint,
+            )
+        raise self.ctx.fail(v.span, f"expected a {what}, got {describe(v)}", hint)
+
+    _PT2E_KEY: ClassVar[dict[str, Callable[..., Any]]] = {
+        "aten": _aten,
+        "match": _match,
+        "eager": _eager,
+        "skip": _skip,
+        "annotate": _annotate,
+    }
+
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {
         FieldKind.OBSERVATION: _observation_field,
         FieldKind.DTYPES: _dtypes_field,
@@ -135,6 +235,7 @@ class Coercions:
         FieldKind.INPUTS_GETTER: _inputs_getter_field,
         FieldKind.NUM_TENSOR_ARGS: _num_tensor_args_field,
         FieldKind.INPUT_INDEX: _input_index_field,
+        FieldKind.PT2E: _pt2e_field,
     }
 
     def as_pattern(self, v: Value, is_complex: bool, op: bool = True) -> m.PatternValue:

@@ -3,8 +3,9 @@
 1. load every spec named (and, through them, every file they import);
 2. expand each backend of those specs, in file order;
 3. resolve the definitions nothing used, so that their errors show too;
-4. check that backend names are unique;
-5. warn about definitions no backend used (only when there are no errors).
+4. resolve the quantizer declarations (``quantizers``) of those specs;
+5. check that backend names, and the modules they generate, are unique;
+6. warn about definitions no backend used (only when there are no errors).
 
 Definitions are evaluated when first used, so diagnostics come out in source
 order of use. Everything a run needs is in one ``Ctx``; two analyses share
@@ -14,7 +15,7 @@ run them side by side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import DEFAULT_ALLOW
@@ -27,16 +28,20 @@ from .evaluate import Evaluator
 from .expand import Expander
 from .facts import TorchFacts
 from .load import Loader, Parse, Program
+from .model import RUNTIME_MODULE, quantizer_module
+from .quantizers import Quantizers
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """What an analysis found: the backends, its warnings, the texts read, and the loaded files."""
+    """What an analysis found: the backends, its warnings, the texts read, the loaded files,
+    and the PT2E quantizers."""
 
     backends: list[m.Backend]
     warnings: list[Diagnostic]
     sources: dict[str, str]
     program: Program
+    quantizers: list[m.Quantizer] = field(default_factory=list)
 
 
 def analyze(
@@ -89,7 +94,17 @@ def analyze_partial(
     backends: list[m.Backend] = []
     for f in files:
         backends.extend(expander.backends(f))
+    quantizers = Quantizers(ctx, program, evaluator, coerce).resolve(files, backends)
     evaluator.definitions.check_all()
+    _unique_modules(ctx, backends, quantizers)
+    if ctx.diag.error_count == 0:
+        evaluator.definitions.unused_warnings(files, sources)
+    analysis = Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program, quantizers)
+    return analysis, list(ctx.diag.diagnostics)
+
+
+def _unique_modules(ctx: Ctx, backends: list[m.Backend], quantizers: list[m.Quantizer]) -> None:
+    """Backend names become file names, as do quantizers: no two may be the same file."""
     seen: dict[str, m.Backend] = {}
     for b in backends:
         # Module names that differ only in case are one file on macOS and Windows.
@@ -102,10 +117,21 @@ def analyze_partial(
                 "backend names become file names and must be unique, whatever their case",
             )
         seen.setdefault(b.module.casefold(), b)
-    if ctx.diag.error_count == 0:
-        evaluator.definitions.unused_warnings(files, sources)
-    analysis = Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program)
-    return analysis, list(ctx.diag.diagnostics)
+    taken = {quantizer_module(q.module).casefold(): q for q in quantizers}
+    for b in backends:
+        q = taken.get(b.module.casefold())
+        if q is not None:
+            ctx.error(
+                b.span,
+                f"backend '{b.module}' would be generated as the module of the quantizer declared at {q.span}",
+                "rename the backend",
+            )
+        elif b.module.casefold() == RUNTIME_MODULE.casefold() and quantizers:
+            ctx.error(
+                b.span,
+                f"backend '{b.module}' would be generated as the module of bcfg's PT2E runtime",
+                "rename the backend",
+            )
 
 
 def resolve_specs(

@@ -188,6 +188,12 @@ class Evaluator:
                     f"constrain() changes nothing: no dtype config in the set has {c.dtype} as its input or output",
                 )
             return DTypeSet(out, e.span)
+        if fn == "scalars_to_tensors":
+            raise self.ctx.fail(
+                e.func.span,
+                "scalars_to_tensors(...) is a transform: it belongs in the 'transform' field of a quantizer",
+                "write: quantizer my_backend { transform: scalars_to_tensors(aten.add.Tensor) }",
+            )
         raise self.ctx.fail(
             e.func.span,
             f"unknown function '{fn}'",

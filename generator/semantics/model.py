@@ -240,6 +240,35 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Hook:
+    """A named Python function a PT2E quantizer calls: one of bcfg's runtime (``name``,
+    with ``ops`` for ``scalars_to_tensors``) or one of yours (``function``)."""
+
+    name: str
+    function: Symbol | None = None
+    ops: tuple[Symbol, ...] = ()
+
+
+# A chain of ATen ops: per position, the overloads (or packets) that match there.
+AtenChain = tuple[tuple[Symbol, ...], ...]
+
+
+@dataclass(frozen=True)
+class PT2EOptions:
+    """A pattern's ``pt2e: {...}`` field: how its PT2E quantizer matches and annotates it.
+
+    ``aten`` overrides the mapping table (``()``: the pattern is left out);
+    ``match`` is ``chain`` or ``source``.
+    """
+
+    aten: AtenChain | None = None
+    match: str = "chain"
+    eager: bool = False
+    skip: tuple[Hook, ...] = ()
+    annotate: Hook | None = None
+
+
+@dataclass(frozen=True)
 class PatternConfig:
     pattern: PatternValue
     complex: bool
@@ -254,6 +283,7 @@ class PatternConfig:
     extra_inputs_getter: ExtraInputsGetter | None = None
     num_tensor_args: tuple[tuple[int, str], ...] = ()
     input_type_to_index: tuple[tuple[str, int], ...] = ()
+    pt2e: PT2EOptions | None = None
     origin: Origin | None = field(default=None, compare=False)
 
     @property
@@ -271,4 +301,80 @@ class Backend:
     configs: tuple[PatternConfig, ...]
     spec_file: str
     inputs: tuple[tuple[str, str], ...]  # (spec file, sha256) of every file it was read from
+    span: Span = field(compare=False)
+
+
+# ------------------------------------------------------------------- PT2E
+
+# The module every generated quantizer imports its runtime from (``generated/_bcfg_pt2e.py``).
+RUNTIME_MODULE = "_bcfg_pt2e"
+
+
+def quantizer_module(backend: str) -> str:
+    """The module a backend's PT2E quantizer is generated as: ``<backend>_quantizer``."""
+    return f"{backend}_quantizer"
+
+
+@dataclass(frozen=True)
+class Quant:
+    """A dtype a PT2E quantization spec may have, with its bounds; dtype None: not quantized.
+
+    ``dtype`` is the name of a ``torch`` dtype (``int8``); ``scale`` and
+    ``zero_point`` fix the qparams (a fixed-qparams op's output).
+    """
+
+    dtype: str | None
+    quant_min: int | float | None = None
+    quant_max: int | float | None = None
+    scale_min: int | float | None = None
+    scale: float | None = None
+    zero_point: int | None = None
+    name: str | None = field(default=None, compare=False)  # the constraint it came from
+
+
+@dataclass(frozen=True)
+class Allows:
+    """One dtype config as the quantization configs it allows (None: not checked)."""
+
+    input: Quant | None = None
+    output: Quant | None = None
+    weight: Quant | None = None
+    bias: Quant | None = None
+    dynamic: bool | None = None
+    name: str | None = field(default=None, compare=False)  # the dtype config it came from
+
+
+class RuleKind(StrEnum):
+    CHAIN = "chain"  # a chain of ops, annotated in rule order
+    SHARED = "shared"  # a shared_observer op annotated in rule order (eager)
+    PROPAGATE = "propagate"  # a shared_observer op that follows a quantized producer
+    HOOK = "hook"  # a Python function annotates it
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of a PT2E quantizer: the patterns of the backend that match the same way."""
+
+    name: str  # the first pattern, as messages show it
+    kind: RuleKind
+    chain: AtenChain
+    sources: tuple[Symbol, ...] = ()  # match by source partitions of these callables
+    weight: int | None = None
+    bias: int | None = None
+    allows: tuple[Allows, ...] = ()
+    skip: tuple[Hook, ...] = ()
+    annotate: Hook | None = None
+    qat: bool = False  # a chain through batch norm: only a QAT graph has one
+    origins: tuple[Origin, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Quantizer:
+    """A PT2E quantizer: ``<module>_quantizer.py`` defines it from backend ``module``'s patterns."""
+
+    module: str
+    rules: tuple[Rule, ...]
+    transforms: tuple[Hook, ...]
+    spec_file: str
+    inputs: tuple[tuple[str, str], ...]
     span: Span = field(compare=False)

@@ -210,7 +210,9 @@ def _exprs(children: st.SearchStrategy) -> st.SearchStrategy:
 
 
 EXPRS = st.recursive(LEAVES, _exprs, max_leaves=12)
-FIELD_NAMES = st.sampled_from(["observation", "dtypes", "root", "fuser", "input_index", "x"])
+FIELD_NAMES = st.sampled_from(
+    ["observation", "dtypes", "root", "fuser", "input_index", "pt2e", "transform", "x"]
+)
 FIELDS = st.lists(
     st.tuples(FIELD_NAMES, EXPRS).map(lambda t: m.Field(t[0], t[1], SPAN)), max_size=3
 )
@@ -253,6 +255,7 @@ DECLS = st.one_of(
         lambda t: m.GroupDecl(t[0], tuple(t[1]), t[2], SPAN)
     ),
     st.tuples(NAMES, st.none() | TEXT, BODY).map(lambda t: m.BackendDecl(t[0], t[1], t[2], SPAN)),
+    st.tuples(NAMES, FIELDS).map(lambda t: m.QuantizerDecl(t[0], tuple(t[1]), SPAN)),
 )
 SPECS_ST = st.lists(DECLS, max_size=5).map(lambda ds: m.Spec("<t>", tuple(ds)))
 
@@ -281,6 +284,26 @@ def test_random_specs_print_parse_and_format(spec: m.Spec, seed: int) -> None:
     text = _with_comments(printed, random.Random(seed))
     check_format(text)
     check_format(_relayout(text, random.Random(seed)))
+
+
+def test_quantizer_and_pt2e_settings_print_in_canonical_order() -> None:
+    text = (
+        "quantizer b {transform: scalars_to_tensors(aten.add.Tensor)  # the PT2E quantizer\n}\n"
+        "backend b { pattern x { pt2e: {skip: large_scalar, eager: true, aten: []} dtypes: d } }\n"
+    )
+    assert check_format(text) == (
+        "quantizer b {\n"
+        "    transform: scalars_to_tensors(aten.add.Tensor)  # the PT2E quantizer\n"
+        "}\n"
+        "\n"
+        "backend b {\n"
+        "    pattern x {\n"
+        "        dtypes: d\n"
+        "        pt2e: {aten: [], eager: true, skip: large_scalar}\n"
+        "    }\n"
+        "}\n"
+    )
+    assert format_text("quantizer b {}\n") == "quantizer b {}\n"
 
 
 def test_canonical_order_is_what_the_printer_prints() -> None:

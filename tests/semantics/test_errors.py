@@ -186,6 +186,41 @@ CHECKS = {
         "bcfg: 7 errors; nothing was written",
     ),
     "run: errors capped": ("too_many_errors", "note: stopped after 50 errors"),
+    "pt2e: a pattern without an ATen mapping": (
+        "pt2e_no_aten_mapping",
+        "nn.GRU has no ATen mapping: the PT2E quantizer cannot match pattern nn.GRU",
+    ),
+    "pt2e: a dtype PT2E cannot express": (
+        "pt2e_dtype_unexpressible",
+        "dtype quint4x2 has no PT2E equivalent",
+    ),
+    "pt2e: a constraint no observer can satisfy": (
+        "pt2e_scale_max",
+        "sets scale_max, which no PT2E observer has",
+    ),
+    "pt2e: a complex pattern": ("pt2e_complex_pattern", "is not one"),
+    "pt2e: keys and values of the pt2e record": ("pt2e_settings", "did you mean 'aten'?"),
+    "pt2e: settings that do not fit their pattern": (
+        "pt2e_rule_settings",
+        "eager: true applies to shared_observer patterns",
+    ),
+    "pt2e: a fusion after its first op's pattern (warning)": (
+        "pt2e_fusion_order",
+        "the PT2E quantizer never fuses it",
+    ),
+    "quantizer: names no backend of its file": (
+        "quantizer_without_backend",
+        "quantizer 'xnnpak' names no backend of this file",
+    ),
+    "quantizer: fields and transforms": ("quantizer_fields", "did you mean 'transform'?"),
+    "quantizer: module names collide": (
+        "quantizer_module_collision",
+        "would be generated as the module of the quantizer",
+    ),
+    "syntax: quantizer needs its backend's name": (
+        "syntax_quantizer_name",
+        "expected the name of a backend of this file after 'quantizer'",
+    ),
 }
 
 _LOCATION = re.compile(

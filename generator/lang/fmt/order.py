@@ -7,7 +7,14 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from .. import syntax as m
-from ..vocabulary import CONSTRAINT_FIELDS, DTYPE_KEY_WORDS, FMT_FIELD_ORDER, FUSE_FLAGS
+from ..vocabulary import (
+    CONSTRAINT_FIELDS,
+    DTYPE_KEY_WORDS,
+    FMT_FIELD_ORDER,
+    FUSE_FLAGS,
+    PT2E_KEYS,
+    QUANTIZER_FIELDS,
+)
 
 WIDTH = 88
 INDENT = 4
@@ -18,6 +25,8 @@ DTYPE_KEY_ORDER = DTYPE_KEY_WORDS
 # Either spelling of a constraint sorts to torch's order.
 CONSTRAINT_KEY_ORDER = {name: i for i, names in enumerate(CONSTRAINT_FIELDS) for name in names}
 FUSE_FLAG_ORDER = FUSE_FLAGS
+PT2E_KEY_ORDER = tuple(PT2E_KEYS)
+QUANTIZER_FIELD_ORDER = tuple(QUANTIZER_FIELDS)
 
 
 def _rank(order: Sequence[str] | Mapping[str, int], key: Any) -> tuple[int, int]:
@@ -43,11 +52,19 @@ def _dtype_expr(e: m.Expr) -> m.Expr:
     return e
 
 
+def _canon_field(f: m.Field) -> m.Field:
+    if f.name == "dtypes":
+        return replace(f, value=_dtype_expr(f.value))
+    if f.name == "pt2e" and isinstance(f.value, m.Record):
+        return replace(
+            f, value=replace(f.value, entries=_sorted_entries(f.value.entries, PT2E_KEY_ORDER))
+        )
+    return f
+
+
 def _canon_item(item: m.Item) -> m.Item:
     if isinstance(item, m.PatternItem):
-        flds = tuple(
-            replace(f, value=_dtype_expr(f.value)) if f.name == "dtypes" else f for f in item.fields
-        )
+        flds = tuple(_canon_field(f) for f in item.fields)
         return replace(item, fields=tuple(sorted(flds, key=lambda f: _rank(FIELD_ORDER, f.name))))
     if isinstance(item, m.ForItem):
         return replace(item, body=tuple(_canon_item(i) for i in item.body))
@@ -63,6 +80,9 @@ def _canon_decl(d: m.Decl) -> m.Decl:
         return replace(d, flags=tuple(sorted(d.flags, key=lambda f: _rank(FUSE_FLAG_ORDER, f))))
     if isinstance(d, (m.GroupDecl, m.BackendDecl)):
         return replace(d, body=tuple(_canon_item(i) for i in d.body))
+    if isinstance(d, m.QuantizerDecl):
+        rank = lambda f: _rank(QUANTIZER_FIELD_ORDER, f.name)  # noqa: E731
+        return replace(d, fields=tuple(sorted(d.fields, key=rank)))
     return d
 
 

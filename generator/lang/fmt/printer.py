@@ -158,7 +158,7 @@ class Printer:
         return out
 
     def _stands_apart(self, a: m.Decl, b: m.Decl) -> bool:
-        blocks = (m.GroupDecl, m.BackendDecl)
+        blocks = (m.GroupDecl, m.BackendDecl, m.QuantizerDecl)
         if isinstance(a, blocks) or isinstance(b, blocks):
             return True
         return self.blank is None and type(a) is not type(b)
@@ -203,6 +203,8 @@ class Printer:
         if isinstance(d, m.BackendDecl):
             label = f" {quote(d.backend_name)}" if d.backend_name is not None else ""
             return [f"backend {d.name}{label} ", self.block(d, d.body, d.span.line)]
+        if isinstance(d, m.QuantizerDecl):
+            return self.fields_block(f"quantizer {d.name}", d, d.fields, d.span.line)
         raise AssertionError(f"unhandled declaration {type(d).__name__}")
 
     def param(self, p: m.Param) -> Doc:
@@ -234,13 +236,17 @@ class Printer:
     def pattern_item(self, it: m.PatternItem) -> Doc:
         kw = ("override " if it.override else "") + "pattern " + ("complex " if it.complex else "")
         head = self.wrap(it.head, self.expr(it.head))
-        if not it.fields and not self._dangling(it):
-            return [kw, head, " {}"]
-        if len(it.fields) == 1 and not self.c.any_inside(it.fields[0]) and not self._dangling(it):
-            return Group([kw, head, " {", Nest([LINE, self.field(it.fields[0])]), LINE, "}"])
         start = max(it.head.span.end_line, it.span.line)
-        body = self.statements(it.fields, self.field, it, start)
-        return [kw, head, " {", Nest([HARDLINE, *body]), HARDLINE, "}"]
+        return self.fields_block([kw, head], it, it.fields, start)
+
+    def fields_block(self, head: Doc, host: m.Node, fields: tuple[m.Field, ...], start: int) -> Doc:
+        """``head { fields }``: empty, one field on the line if it fits, else one per line."""
+        if not fields and not self._dangling(host):
+            return [head, " {}"]
+        if len(fields) == 1 and not self.c.any_inside(fields[0]) and not self._dangling(host):
+            return Group([head, " {", Nest([LINE, self.field(fields[0])]), LINE, "}"])
+        body = self.statements(fields, self.field, host, start)
+        return [head, " {", Nest([HARDLINE, *body]), HARDLINE, "}"]
 
     def field(self, f: m.Field) -> Doc:
         return [f"{f.name}: ", self.wrap(f.value, self.expr(f.value))]

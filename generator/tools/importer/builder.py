@@ -200,6 +200,8 @@ class Builder:
 
     def _field_value(self, spec: FieldSpec, c: Config) -> m.Expr | None:
         """The expression of field ``spec`` for ``c``, or None if the config does not set it."""
+        if spec.kind is FieldKind.PT2E:
+            return None  # not a BackendConfig field: nothing to import
         if spec.kind is FieldKind.OBSERVATION:
             if c.observation == "different_observer":
                 return None

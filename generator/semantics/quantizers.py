@@ -1,0 +1,407 @@
+"""PT2E quantizers: ``quantizer NAME { ... }`` declarations, resolved into rules.
+
+A quantizer is built from the resolved patterns of the backend it names, in
+the backend's order. Each pattern becomes a rule matched on the exported ATen
+graph: its elements are mapped to ATen overloads through the one table of
+``aten_ops`` (or its ``pt2e: {aten: ...}``), its dtype configs become the
+quantization configs the rule allows, and its observation type says how it is
+annotated (a chain, an eager shared op, a propagated shared op). Patterns that
+map to the same rule are one rule, where the first of them is. What PT2E
+cannot express (a pattern without an ATen mapping, a dtype without a PT2E
+equivalent, a bound no observer has) is an error at the pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..lang import syntax as syn
+from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, spell
+from . import model as m
+from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
+from .coerce import Coercions
+from .context import Ctx, Fail
+from .evaluate import Evaluator
+from .facts import UnknownSymbol
+from .load import LoadedFile, Program
+from .values import Seq, Sym, describe
+
+SHARED = "OUTPUT_SHARE_OBSERVER_WITH_INPUT"
+NOT_OBSERVED = "INPUT_OUTPUT_NOT_OBSERVED"
+
+
+class Quantizers:
+    """Resolves the quantizer declarations of the specs of a run."""
+
+    def __init__(self, ctx: Ctx, program: Program, evaluator: Evaluator, coerce: Coercions):
+        self.ctx = ctx
+        self.program = program
+        self.evaluator = evaluator
+        self.coerce = coerce
+        self._index: dict[str, tuple[tuple[str, ...], ...]] | None = None
+
+    def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
+        """The quantizers declared in ``files``, for the ``backends`` that resolved."""
+        by_name = {(b.spec_file, b.module): b for b in backends}
+        out: list[m.Quantizer] = []
+        seen: dict[str, syn.QuantizerDecl] = {}
+        for f in files:
+            if f.broken:
+                continue
+            declared = [d.name for d in f.spec.decls if isinstance(d, syn.BackendDecl)]
+            for decl in f.spec.decls:
+                if not isinstance(decl, syn.QuantizerDecl):
+                    continue
+                if decl.name in seen:
+                    self.ctx.error(
+                        decl.span,
+                        f"backend '{decl.name}' already has a quantizer, declared at {seen[decl.name].span}",
+                        "a backend has one quantizer; remove one of the two",
+                    )
+                    continue
+                seen[decl.name] = decl
+                if decl.name not in declared:
+                    self.ctx.error(
+                        decl.span,
+                        f"quantizer '{decl.name}' names no backend of this file",
+                        self.ctx.suggest(decl.name, declared)
+                        or "a quantizer is declared in the file of its backend, by the backend's name",
+                    )
+                    continue
+                backend = by_name.get((f.name, decl.name))
+                if backend is None:
+                    continue  # the backend had errors: they are reported
+                try:
+                    out.append(self._quantizer(f, decl, backend))
+                except Fail:
+                    pass
+        return out
+
+    # ------------------------------------------------------------ declaration
+
+    def _quantizer(self, f: LoadedFile, decl: syn.QuantizerDecl, backend: m.Backend) -> m.Quantizer:
+        transforms: tuple[m.Hook, ...] = ()
+        failed = False
+        names: set[str] = set()
+        for fld in decl.fields:
+            try:
+                if fld.name not in QUANTIZER_FIELDS:
+                    raise self.ctx.fail(
+                        fld.span,
+                        f"unknown quantizer field '{fld.name}'",
+                        self.ctx.suggest(fld.name, list(QUANTIZER_FIELDS))
+                        or f"fields are: {', '.join(QUANTIZER_FIELDS)}",
+                    )
+                if fld.name in names:
+                    raise self.ctx.fail(fld.span, f"field '{fld.name}' is set twice")
+                names.add(fld.name)
+                transforms = self._transforms(f, fld.value)
+            except Fail:
+                failed = True
+        rules = self._rules(backend)
+        if failed or rules is None:
+            raise Fail
+        return m.Quantizer(
+            module=backend.module,
+            rules=rules,
+            transforms=transforms,
+            spec_file=backend.spec_file,
+            inputs=backend.inputs,
+            span=decl.span,
+        )
+
+    def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:
+        items = e.items if isinstance(e, syn.ListExpr) else (e,)
+        out = []
+        for x in items:
+            if isinstance(x, syn.Call) and x.func.text == "scalars_to_tensors":
+                ops = []
+                for a in x.args:
+                    v = self.evaluator.eval(f, a, {})
+                    if not (isinstance(v, Sym) and v.symbol.kind == m.SymbolKind.OP):
+                        raise self.ctx.fail(
+                            v.span,
+                            f"scalars_to_tensors takes ATen ops, like aten.add.Tensor; got {describe(v)}",
+                        )
+                    ops.append(v.symbol)
+                if not ops:
+                    raise self.ctx.fail(x.span, "scalars_to_tensors() needs the ops it applies to")
+                out.append(m.Hook("scalars_to_tensors", None, tuple(ops)))
+                continue
+            v = self.evaluator.eval(f, x, {})
+            if isinstance(v, Seq):
+                raise self.ctx.fail(v.span, "a list of transforms cannot nest")
+            out.append(self.coerce.hook(v, {"scalars_to_tensors": ""}, "transform"))
+        return tuple(out)
+
+    # ------------------------------------------------------------ rules
+
+    def _rules(self, backend: m.Backend) -> tuple[m.Rule, ...] | None:
+        rules: list[m.Rule] = []
+        positions: dict[tuple, int] = {}
+        failed = False
+        for c in backend.configs:
+            try:
+                rule = self._rule(c)
+            except Fail:
+                failed = True
+                continue
+            if rule is None:
+                continue
+            key = _merge_key(rule)
+            if key in positions:
+                i = positions[key]
+                rules[i] = _merge(rules[i], rule)
+                continue
+            self._order_warning(rules, rule, c)
+            positions[key] = len(rules)
+            rules.append(rule)
+        return None if failed else tuple(rules)
+
+    def _rule(self, c: m.PatternConfig) -> m.Rule | None:
+        opts = c.pt2e or m.PT2EOptions()
+        if opts.aten == () or c.observation == NOT_OBSERVED:
+            return None
+        kind = m.RuleKind.CHAIN
+        if opts.annotate is not None:
+            kind = m.RuleKind.HOOK
+        elif c.observation == SHARED:
+            kind = m.RuleKind.SHARED if opts.eager else m.RuleKind.PROPAGATE
+        elif opts.eager:
+            raise self._fail(
+                c,
+                "pt2e",
+                "eager: true applies to shared_observer patterns",
+                "add observation: shared_observer, or remove eager",
+            )
+        if kind is m.RuleKind.HOOK:
+            chain = opts.aten or ()
+        elif c.complex:
+            raise self._fail(
+                c,
+                None,
+                f"the PT2E quantizer matches chains of ops; complex pattern {_shown(c.pattern)} is not one",
+                "annotate it with a Python function, pt2e: {annotate: my_module.my_function}, "
+                "or leave it out of the quantizer with pt2e: {aten: []}",
+            )
+        else:
+            mapped = opts.aten or self._map(c)
+            if mapped is None:
+                return None  # FX-only modules: never in an exported graph
+            chain = mapped
+        if kind in (m.RuleKind.SHARED, m.RuleKind.PROPAGATE) and len(chain) != 1:
+            raise self._fail(
+                c,
+                None,
+                f"a shared_observer pattern shares one op's observer; {_shown(c.pattern)} maps to {len(chain)} ops",
+                "write the ops one pattern each",
+            )
+        sources = self._sources(c, opts, kind)
+        weight, bias = self._weight_bias(c, chain)
+        qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+        return m.Rule(
+            name=_shown(c.pattern),
+            kind=kind,
+            chain=chain,
+            sources=sources,
+            weight=weight,
+            bias=bias,
+            allows=self._allows(c) if kind is not m.RuleKind.PROPAGATE else (),
+            skip=opts.skip,
+            annotate=opts.annotate,
+            qat=qat,
+            origins=(c.origin,) if c.origin is not None else (),
+        )
+
+    def _sources(
+        self, c: m.PatternConfig, opts: m.PT2EOptions, kind: m.RuleKind
+    ) -> tuple[m.Symbol, ...]:
+        if opts.match != "source":
+            return ()
+        p = c.pattern
+        if kind in (m.RuleKind.PROPAGATE, m.RuleKind.HOOK):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"match: source applies to patterns annotated in order; pattern {_shown(p)} "
+                + (
+                    "is annotated by its function" if kind is m.RuleKind.HOOK else "only propagates"
+                ),
+                "a shared_observer pattern is annotated in order with eager: true",
+            )
+        if not (isinstance(p, m.Symbol) and p.kind in (m.SymbolKind.MODULE, m.SymbolKind.FUNCTION)):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"match: source finds the nodes one module class or function exported to; "
+                f"pattern {_shown(p)} is not one",
+                "match the pattern by its ATen ops (the default)",
+            )
+        assert isinstance(p, m.Symbol)
+        return (p,)
+
+    def _weight_bias(self, c: m.PatternConfig, chain: m.AtenChain) -> tuple[int | None, int | None]:
+        given = dict(c.input_type_to_index)
+        if "weight" in given or "bias" in given:
+            return given.get("weight"), given.get("bias")
+        if not chain:
+            return None, None
+        found = {WEIGHT_BIAS.get(op.path) for op in chain[0]}
+        if len(found) == 1:
+            only = found.pop()
+            if only is not None:
+                return only
+        return None, None
+
+    # ------------------------------------------------------------ mapping
+
+    def _table(self) -> dict[str, tuple[tuple[str, ...], ...]]:
+        """The mapping table by the identity of the object each key names (method names as is)."""
+        if self._index is None:
+            index: dict[str, tuple[tuple[str, ...], ...]] = {}
+            for key, chain in MAPPING.items():
+                if "." not in key:
+                    index[key] = chain
+                    continue
+                try:
+                    index.setdefault(self.ctx.facts.lookup(key).identity, chain)
+                except UnknownSymbol:
+                    continue  # not in this torch
+            self._index = index
+        return self._index
+
+    def _map(self, c: m.PatternConfig) -> m.AtenChain | None:
+        """The ATen chain of a pattern through the table; None if it is FX-only."""
+        elements = c.pattern if isinstance(c.pattern, tuple) else (c.pattern,)
+        out: list[tuple[m.Symbol, ...]] = []
+        for e in elements:
+            if isinstance(e, m.Symbol) and e.kind == m.SymbolKind.OP:
+                out.append((e,))
+                continue
+            if isinstance(e, m.Symbol) and e.path.startswith(FX_ONLY_PREFIXES):
+                return None
+            if isinstance(e, str):
+                chain = self._table().get(e)
+            elif isinstance(e, m.Symbol):
+                chain = self._table().get(self.ctx.facts.lookup(e.path).identity)
+            else:
+                chain = None
+            if chain is None:
+                shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
+                raise self._fail(
+                    c,
+                    None,
+                    f"{shown} has no ATen mapping: the PT2E quantizer cannot match pattern {_shown(c.pattern)}",
+                    "name the ATen ops torch.export emits for it, like pt2e: {aten: aten.conv2d.default}, "
+                    "or leave the pattern out of the quantizer with pt2e: {aten: []}",
+                )
+            out.extend(tuple(self._op(path) for path in ops) for ops in chain)
+        return tuple(out)
+
+    def _op(self, path: str) -> m.Symbol:
+        facts = self.ctx.facts.lookup(path)
+        return m.Symbol(path, facts.kind, facts.module)
+
+    # ------------------------------------------------------------ dtypes
+
+    def _allows(self, c: m.PatternConfig) -> tuple[m.Allows, ...]:
+        out = []
+        for d in c.dtype_configs:
+            out.append(
+                m.Allows(
+                    input=self._quant(c, d.input),
+                    output=self._quant(c, d.output),
+                    weight=self._quant(c, d.weight),
+                    bias=self._quant(c, m.DType(d.bias)) if d.bias is not None else None,
+                    dynamic=d.is_dynamic,
+                    name=d.name,
+                )
+            )
+        return tuple(dict.fromkeys(out))
+
+    def _quant(self, c: m.PatternConfig, d: m.DType | None) -> m.Quant | None:
+        if d is None:
+            return None
+        if d.dtype not in PT2E_DTYPES:
+            raise self._fail(
+                c,
+                "dtypes",
+                f"dtype {d.dtype} has no PT2E equivalent: a PT2E quantizer cannot quantize to it",
+                f"PT2E dtypes are {', '.join(k for k in PT2E_DTYPES if k != 'float32')} and float; "
+                "leave the pattern out of the quantizer with pt2e: {aten: []}",
+            )
+        if d.scale_max_upper_bound is not None:
+            raise self._fail(
+                c,
+                "dtypes",
+                f"constraint {d.name or d.dtype} sets scale_max, which no PT2E observer has: "
+                "the quantizer could not check it",
+                "remove scale_max, or leave the pattern out of the quantizer with pt2e: {aten: []}",
+            )
+        return m.Quant(
+            PT2E_DTYPES[d.dtype],
+            d.quant_min_lower_bound,
+            d.quant_max_upper_bound,
+            d.scale_min_lower_bound,
+            d.scale_exact_match,
+            d.zero_point_exact_match,
+            name=d.name,
+        )
+
+    # ------------------------------------------------------------ checks
+
+    def _order_warning(self, rules: list[m.Rule], rule: m.Rule, c: m.PatternConfig) -> None:
+        """A fused chain after a single-op rule of its first op can never match: say so."""
+        if rule.kind is not m.RuleKind.CHAIN or len(rule.chain) < 2 or c.origin is None:
+            return
+        for earlier in rules:
+            single = earlier.kind is m.RuleKind.CHAIN and len(earlier.chain) == 1
+            if single and set(rule.chain[0]) <= set(earlier.chain[0]) and not earlier.sources:
+                where = earlier.origins[0].item if earlier.origins else None
+                self.ctx.warning(
+                    c.origin.item,
+                    f"pattern {rule.name} comes after pattern {earlier.name}"
+                    + (f" ({where})" if where is not None else "")
+                    + ", which annotates its first op before it: the PT2E quantizer never fuses it",
+                    "the quantizer tries patterns in order; write fused patterns before their first op's",
+                )
+                return
+
+    def _fail(self, c: m.PatternConfig, field: str | None, message: str, hint: str | None) -> Fail:
+        """An error at the pattern (or one of its fields), with the use/for steps that placed it."""
+        origin = c.origin
+        span = None
+        notes: tuple[str, ...] = ()
+        if origin is not None:
+            span = (origin.field(field) if field else None) or origin.item
+            notes = tuple(
+                f"in '{s.text}' at {s.span}"
+                for s in reversed(origin.chain)
+                if s.kind == m.StepKind.USE
+            )
+        self.ctx.diag.error(span, message, hint, notes)
+        return Fail()
+
+
+def _shown(p: m.PatternValue) -> str:
+    """A pattern as a spec writes it: (nn.Conv2d, nn.ReLU)."""
+    if isinstance(p, tuple):
+        return "(" + ", ".join(_shown(x) for x in p) + ")"
+    if isinstance(p, m.Symbol):
+        return spell(p.path)
+    return repr(p) if isinstance(p, str) else str(p)
+
+
+def _merge_key(r: m.Rule) -> tuple:
+    """Rules with the same key match the same nodes the same way: they are one rule."""
+    return (r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources))
+
+
+def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
+    """Two patterns that map to the same rule: one rule that allows what either allows."""
+    return replace(
+        a,
+        sources=tuple(dict.fromkeys(a.sources + b.sources)),
+        allows=tuple(dict.fromkeys(a.allows + b.allows)),
+        origins=a.origins + b.origins,
+    )

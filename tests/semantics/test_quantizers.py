@@ -1,0 +1,230 @@
+"""PT2E quantizers: patterns resolved into rules, through the ATen mapping table."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from generator.diagnostics import SpecError
+from generator.semantics import model as m
+from generator.semantics.driver import resolve_specs
+from tests.support import REPO
+
+A = "torch.ops.aten."
+
+
+def quantizer(tmp_path, text: str) -> m.Quantizer:
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(text))
+    (q,) = resolve_specs(tmp_path, [spec]).quantizers
+    return q
+
+
+def chain(rule: m.Rule) -> list[list[str]]:
+    return [[op.path.removeprefix(A) for op in ops] for ops in rule.chain]
+
+
+HEAD = """
+    constraint act = qint8 {scale_min: 2 ** -12}
+    dtypes s = {input: act, output: act, weight: qint8, bias: float}
+    dtypes dyn = {input: act, output: float, weight: qint8, bias: float, dynamic: true}
+    dtypes io = {input: act, output: act}
+    quantizer b {}
+"""
+
+
+def test_patterns_become_rules_in_order_through_the_table(tmp_path):
+    q = quantizer(
+        tmp_path,
+        HEAD + """
+        backend b {
+            for relu in [nn.ReLU, F.relu] { pattern (nn.Conv2d, relu) { dtypes: s } }
+            pattern nni.ConvReLU2d { dtypes: s  root: nn.Conv2d  reference: nnqr.Conv2d }
+            pattern nniqat.ConvReLU2d { dtypes: s  root: nn.Conv2d  reference: nnqr.Conv2d }
+            pattern nn.Linear { dtypes: [s, dyn] }
+            pattern F.linear { dtypes: s }
+            pattern torch.cat { observation: shared_observer  dtypes: io  pt2e: {match: source, eager: true} }
+            pattern "view" { observation: shared_observer  dtypes: io }
+            pattern nn.Sigmoid { observation: not_observed }
+            pattern torch.add { dtypes: s  pt2e: {skip: large_scalar} }
+            pattern nn.GRU { dtypes: s  pt2e: {aten: []} }
+        }
+        """,
+    )
+    assert [(r.name, r.kind.value, chain(r)) for r in q.rules] == [
+        (
+            "(nn.Conv2d, nn.ReLU)",
+            "chain",
+            [["conv2d.default", "conv2d.padding"], ["relu.default", "relu_.default"]],
+        ),
+        ("nn.Linear", "chain", [["linear.default"]]),
+        ("torch.cat", "shared", [["cat.default"]]),
+        ("'view'", "propagate", [["view.default"]]),
+        ("torch.add", "chain", [["add.Tensor"]]),
+    ]
+    conv, linear, cat, view, add = q.rules
+    # F.relu, the fused module and F.linear map to rules already there: merged, not repeated.
+    assert len(conv.origins) == 3 and len(linear.origins) == 2
+    assert (conv.weight, conv.bias, linear.weight, linear.bias) == (1, 2, 1, 2)
+    assert [a.dynamic for a in linear.allows] == [None, True]
+    assert [s.path for s in cat.sources] == ["torch.cat"]
+    assert view.allows == () and add.skip == (m.Hook("large_scalar"),)
+    assert not any(r.qat for r in q.rules)
+
+
+def test_allows_are_the_dtype_configs_in_pt2e_dtypes(tmp_path):
+    q = quantizer(
+        tmp_path,
+        HEAD + """
+        constraint fixed = quint8 {quant_min: 0, quant_max: 255, scale: 1.0 / 256.0, zero_point: 0}
+        backend b {
+            pattern nn.Linear { dtypes: [s, dyn] }
+            pattern nn.Sigmoid { dtypes: {input: fixed, output: fixed} }
+        }
+        """,
+    )
+    static, dynamic = q.rules[0].allows
+    assert static == m.Allows(
+        input=m.Quant("int8", scale_min=2**-12),
+        output=m.Quant("int8", scale_min=2**-12),
+        weight=m.Quant("int8"),
+        bias=m.Quant(None),
+    )
+    assert static.name == "s" and static.input.name == "act"
+    assert dynamic.output == m.Quant(None) and dynamic.dynamic is True
+    (sigmoid,) = q.rules[1].allows
+    assert sigmoid.output == m.Quant("uint8", 0, 255, None, 1.0 / 256.0, 0)
+
+
+def test_aten_input_index_and_batch_norm_chains(tmp_path):
+    q = quantizer(
+        tmp_path,
+        HEAD + """
+        backend b {
+            pattern (nn.Conv2d, nn.BatchNorm2d, nn.ReLU) {
+                dtypes: s
+                pt2e: {aten: (aten.conv2d.default, aten.batch_norm.default, [aten.relu.default, aten.relu_.default])}
+            }
+            pattern nn.BatchNorm2d { dtypes: s }
+            pattern aten.addmm.default { dtypes: s  input_index: {weight: 2, bias: 0} }
+            pattern nn.Embedding { dtypes: s }
+            pattern aten.relu { observation: shared_observer  dtypes: io }
+        }
+        """,
+    )
+    bn_chain, bn, addmm, embedding, relu = q.rules
+    assert chain(bn_chain) == [
+        ["conv2d.default"],
+        ["batch_norm.default"],
+        ["relu.default", "relu_.default"],
+    ]
+    assert bn_chain.qat and not bn.qat  # batch norm after the first op: folded in PTQ, so QAT only
+    assert (addmm.weight, addmm.bias) == (2, 0)
+    assert (embedding.weight, embedding.bias) == (0, None)
+    assert relu.chain[0][0].path == A + "relu"  # a packet stands for all its overloads
+
+
+def test_hooks_name_bcfg_runtime_or_a_function(tmp_path):
+    q = quantizer(
+        tmp_path,
+        """
+        dtypes s = {input: qint8, output: qint8}
+        quantizer b {
+            transform: [scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor), torch.fx.passes.split_module.split_module]
+        }
+        backend b {
+            pattern nn.GRU {
+                dtypes: s
+                pt2e: {annotate: torch.fx.passes.utils.source_matcher_utils.get_source_partitions}
+            }
+        }
+        """,
+    )
+    builtin, user = q.transforms
+    assert builtin.name == "scalars_to_tensors" and [o.path for o in builtin.ops] == [
+        A + "add.Tensor",
+        A + "mul.Tensor",
+    ]
+    assert user.function is not None and user.function.path.endswith("split_module")
+    (gru,) = q.rules
+    assert gru.kind is m.RuleKind.HOOK and gru.chain == ()
+    assert (
+        gru.annotate.function.path
+        == "torch.fx.passes.utils.source_matcher_utils.get_source_partitions"
+    )
+
+
+def test_a_backend_without_quantizer_has_none_and_no_pt2e_errors(tmp_path):
+    spec = tmp_path / "t.bcfg"
+    spec.write_text("backend b { pattern nn.GRU { dtypes: {input: quint4x2} } }\n")
+    result = resolve_specs(tmp_path, [spec])
+    assert result.quantizers == [] and len(result.backends) == 1
+
+
+def test_the_xnnpack_spec(tmp_path):
+    """specs/xnnpack.bcfg: XNNPACK's annotators, in XNNPACK's order."""
+    result = resolve_specs(REPO, [REPO / "specs" / "xnnpack.bcfg"])
+    (q,) = result.quantizers
+    assert result.warnings == []
+    kinds = [r.kind.value for r in q.rules]
+    assert kinds[:8] == ["chain"] * 8 and all(r.qat for r in q.rules[:8])
+    names = [r.name for r in q.rules if r.kind is not m.RuleKind.PROPAGATE]
+    assert names[8:] == [
+        "(nn.Linear, nn.ReLU)",
+        "nn.Linear",
+        "(nn.Conv1d, nn.ReLU)",
+        "(nn.Conv2d, nn.ReLU)",
+        "(nn.Conv3d, nn.ReLU)",
+        "nn.Conv1d",
+        "nn.Conv2d",
+        "(nn.ConvTranspose1d, nn.ReLU)",
+        "(nn.ConvTranspose2d, nn.ReLU)",
+        "(nn.ConvTranspose3d, nn.ReLU)",
+        "nn.AdaptiveAvgPool2d",
+        "(operator.add, nn.ReLU)",
+        "(operator.iadd, nn.ReLU)",
+        "operator.add",
+        "operator.iadd",
+        "(operator.mul, nn.ReLU)",
+        "(operator.imul, nn.ReLU)",
+        "operator.mul",
+        "operator.imul",
+        "torch.cat",
+    ]
+    dynamic = [r.name for r in q.rules if any(a.dynamic for a in r.allows)]
+    assert dynamic == ["nn.Linear"]
+    shared = {
+        op.path.removeprefix(A) for r in q.rules if r.kind.value == "propagate" for op in r.chain[0]
+    }
+    assert shared == {
+        "relu.default",
+        "hardtanh.default",
+        "hardtanh_.default",
+        "max_pool2d.default",
+        "mean.default",
+        "mean.dim",
+        "permute.default",
+        "squeeze.dim",
+        "view.default",
+        "flatten.using_ints",
+    }
+
+
+def test_errors_name_the_pattern_line(tmp_path):
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent("""
+            quantizer b {}
+            backend b {
+                pattern nn.ReLU { dtypes: {input: qint8, output: qint8} }
+                pattern nn.LSTM { dtypes: {input: qint8, output: qint8} }
+                pattern nn.Linear { dtypes: {input: qint8, output: qint8, weight: quint2x4} }
+            }
+            """))
+    with pytest.raises(SpecError) as exc:
+        resolve_specs(tmp_path, [spec])
+    found = [(d.span.line, d.message.split(":")[0]) for d in exc.value.diagnostics]
+    assert found == [
+        (5, "nn.LSTM has no ATen mapping"),
+        (6, "dtype quint2x4 has no PT2E equivalent"),
+    ]
