@@ -1,0 +1,257 @@
+"""The PT2E emitter: resolved quantizers to ``<backend>_quantizer.py``, plus their runtime.
+
+A generated quantizer module is data over the runtime (``templates/pt2e/
+runtime.py.jinja``, written once as ``_bcfg_pt2e.py``): the quantization
+dtypes and dtype configs of the spec as ``Quant`` and ``Allows`` values, one
+``Rule`` per rule in order, and a ``SpecQuantizer`` subclass that holds them.
+As in the BackendConfig emitter, Python decides every name and literal, the
+templates only print, each statement is laid out as black would, and the
+result is compiled before it is stamped with the header.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+from dataclasses import dataclass, field
+
+from ..lang.vocabulary import MODULE_ALIASES
+from ..semantics import model as m
+from ..semantics.model import RUNTIME_MODULE, quantizer_module
+from . import layout
+from .header import stamp
+from .pysource import (
+    Fragments,
+    black_format,
+    check_source,
+    jinja_env,
+    layout_matches_black,
+    safe_text,
+)
+
+RUNTIME_TEMPLATE = "pt2e/runtime.py.jinja"
+_ATEN = "torch.ops.aten."
+_RUNTIME_NAMES = (
+    "FLOAT",
+    "Allows",
+    "Quant",
+    "Rule",
+    "SpecQuantizer",
+    "large_scalar",
+    "scalars_to_tensors",
+)
+_RESERVED = frozenset(dir(builtins)) | {
+    "torch",
+    "aten",
+    "RULES",
+    *MODULE_ALIASES.values(),
+    *_RUNTIME_NAMES,
+}
+
+
+def class_name(module: str) -> str:
+    """The quantizer class of backend ``module``: ``my_backend`` -> ``MyBackendQuantizer``."""
+    return "".join(p[:1].upper() + p[1:] for p in module.split("_") if p) + "Quantizer"
+
+
+def getter_name(module: str) -> str:
+    return f"get_{module}_quantizer"
+
+
+@dataclass
+class _Names:
+    """The imports and module-level names one generated quantizer module needs."""
+
+    imports: set[str] = field(default_factory=set)
+    runtime: set[str] = field(default_factory=set)
+    taken: set[str] = field(default_factory=set)
+    quants: dict[m.Quant, str] = field(default_factory=dict)
+    allows: dict[m.Allows, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # definitions, in order of first use
+
+    def local(self, base: str) -> str:
+        base = base if base.isidentifier() else "value"
+        name, n = base, 2
+        while name in self.taken or name in _RESERVED or keyword.iskeyword(name):
+            name = f"{base}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
+
+    def need(self, name: str) -> str:
+        self.runtime.add(name)
+        return name
+
+
+def _sym(sym: m.Symbol, names: _Names) -> str:
+    """A symbol as generated code names it: aten ops through ``aten``, modules by alias."""
+    if sym.path.startswith(_ATEN):
+        names.imports.add("import torch")
+        return "aten." + sym.path[len(_ATEN) :]
+    module = sym.module or sym.path.split(".")[0]
+    alias = MODULE_ALIASES.get(module)
+    if alias is not None:
+        names.imports.add(f"import {module} as {alias}")
+        return alias + sym.path[len(module) :]
+    names.imports.add(f"import {module}")
+    return sym.path
+
+
+def _quant(q: m.Quant | None, names: _Names) -> str:
+    assert q is not None
+    if q.dtype is None and q == m.Quant(None):
+        return names.need("FLOAT")
+    local = names.quants.get(q)
+    if local is None:
+        names.imports.add("import torch")
+        args = ["None" if q.dtype is None else f"torch.{q.dtype}"]
+        for key in ("quant_min", "quant_max", "scale_min", "scale", "zero_point"):
+            value = getattr(q, key)
+            if value is not None:
+                args.append(f"{key}={value!r}")
+        local = names.local(q.name or q.dtype or "float32")
+        names.quants[q] = local
+        names.lines.append(f"{local} = {names.need('Quant')}({', '.join(args)})")
+    return local
+
+
+def _allows(a: m.Allows, names: _Names) -> str:
+    local = names.allows.get(a)
+    if local is None:
+        args = [layout.string(a.name or "dtype config")]
+        for key in ("input", "output", "weight", "bias"):
+            q = getattr(a, key)
+            if q is not None:
+                args.append(f"{key}={_quant(q, names)}")
+        if a.dynamic is not None:
+            args.append(f"dynamic={a.dynamic!r}")
+        local = names.local(a.name or "dtype_config")
+        names.allows[a] = local
+        names.lines.append(f"{local} = {names.need('Allows')}({', '.join(args)})")
+    return local
+
+
+def _hook(h: m.Hook, names: _Names) -> str:
+    if h.function is not None:
+        return _sym(h.function, names)
+    if h.ops:
+        return f"{names.need(h.name)}({', '.join(_sym(op, names) for op in h.ops)})"
+    return names.need(h.name)
+
+
+def _tuple(items: list[str]) -> str:
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return f"({', '.join(items)})"
+
+
+def _rule(r: m.Rule, names: _Names) -> str:
+    args = [layout.string(r.name)]
+    if r.kind is not m.RuleKind.CHAIN:
+        args.append(f"kind={layout.string(r.kind.value)}")
+    if r.chain:
+        chain = [_tuple([_sym(op, names) for op in ops]) for ops in r.chain]
+        args.append(f"chain={_tuple(chain)}")
+    if r.sources:
+        args.append(f"sources={_tuple([_sym(s, names) for s in r.sources])}")
+    for key in ("weight", "bias"):
+        if getattr(r, key) is not None:
+            args.append(f"{key}={getattr(r, key)!r}")
+    if r.allows:
+        args.append(f"allows={_tuple([_allows(a, names) for a in r.allows])}")
+    if r.skip:
+        args.append(f"skip={_tuple([_hook(h, names) for h in r.skip])}")
+    if r.annotate is not None:
+        args.append(f"annotate={_hook(r.annotate, names)}")
+    if r.qat:
+        args.append("qat=True")
+    return f"{names.need('Rule')}({', '.join(args)})"
+
+
+def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
+    """Import what the module names first, so that no local takes an imported module's name."""
+    names.imports.add("import torch")
+    hooks = [h for r in q.rules for h in (*r.skip, r.annotate) if h is not None]
+    for h in [*hooks, *q.transforms]:
+        if h.function is not None:
+            _sym(h.function, names)
+    for r in q.rules:
+        for s in r.sources:
+            _sym(s, names)
+    names.taken.update(i.split()[1].split(".")[0] for i in names.imports if " as " not in i)
+
+
+def _origins(r: m.Rule, spec_file: str) -> list[str]:
+    """Where the rule's patterns come from, one stable anchor each (no line numbers)."""
+    anchors = dict.fromkeys(safe_text(o.anchor) for o in r.origins)
+    return list(anchors) or [safe_text(spec_file)]
+
+
+def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
+    """The complete text of ``generated/<backend>_quantizer.py``."""
+    frag = Fragments(layout_matches_black() if fast is None else fast)
+    cls, getter = class_name(q.module), getter_name(q.module)
+    names = _Names(taken={cls, getter})
+    _reserve_imports(q, names)
+    rules = [
+        {"origins": _origins(r, q.spec_file), "lines": frag.item(_rule(r, names), 1)} for r in q.rules
+    ]
+    transforms = [_hook(h, names) for h in q.transforms]
+    body = [
+        f"backend = {layout.string(q.module)}",
+        f"spec = {layout.string(q.spec_file)}",
+        "rules = RULES",
+    ]
+    if transforms:
+        body.append(f"transforms = {_tuple(transforms)}")
+    names.need("SpecQuantizer")
+    spec_file = safe_text(q.spec_file)
+    source = (
+        jinja_env()
+        .get_template("pt2e/quantizer.py.jinja")
+        .render(
+            backend=q.module,
+            spec_file=spec_file,
+            runtime=RUNTIME_MODULE,
+            cls=cls,
+            getter=getter,
+            imports=sorted(names.imports),
+            runtime_import=layout.from_import(
+                f".{RUNTIME_MODULE}", sorted(names.runtime, key=_by_type)
+            ),
+            exports=frag.statement(f"__all__ = [{layout.string(cls)}, {layout.string(getter)}]", 0),
+            definitions=[line for text in names.lines for line in frag.statement(text, 0)],
+            rules=rules,
+            body=[line for text in body for line in frag.statement(text, 1)],
+            count=len(q.rules),
+        )
+    )
+    whole = not frag.fast or not _plain(spec_file)
+    text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
+    return stamp(spec_file, text)
+
+
+def _by_type(name: str) -> tuple[int, str]:
+    """isort's order of imported names: constants, classes, then the rest."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def _plain(label: str) -> bool:
+    """Text black leaves alone inside a docstring."""
+    return label.isascii() and "\\" not in label and label == label.strip()
+
+
+def render_runtime() -> str:
+    """The text of ``generated/_bcfg_pt2e.py``: the template, as it is."""
+    source = jinja_env().get_template(RUNTIME_TEMPLATE).render()
+    body = check_source(source, "the PT2E runtime")
+    return stamp(f"templates/{RUNTIME_TEMPLATE}", body)
+
+
+def render_files(quantizers: list[m.Quantizer]) -> dict[str, str]:
+    """Every file the PT2E emitter writes for ``quantizers`` (none without quantizers)."""
+    if not quantizers:
+        return {}
+    files = {f"{quantizer_module(q.module)}.py": render_quantizer(q) for q in quantizers}
+    files[f"{RUNTIME_MODULE}.py"] = render_runtime()
+    return files
