@@ -11,6 +11,7 @@ from .qnnpack import get_qnnpack_backend_config
 from .qnnpack_pt2e import get_qnnpack_pt2e_backend_config
 from .tensorrt import get_tensorrt_backend_config
 from .x86 import get_x86_backend_config
+from .xnnpack import get_xnnpack_backend_config
 
 __all__ = [
     "get_executorch_backend_config",
@@ -22,4 +23,5 @@ __all__ = [
     "get_qnnpack_pt2e_backend_config",
     "get_tensorrt_backend_config",
     "get_x86_backend_config",
+    "get_xnnpack_backend_config",
 ]
