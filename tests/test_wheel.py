@@ -49,7 +49,7 @@ def test_wheel_generates_the_same_output(tmp_path):
     for p in (REPO / "generated").glob("*.py"):
         assert (project / "generated" / p.name).read_bytes() == p.read_bytes(), p.name
     docs = [p.relative_to(REPO / "docs") for p in (REPO / "docs").rglob("*") if p.is_file()]
-    assert len(docs) == 11
+    assert len(docs) == 12
     for rel in docs:
         assert (project / "docs" / rel).read_bytes() == (REPO / "docs" / rel).read_bytes(), rel
 

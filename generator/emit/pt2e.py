@@ -194,7 +194,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     names = _Names(taken={cls, getter})
     _reserve_imports(q, names)
     rules = [
-        {"origins": _origins(r, q.spec_file), "lines": frag.item(_rule(r, names), 1)} for r in q.rules
+        {"origins": _origins(r, q.spec_file), "lines": frag.item(_rule(r, names), 1)}
+        for r in q.rules
     ]
     transforms = [_hook(h, names) for h in q.transforms]
     body = [

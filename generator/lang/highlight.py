@@ -50,6 +50,7 @@ DECLARED_NAME_SCOPES: dict[str, str] = {
     "fuse": "entity.name.function.fuse",
     "group": "entity.name.function.group",
     "backend": "entity.name.namespace.backend",
+    "quantizer": "entity.name.namespace.backend",  # a quantizer is named by its backend
 }
 # Built-in aliases that name a class rather than a module (``MatchAllNode``).
 CLASS_ALIASES = tuple(

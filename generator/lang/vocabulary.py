@@ -42,6 +42,7 @@ KEYWORD_DOCS: dict[str, str] = {
     "fuse": "fuse name(params) [eval_only] [same_mode] = Module(params): a fuser function",
     "group": "group name(params) { items }: patterns to expand with `use name(args)`",
     "backend": 'backend name ["BackendConfig name"] { items }: generates <out>/<name>.py',
+    "quantizer": "quantizer name { transform: .. }: a PT2E quantizer for backend name, <out>/<name>_quantizer.py",
     "pattern": "pattern head { fields }: one BackendPatternConfig",
     "override": "override pattern head { fields }: replace an earlier pattern, in its position",
     "use": "use group(args): expand a group here",
@@ -52,6 +53,7 @@ KEYWORD_DOCS: dict[str, str] = {
 BUILTIN_DOCS: dict[str, str] = {
     "sequential": "sequential(M): fuse the 2 or 3 matched modules, in order, into M",
     "constrain": "constrain(ds, c): the dtype set ds with each activation dtype of c's dtype given c's constraints",
+    "scalars_to_tensors": "scalars_to_tensors(ops..): a quantizer transform: scalar operands of ops become tensor constants",
 }
 
 

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from generator.emit import words
-from generator.lang.vocabulary import FIELD_WORDS
+from generator.lang.vocabulary import FIELDS
 from tests.browser import Browser, chromium
 from tests.support import REPO
 
@@ -165,7 +165,7 @@ def test_the_detail_view_shows_every_field_for_each_group_of_backends(browser, r
     )
     assert sorted(n for label, _ in groups for n in label.split(", ")) == having
     for _, fields in groups:
-        assert sorted(fields) == sorted(FIELD_WORDS)
+        assert sorted(fields) == sorted(f.word for f in FIELDS)  # the BackendConfig fields
     text = b.js("document.getElementById('detail').textContent")
     assert "nnqr.Conv2d" in text and "nnqat.Conv2d" in text and "different_observer" in text
     b.screenshot(shots / "detail.png")

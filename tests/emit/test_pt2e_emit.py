@@ -36,11 +36,16 @@ def test_checked_in_modules_are_what_render_gives(xnnpack):
     assert (generated / "_bcfg_pt2e.py").read_text() == render_runtime()
 
 
-def test_one_rule_per_line_of_the_table_with_its_origin(xnnpack):
+def test_one_rule_per_line_of_the_table_with_its_origins(xnnpack):
     text = render_quantizer(xnnpack)
     assert text.count("\n    Rule(") == len(xnnpack.rules)
-    origins = [line for line in text.splitlines() if line.startswith("    # specs/xnnpack.bcfg:")]
-    assert len(origins) == len(xnnpack.rules)
+    # every rule is preceded by one comment per distinct place its patterns come from
+    blocks = text.split("\nRULES = (\n", 1)[1].split("\n    Rule(")[:-1]
+    for block, rule in zip(blocks, xnnpack.rules):
+        comments = [
+            line for line in block.splitlines() if line.startswith("    # specs/xnnpack.bcfg: ")
+        ]
+        assert len(comments) == len({o.anchor for o in rule.origins}) >= 1, rule.name
     assert "class XnnpackQuantizer(SpecQuantizer):" in text
     assert "def get_xnnpack_quantizer() -> XnnpackQuantizer:" in text
 

@@ -59,7 +59,7 @@ def test_bcfg_docs_writes_the_docs_alone_or_elsewhere(project, capsys, tmp_path)
     assert main(["docs"]) == 0
     err = capsys.readouterr().err
     assert "wrote docs/README.md" in err and "wrote docs/backends/x86.md" in err
-    assert "bcfg docs: 9 backend(s), 11 file(s) in docs/, 2 written, 0 removed" in err
+    assert "bcfg docs: 10 backend(s), 12 file(s) in docs/, 2 written, 0 removed" in err
     assert snapshot(project / "generated") == generated
     assert main(["docs", "--out", str(tmp_path / "elsewhere")]) == 0
     assert tree(tmp_path / "elsewhere") == tree(project / "docs")

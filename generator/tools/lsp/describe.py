@@ -41,6 +41,7 @@ def text_of(node: syn.Decl | syn.Item | syn.Expr) -> str:
             syn.FuseDecl,
             syn.GroupDecl,
             syn.BackendDecl,
+            syn.QuantizerDecl,
         ),
     ):
         return render(printer.decl(node))
