@@ -25,6 +25,7 @@ from ..lang.vocabulary import (
     FieldSpec,
     spell,
 )
+from ..sources import Span
 from . import model as m
 from .checks import pattern_text
 from .context import Ctx, Fail
@@ -140,13 +141,7 @@ class Coercions:
         values: dict[str, Any] = {}
         failed = False
         for key, v, span in rec.entries:
-            if key not in PT2E_KEYS:
-                self.ctx.error(
-                    span,
-                    f"unknown pt2e key {key!r}",
-                    self.ctx.suggest(str(key), list(PT2E_KEYS))
-                    or f"keys are: {', '.join(PT2E_KEYS)}",
-                )
+            if not self.known_key(key, span, list(PT2E_KEYS), "pt2e key"):
                 failed = True
                 continue
             try:
@@ -381,15 +376,10 @@ class Coercions:
         values: dict[str, Any] = {}
         failed = False
         for key, val, span in rec.entries:
-            if key not in DTYPE_KEY_WORDS:
-                self.ctx.error(
-                    span,
-                    f"unknown dtype config key {key!r}",
-                    self.ctx.suggest(str(key), list(DTYPE_KEY_WORDS))
-                    or f"keys are: {', '.join(DTYPE_KEY_WORDS)}",
-                )
+            if not self.known_key(key, span, list(DTYPE_KEY_WORDS), "dtype config key"):
                 failed = True
                 continue
+            key = str(key)
             try:
                 if key == "dynamic":
                     if not (isinstance(val, Word) and val.text in ("true", "false")):
@@ -413,6 +403,17 @@ class Coercions:
             is_dynamic=values.get("dynamic"),
             name=name,
         )
+
+    def known_key(self, key: str | int, span: Span, keys: list[str], what: str) -> bool:
+        """Whether ``key`` is one of ``keys``; if not, say so (with a did-you-mean)."""
+        if isinstance(key, str) and key in keys:
+            return True
+        self.ctx.error(
+            span,
+            f"unknown {what} {key!r}",
+            self.ctx.suggest(str(key), keys) or f"keys are: {', '.join(keys)}",
+        )
+        return False
 
     def as_fuser(self, v: Value) -> m.Fuser:
         if isinstance(v, FuserValue):

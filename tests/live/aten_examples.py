@@ -16,20 +16,9 @@ import torch.ao.nn.intrinsic as nni
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .pt2e_support import Fn
+
 Example = tuple[Callable[[], nn.Module], tuple[torch.Tensor, ...]]
-
-
-class Fn(nn.Module):
-    """A module whose forward is ``fn(self, *inputs)``; keyword modules become submodules."""
-
-    def __init__(self, fn: Callable[..., Any], **modules: nn.Module):
-        super().__init__()
-        for name, mod in modules.items():
-            setattr(self, name, mod)
-        self.fn = fn
-
-    def forward(self, *inputs: torch.Tensor) -> Any:
-        return self.fn(self, *inputs)
 
 
 def _x(*shape: int) -> tuple[torch.Tensor, ...]:
