@@ -139,10 +139,9 @@ def _hook(h: m.Hook, names: _Names) -> str:
     return names.need(h.name)
 
 
-def _tuple(items: list[str]) -> str:
-    if len(items) == 1:
-        return f"({items[0]},)"
-    return f"({', '.join(items)})"
+def _seq(items: list[str]) -> str:
+    """A sequence of the generated table: a list (black's layout of lists is the one modelled)."""
+    return f"[{', '.join(items)}]"
 
 
 def _rule(r: m.Rule, names: _Names) -> str:
@@ -150,17 +149,17 @@ def _rule(r: m.Rule, names: _Names) -> str:
     if r.kind is not m.RuleKind.CHAIN:
         args.append(f"kind={layout.string(r.kind.value)}")
     if r.chain:
-        chain = [_tuple([_sym(op, names) for op in ops]) for ops in r.chain]
-        args.append(f"chain={_tuple(chain)}")
+        chain = [_seq([_sym(op, names) for op in ops]) for ops in r.chain]
+        args.append(f"chain={_seq(chain)}")
     if r.sources:
-        args.append(f"sources={_tuple([_sym(s, names) for s in r.sources])}")
+        args.append(f"sources={_seq([_sym(s, names) for s in r.sources])}")
     for key in ("weight", "bias"):
         if getattr(r, key) is not None:
             args.append(f"{key}={getattr(r, key)!r}")
     if r.allows:
-        args.append(f"allows={_tuple([_allows(a, names) for a in r.allows])}")
+        args.append(f"allows={_seq([_allows(a, names) for a in r.allows])}")
     if r.skip:
-        args.append(f"skip={_tuple([_hook(h, names) for h in r.skip])}")
+        args.append(f"skip={_seq([_hook(h, names) for h in r.skip])}")
     if r.annotate is not None:
         args.append(f"annotate={_hook(r.annotate, names)}")
     if r.qat:
@@ -204,7 +203,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         "rules = RULES",
     ]
     if transforms:
-        body.append(f"transforms = {_tuple(transforms)}")
+        body.append(f"transforms = {_seq(transforms)}")
     names.need("SpecQuantizer")
     spec_file = safe_text(q.spec_file)
     source = (
