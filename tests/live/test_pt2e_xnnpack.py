@@ -7,7 +7,7 @@ prepare_pt2e / prepare_qat_pt2e and convert_pt2e, and compares annotation by
 annotation (every annotated node, every input spec in order, every output
 spec: dtype, range, qscheme, channel axis, observer or fake-quant
 constructor, shared specs), the converted outputs (torch.equal) and the
-converted graphs. CI runs the matrix below (about a minute and a half);
+converted graphs. CI runs the matrix below (about a minute with the other PT2E tests);
 ``python -m tests.live.pt2e_matrix`` runs every zoo model with every
 config form, every edge case and both export modes.
 """
