@@ -196,7 +196,7 @@ def _generate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="spec files (default: every spec in [tool.bcfg] specs)",
     )
-    _out_argument(parser)
+    _check_arguments(parser)
 
 
 def _out_argument(
@@ -204,6 +204,15 @@ def _out_argument(
     text: str = "output folder (default: [tool.bcfg] out, generated/)",
 ) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help=text)
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _out_argument(parser)
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings as errors (also: [tool.bcfg] strict = true)",
+    )
 
 
 def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -329,7 +338,7 @@ COMMANDS: tuple[Command, ...] = (
         "check",
         "generate",
         "exit 1 with a diff if generated modules are stale; writes nothing",
-        _out_argument,
+        _check_arguments,
     ),
     Command(
         "fmt",

@@ -21,6 +21,7 @@ from ..lang.vocabulary import (
     FieldSpec,
     spell,
 )
+from ..sources import Span
 from . import model as m
 from .checks import pattern_text
 from .context import Ctx, Fail
@@ -278,8 +279,10 @@ class Coercions:
 
     def dtype_config(self, rec: Rec, name: str | None) -> m.DTypeConfig:
         values: dict[str, Any] = {}
+        where: list[tuple[str, Span]] = []
         failed = False
         for key, val, span in rec.entries:
+            where.append((str(key), span))
             if key not in DTYPE_KEY_WORDS:
                 self.ctx.error(
                     span,
@@ -311,6 +314,7 @@ class Coercions:
             bias=values.get("bias"),
             is_dynamic=values.get("dynamic"),
             name=name,
+            where=tuple(where),
         )
 
     def as_fuser(self, v: Value) -> m.Fuser:
