@@ -330,6 +330,30 @@ def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _compat_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("backend", metavar="BACKEND", help="a backend of the project's specs")
+    parser.add_argument(
+        "--qconfig-mapping",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="a function returning the QConfigMapping to check (MODULE must be on the allow-list)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs): judge each node of the traced model",
+    )
+    parser.add_argument(
+        "--qat", action="store_true", help="quantization-aware training (prepare_qat_fx)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="output format (default: a text table)",
+    )
+
+
 # Arguments are declared here, not in the command modules, so that --help and
 # argument errors never import a command's dependencies.
 COMMANDS: tuple[Command, ...] = (
@@ -367,6 +391,13 @@ COMMANDS: tuple[Command, ...] = (
         "what changed in the BackendConfigs between two revisions of the specs, or two getters",
         _diff_arguments,
         prefix="bcfg diff",
+    ),
+    Command(
+        "compat",
+        "compat.command",
+        "will a QConfigMapping be honoured by a backend, and why not; exit 1 if something is skipped",
+        _compat_arguments,
+        prefix="bcfg compat",
     ),
     Command(
         "import",
