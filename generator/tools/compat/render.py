@@ -137,8 +137,7 @@ def _groups(table: list[Row]) -> list[list[Row]]:
         if v.honoured or v.deliberate:
             continue
         key: tuple[Any, ...] = (v.status, v.reason, v.source, v.qconfig, v.closest)
-        key += (r.closest_name, v.suggestion)
-        key += (v.overrides, v.notes, v.pattern if v.node is not None else None)
+        key += (r.closest_name, v.suggestion, v.overrides, v.notes)
         groups.setdefault(key, []).append(r)
     return list(groups.values())
 
@@ -155,12 +154,15 @@ def _subjects(group: list[Row], model: bool, limit: int = 6) -> str:
     return ", ".join(names) + more
 
 
-def _explanation(r: Row, model: bool) -> list[tuple[int, str]]:
-    """The lines explaining one verdict, as (depth, text)."""
+def _explanation(group: list[Row], model: bool) -> list[tuple[int, str]]:
+    """The lines explaining the verdicts of a group (the same but for their patterns), as (depth, text)."""
+    r = group[0]
     v = r.verdict
     out: list[tuple[int, str]] = []
-    if model and v.pattern:
-        out.append((0, f"pattern {v.pattern}" + (f" ({r.where})" if r.where else "")))
+    patterns = {(g.verdict.pattern, g.where): None for g in group if g.verdict.pattern}
+    if model and patterns:
+        shown = [p + (f" ({where})" if where else "") for p, where in patterns]
+        out.append((0, f"pattern{'s' if len(shown) > 1 else ''} {', '.join(shown)}"))
     if v.status is not Status.REJECTED:
         out.append((0, v.reason))
     if v.source is not None and v.qconfig is not None:
@@ -183,7 +185,7 @@ def _explanation(r: Row, model: bool) -> list[tuple[int, str]]:
 def _text_details(group: list[Row], model: bool) -> list[str]:
     first = group[0]
     head = f"{_subjects(group, model)}: {first.verdict.status}"
-    return [head] + ["    " * (d + 1) + t for d, t in _explanation(first, model)]
+    return [head] + ["    " * (d + 1) + t for d, t in _explanation(group, model)]
 
 
 # --------------------------------------------------------------- markdown
@@ -202,7 +204,7 @@ def markdown(header: Header, result: CompatResult, table: list[Row]) -> str:
         lines += ["", "## Not honoured"]
     for group in groups:
         lines += ["", f"### {_md(_subjects(group, result.model))}: {group[0].verdict.status}", ""]
-        lines += ["  " * d + f"- {_md(t)}" for d, t in _explanation(group[0], result.model)]
+        lines += ["  " * d + f"- {_md(t)}" for d, t in _explanation(group, result.model)]
     lines += ["", summary(result)]
     return "\n".join(lines) + "\n"
 
