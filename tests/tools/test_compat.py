@@ -112,6 +112,16 @@ def half_model():
 
 def bare_inputs():
     return Net(), torch.randn(2, 8)
+
+
+class Quitter(nn.Module):
+    def forward(self, x):
+        print("tracing the quitter")
+        sys.exit(5)
+
+
+def quitter():
+    return Quitter(), (torch.randn(2, 8),)
 """
 
 
@@ -276,6 +286,14 @@ def test_a_bad_model_target_is_one_line_exit_2(run, target, message):
         "compat", "tiny", "--qconfig-mapping", "compat_user:fits", "--model", target
     )
     assert code == 2 and out == "" and message in err and err.count("\n") == 1, err
+
+
+def test_a_model_that_exits_while_traced_is_exit_2(run):
+    args = ("compat", "tiny", "--qconfig-mapping", "compat_user:fits", "--format", "json")
+    code, out, err = run(*args, "--model", "compat_user:quitter")
+    assert code == 2 and json.loads(out)["error"] == "SystemExit: 5"
+    assert "tracing the quitter" in err
+    assert err.endswith("bcfg compat: prepare_fx fails on this model: SystemExit: 5\n")
 
 
 def test_an_unknown_backend_suggests_one(run):

@@ -86,7 +86,7 @@ class ObserverFacts:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 made = ctr()
-        except Exception as exc:  # noqa: BLE001  (the user's observer arguments)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001  (the user's observer arguments)
             raise MappingError(f"building the observer {ctr!r} failed: {_one_line(exc)}") from None
         if not isinstance(made, (ObserverBase, FakeQuantizeBase)):
             raise MappingError(

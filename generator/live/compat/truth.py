@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +39,8 @@ class Truth:
 
 @contextlib.contextmanager
 def _quiet_fx() -> Iterator[None]:
-    """No warnings (torch's deprecation notices), no stack traces recorded while tracing.
+    """No warnings (torch's deprecation notices), no stack traces recorded while tracing,
+    and what the model prints while it is traced goes to stderr.
 
     Recording stack traces makes the first trace of a process import about a
     thousand modules (seconds); nothing here reads them.
@@ -47,7 +49,7 @@ def _quiet_fx() -> Iterator[None]:
     before = config.do_not_emit_stack_traces
     config.do_not_emit_stack_traces = True
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
             warnings.simplefilter("ignore")
             yield
     finally:
@@ -71,7 +73,7 @@ def ground_truth(
                 example_inputs,
                 backend_config=backend_config,
             )
-    except Exception as exc:  # noqa: BLE001  (torch's own failure is the finding)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torch's failure, or the model's)
         return Truth(error=_one_line(exc))
     observed = prepared.meta["_observed_graph_module_attrs"].observed_node_names
     return Truth(frozenset(observed))
@@ -100,7 +102,7 @@ def analyse_model(
             verdicts = judge.verdicts()
     except (Disagreement, MappingError):
         raise
-    except Exception as exc:  # noqa: BLE001  (torch raised in the front half of prepare)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (raised in the front half of prepare)
         if truth.error is None:
             raise Disagreement(
                 f"the analysis raised {_one_line(exc)}, but prepare_fx does not"

@@ -154,45 +154,56 @@ def _subjects(group: list[Row], model: bool, limit: int = 6) -> str:
     return ", ".join(names) + more
 
 
-def _explanation(group: list[Row], model: bool) -> list[tuple[int, str]]:
-    """The lines explaining the verdicts of a group (the same but for their patterns), as (depth, text)."""
+# A line of an explanation: its depth, its words, and the code it shows (a QConfig, a dtype config).
+Line = tuple[int, str, str]
+
+
+def _explanation(group: list[Row], model: bool) -> list[Line]:
+    """The lines explaining the verdicts of a group (the same but for their patterns)."""
     r = group[0]
     v = r.verdict
-    out: list[tuple[int, str]] = []
+    out: list[Line] = []
     patterns = {(g.verdict.pattern, g.where): None for g in group if g.verdict.pattern}
     if model and patterns:
         shown = [p + (f" ({where})" if where else "") for p, where in patterns]
-        out.append((0, f"pattern{'s' if len(shown) > 1 else ''} {', '.join(shown)}"))
+        out.append((0, f"pattern{'s' if len(shown) > 1 else ''} {', '.join(shown)}", ""))
     if v.status is not Status.REJECTED:
-        out.append((0, v.reason))
+        out.append((0, v.reason, ""))
     if v.source is not None and v.qconfig is not None:
-        out.append((0, f"QConfig from {v.source}: {v.qconfig}"))
+        out.append((0, f"QConfig from {v.source}: ", v.qconfig))
     if v.closest is not None:
         c = v.closest
         named = f" ({r.closest_name})" if r.closest_name else ""
-        out.append((0, f"closest dtype config, {c.index + 1} of {c.count}{named}: {c.text}"))
-        out += [(1, str(f)) for f in c.failures]
+        out.append((0, f"closest dtype config, {c.index + 1} of {c.count}{named}: ", c.text))
+        out += [(1, str(f), "") for f in c.failures]
     if v.status is Status.REJECTED:
-        out.append(
-            (0, f"would fit: {v.suggestion}" if v.suggestion else "no edit of this QConfig fits")
-        )
-    out += [(0, note) for note in v.notes]
+        fits = (0, "would fit: ", v.suggestion) if v.suggestion else None
+        out.append(fits or (0, "no edit of this QConfig fits", ""))
+    out += [(0, note, "") for note in v.notes]
     if v.overrides:
-        out.append((0, "single nodes may get another QConfig from: " + ", ".join(v.overrides)))
+        out.append((0, "single nodes may get another QConfig from: " + ", ".join(v.overrides), ""))
     return out
 
 
 def _text_details(group: list[Row], model: bool) -> list[str]:
     first = group[0]
     head = f"{_subjects(group, model)}: {first.verdict.status}"
-    return [head] + ["    " * (d + 1) + t for d, t in _explanation(group, model)]
+    return [head] + ["    " * (d + 1) + t + code for d, t, code in _explanation(group, model)]
 
 
 # --------------------------------------------------------------- markdown
 
 
 def markdown(header: Header, result: CompatResult, table: list[Row]) -> str:
-    lines = [f"# bcfg compat: backend `{header.backend}`", "", _md(_title(header)), ""]
+    spec = f" (`{header.spec}`)" if header.spec else ""
+    model = f", model `{header.model}`" if header.model else ""
+    title = f"backend `{header.backend}`{spec}, QConfigMapping `{header.mapping}`{model}"
+    lines = [
+        f"# bcfg compat: backend `{header.backend}`",
+        "",
+        title + f"; {header.mode}, torch {header.torch}",
+        "",
+    ]
     columns = _columns(result.model)
     lines.append("| " + " | ".join(h.lower() for h, _ in columns) + " |")
     lines.append("|" + "---|" * len(columns))
@@ -204,7 +215,10 @@ def markdown(header: Header, result: CompatResult, table: list[Row]) -> str:
         lines += ["", "## Not honoured"]
     for group in groups:
         lines += ["", f"### {_md(_subjects(group, result.model))}: {group[0].verdict.status}", ""]
-        lines += ["  " * d + f"- {_md(t)}" for d, t in _explanation(group, result.model)]
+        lines += [
+            "  " * d + f"- {_md(t)}" + (f"`{code}`" if code else "")
+            for d, t, code in _explanation(group, result.model)
+        ]
     lines += ["", summary(result)]
     return "\n".join(lines) + "\n"
 
