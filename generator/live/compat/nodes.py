@@ -65,9 +65,9 @@ from torch.fx import GraphModule, Node
 from .backend import BackendIndex, after_prepare
 from .mapping import NodeSources
 from .names import object_text
-from .observers import Args, Observers, Targets, closest, dtype_config_failures, dtype_config_text
-from .suggest import qconfig_text, suggest
-from .verdict import Closest, Failure, Status, Verdict
+from .observers import Args, Observers, Targets, dtype_config_failures
+from .suggest import qconfig_text, rejected
+from .verdict import Failure, Status, Verdict
 
 # ``torch.ao.quantization.fx.prepare`` the module (the package re-exports a function of that name).
 PREPARE = importlib.import_module("torch.ao.quantization.fx.prepare")
@@ -359,25 +359,16 @@ class NodeJudge:
         failures: list[list[Failure]],
         base: dict[str, Any],
     ) -> Verdict:
-        k = closest(failures)
-        dc = self.index.dtype_configs(match.pattern)[k]
-        near = Closest(k, len(failures), dtype_config_text(dc), tuple(failures[k]))
         kinds = replace(self.kinds[node.name], activation=True)
-        fit = suggest(qconfig, dc, kinds, self.is_qat, False)
         notes: tuple[str, ...] = ()
         if node.name in self.observed:
             notes = (
                 "torch still lists it in observed_node_names: after the reset to float a float dtype "
                 "config fits, but nothing is quantized",
             )
-        return Verdict(
-            label,
-            Status.REJECTED,
-            "; ".join(str(f) for f in failures[k]),
-            closest=near,
-            suggestion=qconfig_text(fit) if fit is not None else None,
-            notes=notes,
-            **base,
+        dcs = self.index.dtype_configs(match.pattern)
+        return rejected(
+            label, qconfig, dcs, failures, kinds, self.is_qat, False, notes=notes, **base
         )
 
 

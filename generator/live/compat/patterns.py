@@ -32,12 +32,10 @@ from .observers import (
     Observers,
     Targets,
     bias_observer,
-    closest,
     dtype_config_failures,
-    dtype_config_text,
 )
-from .suggest import qconfig_text, suggest
-from .verdict import Closest, CompatResult, Status, Verdict
+from .suggest import qconfig_text, rejected
+from .verdict import CompatResult, Status, Verdict
 
 
 @dataclass(frozen=True)
@@ -181,19 +179,9 @@ class _PatternJudge:
         args: Args,
         common: dict[str, Any],
     ) -> Verdict:
-        k = closest(failures)
-        near = Closest(k, len(dcs), dtype_config_text(dcs[k]), tuple(failures[k]))
         parts = self.parts.get(op, ())
         weighted = isinstance(op, type) and (parts[:1] or (op,))[0] in self.index.roots
-        fit = suggest(qconfig, dcs[k], args, self.is_qat, weighted)
-        return Verdict(
-            label,
-            Status.REJECTED,
-            "; ".join(str(f) for f in failures[k]),
-            closest=near,
-            suggestion=qconfig_text(fit) if fit is not None else None,
-            **common,
-        )
+        return rejected(label, qconfig, dcs, failures, args, self.is_qat, weighted, **common)
 
     def _fusion_verdict(self, i: int, label: str, fusion: Fusion) -> Verdict:
         mode = "QAT" if self.is_qat else "eval (PTQ)"

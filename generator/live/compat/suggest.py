@@ -36,11 +36,14 @@ from .observers import (
     Observers,
     Targets,
     bias_observer,
+    closest,
     convert_failures,
     dtype_config_failures,
+    dtype_config_text,
     dtype_text,
     number_text,
 )
+from .verdict import Closest, Failure, Status, Verdict
 
 
 def suggest(qconfig: Any, dc: DTypeConfig, args: Args, is_qat: bool, weighted: bool) -> Any:
@@ -214,4 +217,29 @@ def qconfig_text(qconfig: Any) -> str:
     return (
         f"QConfig(activation={constructor_text(qconfig.activation)}, "
         f"weight={constructor_text(qconfig.weight)})"
+    )
+
+
+def rejected(
+    pattern: str | None,
+    given: Any,
+    dcs: list[DTypeConfig],
+    failures: list[list[Failure]],
+    args: Args,
+    is_qat: bool,
+    weighted: bool,
+    **fields: Any,
+) -> Verdict:
+    """The verdict on a QConfig (``given``) no dtype config fits: the closest one, what failed,
+    and what would fit; ``fields`` are the verdict's other fields."""
+    k = closest(failures)
+    near = Closest(k, len(dcs), dtype_config_text(dcs[k]), tuple(failures[k]))
+    fit = suggest(given, dcs[k], args, is_qat, weighted)
+    return Verdict(
+        pattern,
+        Status.REJECTED,
+        "; ".join(str(f) for f in failures[k]),
+        closest=near,
+        suggestion=qconfig_text(fit) if fit is not None else None,
+        **fields,
     )

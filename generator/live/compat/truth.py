@@ -25,7 +25,6 @@ from torch.ao.quantization.quantize_fx import prepare_fx, prepare_qat_fx
 
 from .backend import BackendIndex
 from .nodes import Disagreement, NodeJudge, trace
-from .observers import MappingError
 from .verdict import CompatResult
 
 
@@ -97,11 +96,6 @@ def analyse_model(
     try:
         with _quiet_fx():
             traced = trace(model, mapping, backend_config, is_qat)
-            judge = NodeJudge(traced, BackendIndex.of(backend_config), is_qat)
-            judge.predict()
-            verdicts = judge.verdicts()
-    except (Disagreement, MappingError):
-        raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001  (raised in the front half of prepare)
         if truth.error is None:
             raise Disagreement(
@@ -110,6 +104,10 @@ def analyse_model(
         return CompatResult(name, is_qat, (), model=True, error=truth.error)
     if truth.error is not None:
         return CompatResult(name, is_qat, (), model=True, error=truth.error)
+    with _quiet_fx():
+        judge = NodeJudge(traced, BackendIndex.of(backend_config), is_qat)
+        judge.predict()
+        verdicts = judge.verdicts()
     _agree(judge.observed, truth.observed)
     return CompatResult(name, is_qat, tuple(verdicts), model=True)
 
