@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 
 from ...cli import ExitCode, Report, UsageError
 from ...config import Project, find_project
@@ -56,23 +55,11 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
 
 
 def _backend(project: Project, name: str, report: Report) -> m.Backend:
-    """The backend called ``name`` (its module name, or its BackendConfig name) in the specs."""
-    from ...semantics import facts
-    from ...semantics.driver import resolve_specs
+    """The backend called ``name`` in the project's specs (as ``bcfg explain`` finds it)."""
+    from ...pipeline import paused_gc, resolve_project
+    from ..explain import find_backend
 
-    table = facts.TorchFacts.cached(project.allow)
-    try:
-        analysis = resolve_specs(project.root, project.spec_files(), project.allow, table)
-    finally:
-        table.save()
-    report.diagnostics(analysis.warnings, analysis.sources)
-    for b in analysis.backends:
-        if name in (b.module, b.name):
-            return b
-    known = sorted(b.module for b in analysis.backends)
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    where = project.rel(project.specs)
-    raise UsageError(
-        f"no backend '{name}' in {where}/ (backends: {', '.join(known) or 'none'}){hint}"
-    )
+    with paused_gc():
+        backends, warnings, sources = resolve_project(project)
+    report.diagnostics(warnings, sources)
+    return find_backend(backends, name)
