@@ -163,12 +163,28 @@ def test_no_tensor_inputs_and_deliberate_skips_are_not_failures():
     assert all(v.deliberate for v in result.skipped if v.node in ("size", "lin"))
 
 
-def test_observed_as_float_is_not_honoured():
-    """torch lists a weight-only embedding with a static QConfig as observed; nothing is quantized."""
+def test_observed_as_float_is_not_honoured(monkeypatch):
+    """torch lists a weight-only embedding with a static QConfig as observed; nothing is quantized.
+
+    The suggestion, as printed, quantizes it through convert_fx.
+    """
+    import torch.ao.nn.quantized as nnq
+    import torch.ao.quantization as tq
+
     emb = by_node(judge("embedding", get_default_qconfig_mapping("x86"), "x86"))["emb"]
     assert emb.status is Status.REJECTED
     assert "observed_node_names" in emb.notes[0]
     assert "PlaceholderObserver.with_args(dtype=torch.float32)" in emb.suggestion
+    space = {"torch": torch, **{k: getattr(tq, k) for k in dir(tq) if not k.startswith("_")}}
+    mapping = get_default_qconfig_mapping("x86").set_module_name("emb", eval(emb.suggestion, space))
+    m, example = MODELS["embedding"]()
+    monkeypatch.setattr(torch.fx.config, "do_not_emit_stack_traces", True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prepared = prepare_fx(m, mapping, example, backend_config=backend("x86"))
+        prepared(*example)
+        converted = convert_fx(prepared, backend_config=backend("x86"))
+    assert type(converted.emb) is nnq.Embedding
 
 
 def test_dynamic_lstm_is_honoured_static_is_not():

@@ -24,6 +24,7 @@ from torch.ao.quantization.observer import (
     HistogramObserver,
     MinMaxObserver,
     MovingAverageMinMaxObserver,
+    PerChannelMinMaxObserver,
     PlaceholderObserver,
     _PartialWrapper,
 )
@@ -57,7 +58,11 @@ def suggest(qconfig: Any, dc: DTypeConfig, args: Args, is_qat: bool, weighted: b
     want = _activation_wants(dc)
     new_act = _fitted(act, want, bool(dc.is_dynamic), is_qat, is_weight=False)
     new_weight = weight
-    if dc.weight_dtype is not None:
+    if _weight_only(dc):  # embeddings: torch's kernels take float qparams per row
+        new_weight = PerChannelMinMaxObserver.with_args(
+            dtype=dc.weight_dtype, qscheme=torch.per_channel_affine_float_qparams, ch_axis=0
+        )
+    elif dc.weight_dtype is not None:
         new_weight = _fitted(weight, _wants(dc.weight_dtype_with_constraints), False, is_qat, True)
     candidate = QConfig(activation=new_act, weight=new_weight)
     observers = Observers()
@@ -70,6 +75,16 @@ def suggest(qconfig: Any, dc: DTypeConfig, args: Args, is_qat: bool, weighted: b
     except Exception:  # noqa: BLE001  (an edit the observer class rejects: no suggestion)
         return None
     return candidate
+
+
+def _weight_only(dc: DTypeConfig) -> bool:
+    """A weight-only dtype config (float activations, a quint8 or quint4x2 weight)."""
+    floats = (None, torch.float32, torch.float16)
+    return (
+        dc.input_dtype in floats
+        and dc.output_dtype in floats
+        and dc.weight_dtype in (torch.quint8, torch.quint4x2)
+    )
 
 
 def _wants(dwc: Any) -> dict[str, Any]:
