@@ -222,6 +222,19 @@ def test_a_model_is_judged_node_by_node(run):
     )
 
 
+def test_qat_names_the_missing_qat_module(run):
+    code, out, _ = run("compat", "tiny", "--qconfig-mapping", "compat_user:fits", "--qat")
+    assert code == 1
+    assert "quantization-aware training" in out.splitlines()[0]
+    assert "the backend names no QAT module for nn.Linear" in out
+    args = ("compat", "tiny", "--qat", "--model", "compat_user:model")
+    code, out, _ = run(*args, "--qconfig-mapping", "compat_user:fits")
+    verdicts = {ln.split()[0]: " ".join(ln.split()[5:]) for ln in out.splitlines()[3:5]}
+    # the fused fc1 and the plain fc2 both lack a QAT module: their weights train as floats
+    assert code == 1 and verdicts == {"fc1": "no QAT module", "fc2": "no QAT module"}
+    assert "the backend names no QAT module for nni.LinearReLU" in out
+
+
 def test_a_deliberate_skip_is_not_a_failure(run):
     code, out, _ = run("compat", "tiny", "--qconfig-mapping", "compat_user:relu_off")
     assert code == 0

@@ -94,14 +94,14 @@ def after_prepare(
     if not isinstance(op, type) or not issubclass(op, torch.nn.Module):
         return None
     name = object_text(op)
-    if is_qat and op in WEIGHTED and op not in index.qat_modules:
+    weighted = parts[0] if parts else op
+    if op in index.qat_classes or weighted not in WEIGHTED:
+        return None  # QAT classes convert through their float class; no weights to swap
+    if is_qat and op not in index.qat_modules:
         return (
             Status.NO_QAT_MODULE,
             f"the backend names no QAT module for {name}: QAT trains its weights without fake quantization",
         )
-    weighted = parts[0] if parts else op
-    if op in index.qat_classes or weighted not in WEIGHTED:
-        return None  # QAT classes convert through their float class; no weights to swap
     if weighted not in index.roots:
         return (
             Status.FLOAT_AT_CONVERT,
