@@ -56,7 +56,9 @@ def load_qconfig_mapping(target: str, allow: tuple[str, ...]) -> Any:
 
     result = call_function(target, find_function(target, allow))
     if not isinstance(result, QConfigMapping):
-        hint = " (QConfigMapping.from_dict turns a dict into one)" if isinstance(result, dict) else ""
+        hint = (
+            " (QConfigMapping.from_dict turns a dict into one)" if isinstance(result, dict) else ""
+        )
         raise ImportFailure(f"{target}() returned {_kind(result)}, not a QConfigMapping{hint}")
     return result
 
