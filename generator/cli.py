@@ -196,7 +196,7 @@ def _generate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="spec files (default: every spec in [tool.bcfg] specs)",
     )
-    _out_argument(parser)
+    _check_arguments(parser)
 
 
 def _out_argument(
@@ -204,6 +204,15 @@ def _out_argument(
     text: str = "output folder (default: [tool.bcfg] out, generated/)",
 ) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help=text)
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _out_argument(parser)
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings as errors (also: [tool.bcfg] strict = true)",
+    )
 
 
 def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -321,6 +330,30 @@ def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _compat_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("backend", metavar="BACKEND", help="a backend of the project's specs")
+    parser.add_argument(
+        "--qconfig-mapping",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="a function returning the QConfigMapping to check (MODULE must be on the allow-list)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs): judge each node of the traced model",
+    )
+    parser.add_argument(
+        "--qat", action="store_true", help="quantization-aware training (prepare_qat_fx)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="output format (default: a text table)",
+    )
+
+
 # Arguments are declared here, not in the command modules, so that --help and
 # argument errors never import a command's dependencies.
 COMMANDS: tuple[Command, ...] = (
@@ -329,7 +362,7 @@ COMMANDS: tuple[Command, ...] = (
         "check",
         "generate",
         "exit 1 with a diff if generated modules are stale; writes nothing",
-        _out_argument,
+        _check_arguments,
     ),
     Command(
         "fmt",
@@ -358,6 +391,13 @@ COMMANDS: tuple[Command, ...] = (
         "what changed in the BackendConfigs between two revisions of the specs, or two getters",
         _diff_arguments,
         prefix="bcfg diff",
+    ),
+    Command(
+        "compat",
+        "compat.command",
+        "will a QConfigMapping be honoured by a backend, and why not; exit 1 if something is skipped",
+        _compat_arguments,
+        prefix="bcfg compat",
     ),
     Command(
         "import",

@@ -33,6 +33,7 @@ class Project:
     out: Path
     allow: tuple[str, ...]
     docs: Path | None = None
+    strict: bool = False  # warnings are errors in generate and check
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
@@ -170,6 +171,7 @@ KEYS = {
     "out": "a folder name (a string)",
     "allow": "a list of top-level module names",
     "docs": "a folder name, or false to write no docs",
+    "strict": "true or false (true: warnings are errors in generate and check)",
 }
 
 
@@ -222,8 +224,12 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     docs = table.get("docs", "docs")
     if docs is not False and (not isinstance(docs, str) or not docs.strip()):
         bad("docs", f"[tool.bcfg] docs must be {KEYS['docs']}", 'for example: docs = "docs"')
+    strict = table.get("strict", False)
+    if not isinstance(strict, bool):
+        bad("strict", f"[tool.bcfg] strict must be {KEYS['strict']}", "for example: strict = true")
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     specs, out = table.get("specs", "specs"), table.get("out", "generated")
-    return Project(root, root / specs, root / out, allow, None if docs is False else root / docs)
+    docs_path = None if docs is False else root / docs
+    return Project(root, root / specs, root / out, allow, docs_path, strict)

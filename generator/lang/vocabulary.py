@@ -305,6 +305,9 @@ DTYPE_NAMES = (
     "float8_e5m2",
 )
 
+# Plain integer dtypes and the quantized dtype FX's quantized ops take instead.
+QUANTIZED_DTYPE_OF: dict[str, str] = {"uint8": "quint8", "int8": "qint8", "int32": "qint32"}
+
 # Ranges of the quantized dtypes, for constraint checks.
 QUANT_RANGES: dict[str, tuple[int, int]] = {
     "quint8": (0, 255),

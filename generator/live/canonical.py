@@ -610,3 +610,16 @@ def callables_equivalent(
     """Whether two values of callable field ``field`` of ``config`` are
     equivalent; :func:`callable_difference` says why not."""
     return callable_difference(field, expected, actual, config) is None
+
+
+def sample_fusion(
+    fuser: Callable[..., Any], pattern: Any, is_qat: bool
+) -> tuple[nn.Module | None, type[Exception] | None]:
+    """What ``fuser`` builds from sample modules for ``pattern`` (reversed nested form), as FX
+    fusion calls it; or the exception class it raises. ``(None, None)`` when a module class of
+    the pattern has no sample (``bcfg compat`` then cannot tell what the fusion makes)."""
+    if _module_classes_without_factory(pattern):
+        return None, None
+    outcome = _run_fuser(fuser, pattern, is_qat)
+    made = outcome.value if isinstance(outcome.value, nn.Module) else None
+    return made, outcome.raised

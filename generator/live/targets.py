@@ -1,21 +1,33 @@
 """Targets: ``MODULE:FUNCTION`` named on the command line, imported and called.
 
 ``bcfg import`` and ``bcfg diff --configs`` load the BackendConfig a user's
-function returns; any failure of the user's code is one line (``ImportFailure``).
+function returns; ``bcfg compat`` loads a QConfigMapping and a model, and
+only from modules on the allow-list, as specs name symbols
+(``semantics.facts.check_allowed``). Any failure of the user's code is one
+line (``ImportFailure``): an import that fails, a function that raises or
+calls ``sys.exit()``, a value of the wrong type. What the user's code prints
+goes to stderr, so that it cannot mix with a command's output.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
 import sys
 import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from ..semantics.facts import UnknownSymbol, check_allowed
 
 
 class ImportFailure(Exception):
     """Why a target cannot be imported, in one line."""
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 def load_backend_config(target: str) -> tuple[Any, str]:
@@ -26,50 +38,129 @@ def load_backend_config(target: str) -> tuple[Any, str]:
 
 def load_target(target: str) -> tuple[Any, str, str, set[str]]:
     """``load_backend_config``, and the module's name and the modules loaded before it."""
-    module_name, sep, func_path = target.partition(":")
-    ident = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-    if not sep or not ident.match(module_name) or not ident.match(func_path):
-        raise ImportFailure(
-            f"expected MODULE:FUNCTION (like mypkg.backend:get_config), got {target!r}"
-        )
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     import torch.ao.quantization.backend_config.utils  # noqa: F401  (BackendConfig needs it)
     from torch.ao.quantization.backend_config import BackendConfig
 
     before = set(sys.modules)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            raise ImportFailure(f"no module named '{module_name}'") from None
-        raise ImportFailure(f"importing {module_name} failed: {_exc(exc)}") from None
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (any failure of the user's module)
-        raise ImportFailure(f"importing {module_name} failed: {_exc(exc)}") from None
-    obj: Any = module
+    function = find_function(target)
+    result = call_function(target, function)
+    if not isinstance(result, BackendConfig):
+        raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
+    module_name, _, func_path = target.partition(":")
+    return result, func_path.split(".")[-1], module_name, before
+
+
+def load_qconfig_mapping(target: str, allow: tuple[str, ...]) -> Any:
+    """The QConfigMapping ``MODULE:FUNCTION`` returns; ``MODULE`` must be allowed."""
+    from torch.ao.quantization import QConfigMapping
+
+    result = call_function(target, find_function(target, allow))
+    if not isinstance(result, QConfigMapping):
+        hint = (
+            " (QConfigMapping.from_dict turns a dict into one)" if isinstance(result, dict) else ""
+        )
+        raise ImportFailure(f"{target}() returned {_kind(result)}, not a QConfigMapping{hint}")
+    return result
+
+
+def load_model(target: str, allow: tuple[str, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """The ``(model, example_inputs)`` ``MODULE:FUNCTION`` returns; ``MODULE`` must be allowed."""
+    import torch
+
+    result = call_function(target, find_function(target, allow))
+    expected = "(model, example_inputs): an nn.Module and a tuple of inputs"
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise ImportFailure(f"{target}() returned {_kind(result)}, not {expected}")
+    model, example_inputs = result
+    if not isinstance(model, torch.nn.Module):
+        raise ImportFailure(f"{target}() returned ({_kind(model)}, ...), not {expected}")
+    if not isinstance(example_inputs, tuple):
+        raise ImportFailure(
+            f"{target}() returned (model, {_kind(example_inputs)}): example_inputs must be a tuple, like (torch.randn(1, 3, 8, 8),)"
+        )
+    return model, example_inputs
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)}"
+    return "None" if value is None else type(value).__name__
+
+
+def find_function(target: str, allow: tuple[str, ...] | None = None) -> Callable[..., Any]:
+    """Import ``MODULE`` (only an allowed one, when ``allow`` is given) and find ``FUNCTION`` in it."""
+    module_name, sep, func_path = target.partition(":")
+    if not sep or not _IDENT.match(module_name) or not _IDENT.match(func_path):
+        raise ImportFailure(
+            f"expected MODULE:FUNCTION (like mypkg.backend:get_config), got {target!r}"
+        )
+    if allow is not None:
+        try:
+            check_allowed(module_name, allow)
+        except UnknownSymbol as exc:
+            raise ImportFailure(f"{exc.message}; {exc.suggestion}") from None
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = _import(module_name)
     for i, part in enumerate(func_path.split(".")):
         try:
-            nxt = getattr(obj, part, _MISSING)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001  (a module __getattr__ that raises)
-            raise ImportFailure(f"reading {part} of {module_name} failed: {_exc(exc)}") from None
+            with _guarded():
+                nxt = getattr(obj, part, _MISSING)
+        except _UserFailure as exc:  # a module __getattr__ that raises
+            raise ImportFailure(f"reading {part} of {module_name} failed: {exc}") from None
         if nxt is _MISSING:
             where = ".".join([module_name, *func_path.split(".")[:i]])
             raise ImportFailure(f"{where} has no attribute '{part}'")
         obj = nxt
     if not callable(obj):
         raise ImportFailure(f"{target} is not a function (it is {type(obj).__name__})")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = obj()
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (sys.exit() in the user's code too)
-        raise ImportFailure(f"calling {target}() failed: {_exc(exc)}") from None
-    if not isinstance(result, BackendConfig):
-        raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
-    return result, func_path.split(".")[-1], module_name, before
+    return obj
 
 
 _MISSING = object()
+
+
+def _import(module_name: str) -> Any:
+    try:
+        with _guarded():
+            return importlib.import_module(module_name)
+    except _UserFailure as exc:
+        missing = exc.missing
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise ImportFailure(f"no module named '{module_name}'") from None
+        raise ImportFailure(f"importing {module_name} failed: {exc}") from None
+
+
+def call_function(target: str, function: Callable[..., Any]) -> Any:
+    """Call the user's function without arguments; any failure becomes an ``ImportFailure``."""
+    try:
+        with _guarded(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return function()
+    except _UserFailure as exc:
+        raise ImportFailure(f"calling {target}() failed: {exc}") from None
+
+
+class _UserFailure(Exception):
+    """The user's code raised (or tried to exit); the message says what, in one line.
+
+    ``missing`` is the module a ``ModuleNotFoundError`` names.
+    """
+
+    def __init__(self, message: str, missing: str | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+@contextlib.contextmanager
+def _guarded() -> Iterator[None]:
+    """Run user code: its prints go to stderr, its exceptions and ``sys.exit()`` become one line."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (any failure of the user's code)
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        raise _UserFailure(_exc(exc), missing) from None
 
 
 def _exc(exc: BaseException) -> str:

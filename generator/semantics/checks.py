@@ -17,6 +17,15 @@ Decisions worth knowing (README, "Diagnostics"):
   fusion patterns set ``root`` alone (``(nn.Conv${n}d, nn.BatchNorm${n}d,
   F.relu)``), where it is harmless. ``reference`` without ``root`` is a
   warning too.
+* Dtypes FX can never match are warnings (``dtype_findings``): a pattern
+  without dtype configs (unless it is a fusion pattern, whose dtype configs
+  torch never reads), a plain ``uint8``/``int8``/``int32`` where FX's
+  quantized ops take ``quint8``/``qint8``/``qint32`` (``convert_fx`` leaves
+  such observers in place; only patterns of aten operators, which the
+  decomposed representation quantizes to plain integers, may use them), a
+  bias that is not float (FX observes biases as float), and a dynamic dtype
+  config with fixed qparams on its input. So are constraints no observer can
+  satisfy, and bounds FX never checks (``constraint_findings``).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import Severity
-from ..lang.vocabulary import CONSTRAINT_WORDS, QUANT_RANGES, spell
+from ..lang.vocabulary import CONSTRAINT_WORDS, QUANT_RANGES, QUANTIZED_DTYPE_OF, spell
 from ..sources import Span
 from . import model as m
 from .facts import CallSignature, SignatureOf
@@ -87,6 +96,7 @@ def config_findings(
                 )
             )
     out.extend(_fuser_fit(c, n, spans, signature))
+    out.extend(dtype_findings(c, spans))
     if c.root_module is not None and c.reference_module is None and c.fuser is None:
         out.append(
             Finding(
@@ -156,6 +166,93 @@ def _fuser_fit(
                 )
             ]
     return []
+
+
+def dtype_findings(c: m.PatternConfig, spans: dict[str, Span]) -> list[Finding]:
+    """Dtype configs FX can never match (warnings), each located where its dtype is written.
+
+    Messages do not name the pattern: a dtype set used by many patterns is
+    reported once, at its definition.
+    """
+    if c.fuser is not None:  # torch reads the dtype configs of the fused module, not these
+        return []
+    where = spans.get("dtypes") or spans["pattern"]
+    out: list[Finding] = []
+    if not c.dtype_configs:
+        out.append(
+            Finding(
+                Severity.WARNING,
+                where,
+                f"pattern {pattern_text(c.pattern)} has no dtype configs: FX never quantizes it",
+                "add 'dtypes: ...' with the dtypes the backend runs it in, or remove the pattern",
+            )
+        )
+    aten = _all_ops(c.pattern)
+    for dc in c.dtype_configs:
+        out.extend(_plain_integer(dc, where) if not aten else [])
+        out.extend(_bias_dtype(dc, where))
+        out.extend(_dynamic_fixed(dc, where))
+    return out
+
+
+def _all_ops(p: m.PatternValue) -> bool:
+    """Every operator of the pattern is an aten operator (a pattern for exported graphs)."""
+    if isinstance(p, tuple):
+        return all(_all_ops(x) for x in p if not isinstance(x, int))
+    return isinstance(p, m.Symbol) and p.kind == m.SymbolKind.OP
+
+
+def _plain_integer(dc: m.DTypeConfig, fallback: Span) -> list[Finding]:
+    out = []
+    for key in ("input", "output", "weight"):
+        d: m.DType | None = getattr(dc, key)
+        if d is None or d.dtype not in QUANTIZED_DTYPE_OF:
+            continue
+        want = QUANTIZED_DTYPE_OF[d.dtype]
+        out.append(
+            Finding(
+                Severity.WARNING,
+                dc.span(key) or fallback,
+                f"{key} dtype {d.dtype} is a plain integer type: FX's quantized ops take {want}, "
+                f"and convert_fx leaves {d.dtype} observers in the model, unconverted",
+                f"did you mean '{want}'? ({d.dtype} is for patterns of aten operators, "
+                "which the decomposed representation quantizes to plain integers)",
+            )
+        )
+    return out
+
+
+def _bias_dtype(dc: m.DTypeConfig, fallback: Span) -> list[Finding]:
+    if dc.bias is None or dc.bias in ("float32", "float16"):
+        return []
+    kind = "an integer" if dc.bias in QUANT_RANGES else "a"
+    return [
+        Finding(
+            Severity.WARNING,
+            dc.span("bias") or fallback,
+            f"bias dtype {dc.bias} never matches: FX observes biases as float (float16 when "
+            "activation and weight are float16), so no QConfig fits this dtype config",
+            "did you mean 'bias: float'? (quantized kernels quantize the bias themselves; "
+            f"{kind} {dc.bias} bias is nothing a QConfig can ask for)",
+        )
+    ]
+
+
+def _dynamic_fixed(dc: m.DTypeConfig, fallback: Span) -> list[Finding]:
+    d = dc.input
+    if not dc.is_dynamic or d is None:
+        return []
+    if d.scale_exact_match is None or d.zero_point_exact_match is None:
+        return []
+    return [
+        Finding(
+            Severity.WARNING,
+            dc.span("input") or fallback,
+            "no observer can satisfy a dynamic dtype config whose input has fixed qparams: "
+            "FX wants a FixedQParamsObserver for fixed qparams, and none is dynamic",
+            "remove 'dynamic: true', or the input's scale and zero_point",
+        )
+    ]
 
 
 def params_mismatch(
@@ -245,4 +342,74 @@ def constraint_findings(
             smin is not None and scale < smin or smax is not None and scale > smax
         ):
             bad("scale_exact_match", f"scale {scale!r} is outside scale_min..scale_max")
+    if not found:
+        found += _unsatisfiable(dtype, values, spans) + _unchecked(dtype, values, spans)
     return sorted(found, key=lambda f: (f.span.line, f.span.column))
+
+
+def _unsatisfiable(dtype: str, values: dict[str, Any], spans: dict[str, Span]) -> list[Finding]:
+    """Constraints no observer can meet (warnings): FX would skip every QConfig."""
+    qmin, qmax = values.get("quant_min_lower_bound"), values.get("quant_max_upper_bound")
+    fixed = (
+        values.get("scale_exact_match") is not None
+        and values.get("zero_point_exact_match") is not None
+    )
+    out = []
+    if qmin is not None and qmax is not None and not fixed and (qmin > 0 or qmax <= 0):
+        why = (
+            "an observer's range includes 0 (quant_min <= 0 <= quant_max)"
+            if qmin > 0 or qmax < 0
+            else "an observer's range needs quant_min < quant_max"
+        )
+        out.append(
+            Finding(
+                Severity.WARNING,
+                spans["quant_min_lower_bound" if qmin > 0 else "quant_max_upper_bound"],
+                f"no observer can satisfy quant_min {qmin}, quant_max {qmax}: {why}",
+                "widen the bounds: FX wants the observer's whole range inside them",
+            )
+        )
+    if fixed and values.get("scale_min_lower_bound") is not None:
+        out.append(
+            Finding(
+                Severity.WARNING,
+                spans["scale_min_lower_bound"],
+                "no observer can satisfy scale_min with a fixed scale and zero_point: FX compares "
+                "scale_min with the observer's eps, and a FixedQParamsObserver has none",
+                "remove scale_min: a fixed scale needs no lower bound",
+            )
+        )
+    return out
+
+
+def _unchecked(dtype: str, values: dict[str, Any], spans: dict[str, Span]) -> list[Finding]:
+    """Bounds FX never checks (warnings): a range or fixed qparams with one half missing, scale_max."""
+    out = []
+    rng = QUANT_RANGES.get(dtype)
+    for key, other, default in (
+        ("quant_min_lower_bound", "quant_max_upper_bound", rng[1] if rng else None),
+        ("quant_max_upper_bound", "quant_min_lower_bound", rng[0] if rng else None),
+        ("scale_exact_match", "zero_point_exact_match", None),
+        ("zero_point_exact_match", "scale_exact_match", None),
+    ):
+        if values.get(key) is not None and values.get(other) is None:
+            value = default if default is not None else f"<the fixed {_WORD[other]}>"
+            add = f"add '{_WORD[other]}: {value}'"
+            out.append(
+                Finding(
+                    Severity.WARNING,
+                    spans[key],
+                    f"FX checks {_WORD[key]} only together with {_WORD[other]}: on its own it is never enforced",
+                    f"{add} to enforce it, or remove it",
+                )
+            )
+    if values.get("scale_max_upper_bound") is not None:
+        out.append(
+            Finding(
+                Severity.WARNING,
+                spans["scale_max_upper_bound"],
+                "FX never checks scale_max: it has no effect",
+                "remove it (FX checks scale_min against the observer's eps, and no maximum)",
+            )
+        )
+    return out

@@ -374,8 +374,10 @@ class Coercions:
 
     def dtype_config(self, rec: Rec, name: str | None) -> m.DTypeConfig:
         values: dict[str, Any] = {}
+        where: list[tuple[str, Span]] = []
         failed = False
         for key, val, span in rec.entries:
+            where.append((str(key), span))
             if not self.known_key(key, span, list(DTYPE_KEY_WORDS), "dtype config key"):
                 failed = True
                 continue
@@ -402,6 +404,7 @@ class Coercions:
             bias=values.get("bias"),
             is_dynamic=values.get("dynamic"),
             name=name,
+            where=tuple(where),
         )
 
     def known_key(self, key: str | int, span: Span, keys: list[str], what: str) -> bool:

@@ -279,7 +279,9 @@ class Expander:
         if not failed:
             self.ctx.report(
                 checks.config_findings(
-                    config, {k: fld.span for k, fld in seen.items()}, self.ctx.facts.signature
+                    config,
+                    {"pattern": item.head.span} | {k: fld.span for k, fld in seen.items()},
+                    self.ctx.facts.signature,
                 )
             )
         self._place(expansion, item, config)

@@ -75,15 +75,21 @@ def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
 _found: dict[tuple[str, tuple[str, ...]], Resolved] = {}
 
 
-def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
-    parts = path.split(".")
-    if parts[0] not in allow:
-        hint = difflib.get_close_matches(parts[0], allow, n=1)
+def check_allowed(path: str, allow: tuple[str, ...]) -> None:
+    """Raise UnknownSymbol unless the top-level module of ``path`` is on the allow-list."""
+    top = path.split(".")[0]
+    if top not in allow:
+        hint = difflib.get_close_matches(top, allow, n=1)
         raise UnknownSymbol(
             path,
-            f"'{parts[0]}' is not an allowed module (allowed: {', '.join(allow)})",
+            f"'{top}' is not an allowed module (allowed: {', '.join(allow)})",
             f"did you mean '{hint[0]}'?" if hint else "extend [tool.bcfg] allow in pyproject.toml",
         )
+
+
+def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
+    parts = path.split(".")
+    check_allowed(path, allow)
     try:
         obj: Any = importlib.import_module(parts[0])
     except ImportError:

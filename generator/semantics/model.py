@@ -91,6 +91,11 @@ class DTypeConfig:
     bias: str | None = None
     is_dynamic: bool | None = None
     name: str | None = field(default=None, compare=False)
+    # Where each key was written ("input", "output", "weight", "bias", "dynamic").
+    where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+
+    def span(self, key: str) -> Span | None:
+        return next((span for k, span in self.where if k == key), None)
 
 
 @dataclass(frozen=True)

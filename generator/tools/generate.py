@@ -8,10 +8,12 @@ torch nor lark, jinja2 or black.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from ..cli import ExitCode, Report, UsageError
 from ..config import project_of
+from ..diagnostics import Diagnostic, Severity, SpecError
 from ..infra import fastcheck
 from ..infra.write import diff_outputs, hand_edited, write_all
 
@@ -25,11 +27,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         f"project {project.root}: specs in {project.rel(project.specs)}/, output in "
         f"{project.rel(out_dir)}/, allowed modules {', '.join(project.allow)}"
     )
+    strict = "--strict" if args.strict else "[tool.bcfg] strict" if project.strict else None
     if specs is None:
         # The fast path: a full run already found this very tree up to date.
         paths = project.spec_files()
         hit = fastcheck.verified(project, paths, out_dir)
-        if hit is not None:
+        if hit is not None and not (strict and hit.warnings):
             report.detail("fast check: these very specs and outputs were verified before")
             for plain, colored in hit.warnings:
                 report.replay(colored if report.color else plain)
@@ -43,6 +46,8 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
 
     with paused_gc():
         outputs, warnings, sources = compile_project(project, specs, args.out)
+    if strict and warnings:
+        raise SpecError([_as_error(w, strict) for w in warnings], sources)
     report.diagnostics(warnings, sources)
     count = sum(len(o.files) for o in outputs)
     if check:
@@ -93,3 +98,9 @@ def _report_drift(diffs: list[str], edited: list[str], report: Report) -> None:
             "in its header); edit the specs instead"
         )
     report.info(f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`")
+
+
+def _as_error(warning: Diagnostic, strict: str) -> Diagnostic:
+    """A warning reported as an error, saying which setting made it one."""
+    note = f"a warning, made an error by {strict}"
+    return replace(warning, severity=Severity.ERROR, notes=(*warning.notes, note))

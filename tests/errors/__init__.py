@@ -3,7 +3,9 @@
 A case is a spec ``NAME.bcfg``, or a folder ``NAME/`` whose ``main.bcfg`` is
 compiled (for imports). ``NAME.expected`` pins the run's stderr (every
 ``file:line:col: error: message``, its source line, caret, hint and notes) and
-its exit code. The first comment line of a case says which check it shows.
+its exit code. The first comment line of a case says which check it shows;
+a comment line ``# flags: --strict`` among the first lines passes flags to
+``bcfg generate``.
 
 After an intended change of wording, re-accept every message with::
 
@@ -41,6 +43,15 @@ def expected_path(name: str) -> Path:
     return HERE / f"{name}.expected"
 
 
+def flags_of(name: str) -> list[str]:
+    """The flags a case asks for: ``# flags: --strict`` in its leading comment lines."""
+    lines = spec_of(name).read_bytes().decode("utf-8", "replace").splitlines()
+    for line in lines[:5]:
+        if line.startswith("# flags:"):
+            return line.removeprefix("# flags:").split()
+    return []
+
+
 def run_case(name: str) -> str:
     """Run ``bcfg generate`` on the case in-process, from the repo root; return its transcript."""
     import torch  # noqa: F401  - imported first, so its import-time warnings are not in the transcript
@@ -48,17 +59,19 @@ def run_case(name: str) -> str:
     from generator import cli
 
     spec = spec_of(name).relative_to(REPO).as_posix()
+    flags = flags_of(name)
     err = io.StringIO()
     old_cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as out:
         try:
             os.chdir(REPO)
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                code = cli.main(["generate", spec, "--out", out])
+                code = cli.main(["generate", *flags, spec, "--out", out])
         finally:
             os.chdir(old_cwd)
         text = err.getvalue().replace(out, "<out>")
-    return f"$ bcfg generate {spec}\n{text}[exit {code}]\n"
+    shown = " ".join([*flags, spec])
+    return f"$ bcfg generate {shown}\n{text}[exit {code}]\n"
 
 
 def accept(names: list[str] | None = None) -> list[str]:

@@ -143,6 +143,27 @@ CHECKS = {
         "root_without_reference",
         "warning: root module torch.nn.Linear has no reference module",
     ),
+    "dtypes: plain integer dtype (warning; not on aten patterns)": (
+        "dtype_plain_integer",
+        "warning: input dtype uint8 is a plain integer type: FX's quantized ops take quint8",
+    ),
+    "dtypes: a pattern without dtype configs (warning)": (
+        "dtype_missing",
+        "warning: pattern torch.nn.ReLU has no dtype configs: FX never quantizes it",
+    ),
+    "dtypes: an integer bias (warning)": (
+        "dtype_bias_integer",
+        "warning: bias dtype qint32 never matches",
+    ),
+    "constraint: no observer can satisfy it (warning)": (
+        "constraint_unsatisfiable",
+        "warning: no observer can satisfy quant_min 10, quant_max 200",
+    ),
+    "constraint: bounds FX never checks (warning)": (
+        "constraint_unchecked",
+        "warning: FX checks quant_min only together with quant_max",
+    ),
+    "run: --strict makes warnings errors": ("strict", "note: a warning, made an error by --strict"),
     "getter: position the pattern does not have": (
         "getter_out_of_range",
         "pattern[3] is not an element of the pattern",

@@ -146,9 +146,12 @@ def test_a_warm_run_takes_every_fact_from_the_table(project, monkeypatch):
 @pytest.mark.parametrize("cached", ["F.avg_pool2d", "torch._C._nn.avg_pool2d", "both"])
 def test_two_paths_to_one_object_are_one_pattern_cached_or_not(project, monkeypatch, cached):
     paths = ["F.avg_pool2d", "torch._C._nn.avg_pool2d"] if cached == "both" else [cached]
-    backends = "".join(f"backend b{i} {{ pattern {p} {{}} }}\n" for i, p in enumerate(paths))
+    ds = "{ dtypes: {input: quint8, output: quint8} }"
+    backends = "".join(f"backend b{i} {{ pattern {p} {ds} }}\n" for i, p in enumerate(paths))
     cached_resolve(project, backends, "learn.bcfg")
-    both = "backend b {\n  pattern F.avg_pool2d {}\n  pattern torch._C._nn.avg_pool2d {}\n}\n"
+    both = (
+        f"backend b {{\n  pattern F.avg_pool2d {ds}\n  pattern torch._C._nn.avg_pool2d {ds}\n}}\n"
+    )
     live = messages(project, both, cached=False)
     assert live[0][1].startswith("pattern torch._C._nn.avg_pool2d is already defined at t.bcfg:2")
     if cached == "both":

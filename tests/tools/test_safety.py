@@ -149,7 +149,7 @@ def test_the_allow_list_is_extended_in_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["math"]\n')
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "m.bcfg").write_text(
-        "backend m {\n  pattern math.floor {}\n  pattern os.getcwd {}\n}\n"
+        "backend m {\n  pattern math.floor { dtypes: {input: quint8} }\n  pattern os.getcwd {}\n}\n"
     )
     code, err = run_cli(tmp_path, "check")
     assert code == 2

@@ -1,0 +1,65 @@
+"""The ``bcfg compat`` command: 0 if everything is honoured, 1 if something is skipped, 2 on errors."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...cli import ExitCode, Report, UsageError
+from ...config import Project, find_project
+from ...semantics import model as m
+from . import render
+
+
+def run(args: argparse.Namespace, report: Report) -> ExitCode:
+    project = find_project()
+    backend = _backend(project, args.backend, report)
+    import torch
+
+    from ...live.build import build_backend
+    from ...live.compat.observers import MappingError
+    from ...live.compat.patterns import analyse_patterns
+    from ...live.compat.truth import analyse_model
+    from ...live.targets import ImportFailure, load_model, load_qconfig_mapping
+
+    try:
+        mapping = load_qconfig_mapping(args.qconfig_mapping, project.allow)
+        model = load_model(args.model, project.allow) if args.model else None
+    except ImportFailure as exc:
+        raise UsageError(str(exc)) from None
+    backend_config = build_backend(backend)
+    try:
+        if model is None:
+            result = analyse_patterns(backend_config, mapping, args.qat)
+        else:
+            result = analyse_model(model[0], model[1], mapping, backend_config, args.qat)
+    except MappingError as exc:
+        raise UsageError(f"{args.qconfig_mapping}(): {exc}") from None
+    header = render.Header(
+        backend=backend.module,
+        spec=backend.spec_file,
+        mapping=args.qconfig_mapping,
+        model=args.model,
+        qat=args.qat,
+        torch=torch.__version__,
+    )
+    table = render.rows(result, backend)
+    if args.format == "json":
+        report.result(render.as_json(header, result, table))
+    elif result.error is None:
+        show = render.markdown if args.format == "markdown" else render.text
+        report.result(show(header, result, table))
+    if result.error is not None:
+        report.message(f"prepare_fx fails on this model: {result.error}")
+        return ExitCode.ERROR
+    return ExitCode.FINDINGS if result.not_honoured else ExitCode.OK
+
+
+def _backend(project: Project, name: str, report: Report) -> m.Backend:
+    """The backend called ``name`` in the project's specs (as ``bcfg explain`` finds it)."""
+    from ...pipeline import paused_gc, resolve_project
+    from ..explain import find_backend
+
+    with paused_gc():
+        backends, warnings, sources = resolve_project(project)
+    report.diagnostics(warnings, sources)
+    return find_backend(backends, name)

@@ -1,0 +1,96 @@
+"""``examples/npu/``, run as the README's tour runs it: in sync, quantized, explained.
+
+The example is a project of its own (pyproject.toml with strict = true,
+specs/, generated/, npu_example.py); the README shows its spec verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from generator import cli
+from tests.support import REPO
+
+EXAMPLE = REPO / "examples" / "npu"
+DEFAULT = "torch.ao.quantization:get_default_qconfig_mapping"
+
+
+@pytest.fixture
+def in_example(monkeypatch, capsys):
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+
+    def call(*args: str) -> tuple[int, str, str]:
+        code = cli.main(list(args))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return call
+
+
+def test_the_example_is_in_sync_and_warning_free(in_example):
+    code, _, err = in_example("check")  # strict = true: a warning would fail it
+    assert code == 0, err
+    assert "warning" not in err
+
+
+def test_the_example_quantizes_with_its_generated_backend():
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "npu_example.py"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:3] == [
+        "conv1: torch.ao.nn.intrinsic.quantized.ConvReLU2d",
+        "conv2: torch.ao.nn.intrinsic.quantized.ConvReLU2d",
+        "fc: torch.ao.nn.quantized.Linear",
+    ]
+    error = float(lines[3].split(": ")[1].split()[0])
+    assert 0 < error < 0.05
+
+
+def test_compat_honours_the_example_mapping_and_explains_the_default(in_example):
+    model = ("--model", "npu_example:model")
+    code, out, err = in_example(
+        "compat", "npu", "--qconfig-mapping", "npu_example:npu_qconfig_mapping", *model
+    )
+    assert code == 0, err
+    assert out.splitlines()[-1] == "5 node(s): 5 honoured, 0 not honoured"
+    code, out, _ = in_example(
+        "compat", "npu", "--qconfig-mapping", DEFAULT, *model, "--format", "json"
+    )
+    doc = json.loads(out)
+    assert code == 1 and doc["honored"] == []
+    for entry in doc["skipped"]:
+        assert entry["closest"]["failures"][0]["message"] == (
+            "eps 2**-23 is below the backend's scale_min 2**-10"
+        )
+        assert "eps=2**-10" in entry["suggested_qconfig"]
+
+
+def test_the_readme_shows_the_example_as_it_is(in_example):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert (EXAMPLE / "specs" / "npu.bcfg").read_text(encoding="utf-8") in readme
+    code, out, _ = in_example(
+        "compat", "npu", "--qconfig-mapping", DEFAULT, "--model", "npu_example:model"
+    )
+    shown = out.replace(f"torch {_torch_version()}", "torch 2.13.0+cpu")
+    assert shown in readme, "re-run the command and paste its output into the README's tour"
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
