@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,3 +74,17 @@ def run_cli(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, str, 
         os.chdir(old)
         sys.stdin = real_stdin
     return code, out.getvalue(), err.getvalue()
+
+
+def scratch_project(tmp_path: Path, monkeypatch) -> Path:
+    """A scratch project (pyproject, specs) with its own cache folder, as the working directory."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copytree(REPO / "specs", root / "specs")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("BCFG_CACHE_DIR", raising=False)
+    monkeypatch.delenv("BCFG_NO_CACHE", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(root)
+    return root

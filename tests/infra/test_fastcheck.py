@@ -22,7 +22,7 @@ from generator.cli import main
 from generator.config import find_project
 from generator.emit.header import HEADER_MARK
 from generator.infra import cache, fastcheck
-from tests.support import REPO
+from tests.support import REPO, scratch_project
 
 # The files a full generate writes: one module per backend and quantizer, the PT2E runtime,
 # __init__.py, and the docs (a page per backend, the matrix and its HTML page).
@@ -34,16 +34,7 @@ GENERATED = len(list((REPO / "generated").glob("*.py"))) + sum(
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A scratch project (pyproject, specs) with its own cache folder, as the working directory."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    shutil.copytree(REPO / "specs", root / "specs")
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("BCFG_CACHE_DIR", raising=False)
-    monkeypatch.delenv("BCFG_NO_CACHE", raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+    return scratch_project(tmp_path, monkeypatch)
 
 
 def _python(root: Path, code: str, *argv: str) -> subprocess.CompletedProcess:

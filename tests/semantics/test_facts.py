@@ -27,7 +27,7 @@ from generator.infra import cache
 from generator.semantics import facts
 from generator.semantics.driver import resolve_specs
 from tests.errors import cases, expected_path, run_case
-from tests.support import REPO
+from tests.support import REPO, scratch_project
 
 ALLOW = facts.DEFAULT_ALLOW
 
@@ -35,16 +35,7 @@ ALLOW = facts.DEFAULT_ALLOW
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A scratch project (pyproject, specs) with its own cache folder, as the working directory."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    shutil.copytree(REPO / "specs", root / "specs")
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("BCFG_CACHE_DIR", raising=False)
-    monkeypatch.delenv("BCFG_NO_CACHE", raising=False)
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.chdir(root)
-    return root
+    return scratch_project(tmp_path, monkeypatch)
 
 
 def add_pattern(root: Path) -> None:
