@@ -32,6 +32,7 @@ from .pysource import (
     Fragments,
     black_format,
     check_source,
+    comment_text,
     jinja_env,
     layout_matches_black,
     safe_text,
@@ -474,7 +475,7 @@ def render_backend(backend: m.Backend, fast: bool | None = None) -> str:
     for c in backend.configs:
         origin = c.origin.anchor if c.origin is not None else backend.spec_file
         chain = "".join(_config_lines(c, dtype_names, names))
-        configs.append({"origin": safe_text(origin), "lines": frag.item(f"({chain})", 2)})
+        configs.append({"origin": comment_text(origin), "lines": frag.item(f"({chain})", 2)})
     dtype_lines = [
         line for text in _local_lines(names, dtype_exprs) for line in frag.statement(text, 1)
     ]

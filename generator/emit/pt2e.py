@@ -24,6 +24,7 @@ from .pysource import (
     Fragments,
     black_format,
     check_source,
+    comment_text,
     jinja_env,
     layout_matches_black,
     safe_text,
@@ -182,8 +183,8 @@ def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
 
 def _origins(r: m.Rule, spec_file: str) -> list[str]:
     """Where the rule's patterns come from, one stable anchor each (no line numbers)."""
-    anchors = dict.fromkeys(safe_text(o.anchor) for o in r.origins)
-    return list(anchors) or [safe_text(spec_file)]
+    anchors = dict.fromkeys(comment_text(o.anchor) for o in r.origins)
+    return list(anchors) or [comment_text(spec_file)]
 
 
 def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:

@@ -41,6 +41,14 @@ def safe_text(text: str) -> str:
     return repr(text)[1:-1].replace('"', '\\"')
 
 
+def comment_text(text: str) -> str:
+    """Text fit for a ``#`` comment: one line, every control character escaped.
+
+    Quotes cannot end a comment, so they stay as written (``for op = "mean"``).
+    """
+    return repr(text)[1:-1]
+
+
 def check_source(source: str, what: str) -> str:
     """Return ``source`` if it compiles; a template bug is reported as such."""
     try:
