@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, FIELDS, FieldKind
+from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
 from . import model as m
 from . import spelling
@@ -84,12 +84,22 @@ class _Row:
 
 
 def compare(
-    base: Sequence[m.Backend], head: Sequence[m.Backend], identity: Identity | None = None
+    base: Sequence[m.Backend],
+    head: Sequence[m.Backend],
+    identity: Identity | None = None,
+    quantizers: tuple[Sequence[m.Quantizer], Sequence[m.Quantizer]] = ((), ()),
 ) -> list[Change]:
-    """Every difference from the backends ``base`` to the backends ``head``, by backend then position."""
+    """Every difference from the backends ``base`` to the backends ``head``, by backend then position.
+
+    ``quantizers`` are the PT2E quantizer declarations of each side: a
+    quantizer asked for or dropped, and its transforms, are changes of its
+    backend (its rules follow from the backend's patterns, compared with them).
+    """
     canon = _Canon(identity or (lambda path: path))
     old = {b.module: b for b in base}
     new = {b.module: b for b in head}
+    old_q = {q.module: q for q in quantizers[0]}
+    new_q = {q.module: q for q in quantizers[1]}
     out: list[Change] = []
     for module in sorted(old.keys() | new.keys()):
         a, b = old.get(module), new.get(module)
@@ -101,8 +111,47 @@ def compare(
             n = _configs(a)
             out.append(Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING))
         else:
+            out.extend(_quantizer_changes(module, old_q.get(module), new_q.get(module), canon))
             out.extend(_backend_changes(a, b, canon))
     return out
+
+
+QUANTIZER_FIELD = "PT2E quantizer"
+TRANSFORM_FIELD = "PT2E quantizer transform"
+
+
+def _quantizer_changes(
+    module: str, a: m.Quantizer | None, b: m.Quantizer | None, canon: _Canon
+) -> list[Change]:
+    """A backend's PT2E quantizer asked for, dropped, or given other transforms."""
+    if a is None and b is None:
+        return []
+    if a is None or b is None:
+        q = b or a
+        assert q is not None
+        rules = f"{len(q.rules)} rule{'s' if len(q.rules) != 1 else ''}"
+        before, after = (None, rules) if a is None else (rules, None)
+        severity = Severity.WIDENING if a is None else Severity.NARROWING
+        where = b.span if b is not None else None
+        return [
+            Change(module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where)
+        ]
+    if canon.value(a.transforms) == canon.value(b.transforms):
+        return []
+    before = _hooks(a.transforms)
+    after = _hooks(b.transforms)
+    return [
+        Change(
+            module, None, Action.CHANGED, TRANSFORM_FIELD, before, after, Severity.NEUTRAL, b.span
+        )
+    ]
+
+
+def _hooks(hooks: tuple[m.Hook, ...]) -> str | None:
+    if not hooks:
+        return None
+    texts = [spelling.hook(h) for h in hooks]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
 
 
 def _configs(b: m.Backend) -> str:
@@ -238,18 +287,20 @@ def _where(a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Span | None:
 
 def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[_Row]:
     rows: list[_Row] = []
-    for spec in FIELDS:
+    for spec in PATTERN_FIELDS:
         x, y = getattr(a, spec.attr), getattr(b, spec.attr)
         if spec.kind is FieldKind.DTYPES:
             rows += _dtype_set_rows(x, y)
             continue
-        x = None if x == () else x
-        y = None if y == () else y
+        x = None if x == () or x == m.PT2EOptions() else x
+        y = None if y == () or y == m.PT2EOptions() else y
         if canon.value(x) == canon.value(y):
             continue
         before = _field_text(spec.kind, x, y)
         after = _field_text(spec.kind, y, x)
-        if x is None:
+        if spec.kind is FieldKind.PT2E:
+            severity = _pt2e_severity(x, y)
+        elif x is None:
             severity = Severity.WIDENING
         elif y is None:
             severity = Severity.NARROWING
@@ -257,6 +308,17 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
             severity = Severity.NEUTRAL
         rows.append(_Row(spec.word, before, after, severity))
     return rows
+
+
+def _pt2e_severity(x: m.PT2EOptions | None, y: m.PT2EOptions | None) -> Severity:
+    """``aten: []`` leaves a pattern out of the quantizer: narrowing when set, widening when dropped."""
+    out_before = x is not None and x.aten == ()
+    out_after = y is not None and y.aten == ()
+    if out_after and not out_before:
+        return Severity.NARROWING
+    if out_before and not out_after:
+        return Severity.WIDENING
+    return Severity.NEUTRAL
 
 
 def _field_text(kind: FieldKind, value: Any, other: Any) -> str | None:
@@ -400,6 +462,17 @@ class _Canon:
             return ("function", self.value(v.function))
         if isinstance(v, m.DefinedFuser):
             return self._fuse(v)
+        if isinstance(v, m.PT2EOptions):
+            return (
+                "pt2e",
+                self.value(v.aten),
+                v.match,
+                v.eager,
+                self.value(v.skip),
+                self.value(v.annotate),
+            )
+        if isinstance(v, m.Hook):
+            return ("hook", v.name, self.value(v.function), self.value(v.ops))
         if isinstance(v, (str, int, float)) and not isinstance(v, bool):
             return (type(v).__name__, v)
         return v

@@ -113,6 +113,44 @@ def _index(path: tuple[int, ...]) -> str:
     return "pattern" + "".join(f"[{i}]" for i in path)
 
 
+def hook(h: m.Hook) -> str:
+    """A PT2E hook as specs write it: ``large_scalar``, ``scalars_to_tensors(aten.add.Tensor)``, ``my.fn``."""
+    if h.function is not None:
+        return spell(h.function.path)
+    if h.ops:
+        return f"{h.name}({', '.join(spell(op.path) for op in h.ops)})"
+    return h.name
+
+
+def _aten(chain: m.AtenChain) -> str:
+    def position(ops: tuple[m.Symbol, ...]) -> str:
+        names = [spell(op.path) for op in ops]
+        return names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"
+
+    if not chain:
+        return "[]"
+    if len(chain) == 1:
+        return position(chain[0])
+    return "(" + ", ".join(position(ops) for ops in chain) + ")"
+
+
+def pt2e_options(o: m.PT2EOptions) -> str:
+    """A pattern's ``pt2e`` field as specs write it: ``{match: source, eager: true}``."""
+    parts = []
+    if o.aten is not None:
+        parts.append(f"aten: {_aten(o.aten)}")
+    if o.match != "chain":
+        parts.append(f"match: {o.match}")
+    if o.eager:
+        parts.append("eager: true")
+    if o.skip:
+        skips = [hook(h) for h in o.skip]
+        parts.append(f"skip: {skips[0] if len(skips) == 1 else '[' + ', '.join(skips) + ']'}")
+    if o.annotate is not None:
+        parts.append(f"annotate: {hook(o.annotate)}")
+    return "{" + ", ".join(parts) + "}"
+
+
 _FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {
     FieldKind.OBSERVATION: lambda v: OBSERVATION_WORDS.get(v, v),
     FieldKind.DTYPES: dtype_set,
@@ -124,6 +162,7 @@ _FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {
     + ", ".join(f"{k}: {OBSERVATION_WORDS.get(o, o)}" for k, o in v)
     + "}",
     FieldKind.INPUT_INDEX: lambda v: "{" + ", ".join(f"{k}: {i}" for k, i in v) + "}",
+    FieldKind.PT2E: pt2e_options,
 }
 
 

@@ -29,15 +29,18 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         if args.base is not None:
             raise UsageError("give either two revisions or --configs A B, not both")
         base, head, labels, identity = _live(args.configs)
+        quantizers: tuple[list[m.Quantizer], list[m.Quantizer]] = ([], [])
     else:
         project = find_project()
         try:
-            base, head, labels, identity = _revisions(project, args.base or "HEAD", args.head)
+            base, head, labels, identity, quantizers = _revisions(
+                project, args.base or "HEAD", args.head
+            )
         except _Unresolved as exc:
             report.diagnostics(exc.error.diagnostics, exc.error.sources)
             report.message(exc.message)
             return ExitCode.ERROR
-    changes = compare(base, head, identity)
+    changes = compare(base, head, identity, quantizers)
     if args.format == "text":
         report.result(text(changes, labels, use_color(report.out)))
     else:
@@ -54,13 +57,17 @@ class _Unresolved(Exception):
         self.message = message
 
 
-def _revisions(
-    project: Project, base: str, head: str | None
-) -> tuple[list[m.Backend], list[m.Backend], Labels, Identity]:
+def _revisions(project: Project, base: str, head: str | None) -> tuple[
+    list[m.Backend],
+    list[m.Backend],
+    Labels,
+    Identity,
+    tuple[list[m.Quantizer], list[m.Quantizer]],
+]:
     facts = TorchFacts.cached(project.allow)
     try:
-        old, base_label = _side(project, base, facts)
-        new, head_label = _side(project, head, facts)
+        old, old_q, base_label = _side(project, base, facts)
+        new, new_q, head_label = _side(project, head, facts)
     finally:
         facts.save()
 
@@ -70,11 +77,14 @@ def _revisions(
         except UnknownSymbol:
             return path
 
-    return old, new, Labels(base_label, head_label), identity
+    return old, new, Labels(base_label, head_label), identity, (old_q, new_q)
 
 
-def _side(project: Project, revision: str | None, facts: TorchFacts) -> tuple[list[m.Backend], str]:
-    """The backends the specs resolve to at ``revision`` (None: the working tree), and its label."""
+def _side(
+    project: Project, revision: str | None, facts: TorchFacts
+) -> tuple[list[m.Backend], list[m.Quantizer], str]:
+    """The backends and PT2E quantizers the specs resolve to at ``revision`` (None: the working
+    tree), and its label."""
     from ..semantics.driver import analyze
 
     folder = project.rel(project.specs)
@@ -106,7 +116,7 @@ def _side(project: Project, revision: str | None, facts: TorchFacts) -> tuple[li
             f"the specs {where} do not resolve ({n} error{'s' if n != 1 else ''}); nothing compared"
         )
         raise _Unresolved(SpecError(notes, exc.sources), message) from None
-    return analysis.backends, label
+    return analysis.backends, analysis.quantizers, label
 
 
 def _live(targets: list[str]) -> tuple[list[m.Backend], list[m.Backend], Labels, Identity]:

@@ -41,6 +41,7 @@ class Summary:
     changed: int
     moved: int
     narrowing: int  # patterns with a narrowing change
+    narrowing_settings: int = 0  # backend-wide settings narrowed (a PT2E quantizer dropped)
 
     @classmethod
     def of(cls, changes: list[Change]) -> Summary:
@@ -54,6 +55,11 @@ class Summary:
             )
 
         narrowed = {(c.backend, c.pattern) for c in changes if c.severity == Severity.NARROWING}
+        settings = {
+            (c.backend, c.field)
+            for c in changes
+            if c.severity == Severity.NARROWING and c.pattern is None and c.action == Action.CHANGED
+        }
         return cls(
             tuple(dict.fromkeys(c.backend for c in changes)),
             count(Action.ADDED, True),
@@ -63,6 +69,7 @@ class Summary:
             count(Action.CHANGED),
             count(Action.MOVED),
             len({k for k in narrowed if k[1] is not None}),
+            len(settings),
         )
 
     def counts(self) -> str:
@@ -79,14 +86,20 @@ class Summary:
             f"{self.changed} changed, {self.moved} moved"
         )
 
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.narrowing or self.narrowing_settings)
+
     def narrows(self) -> str:
         """``narrows 3 patterns`` (user models may stop being quantized), or ``no narrowing``."""
-        if not self.narrowing:
-            return "no narrowing"
-        return f"narrows {self.narrowing} pattern{_s(self.narrowing)}"
+        parts = [f"{self.narrowing} pattern{_s(self.narrowing)}"] if self.narrowing else []
+        if self.narrowing_settings:
+            n = self.narrowing_settings
+            parts.append(f"{n} backend setting{_s(n)}")
+        return "narrows " + " and ".join(parts) if parts else "no narrowing"
 
     def line(self) -> str:
-        tail = " (user models may stop being quantized)" if self.narrowing else ""
+        tail = " (user models may stop being quantized)" if self.narrowed else ""
         return f"{self.counts()}; {self.narrows()}{tail}"
 
 
@@ -240,9 +253,9 @@ def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
         out.append("**No semantic change**: both build the same BackendConfigs.")
         return "\n".join(out) + "\n"
     summary = Summary.of(changes)
-    warn = f" · ⚠️ **{summary.narrows()}**" if summary.narrowing else ""
+    warn = f" · ⚠️ **{summary.narrows()}**" if summary.narrowed else ""
     out.append(f"**{summary.counts()}**{warn}")
-    if summary.narrowing or summary.backends_removed:
+    if summary.narrowed or summary.backends_removed:
         out += [
             "",
             "> ⚠️ Narrowing changes remove support (a pattern, a dtype config, a range): "
@@ -305,6 +318,7 @@ def as_json(changes: list[Change], labels: Labels) -> str:
             "changed": summary.changed,
             "moved": summary.moved,
             "narrowing": summary.narrowing,
+            "narrowing_settings": summary.narrowing_settings,
         },
         "changes": [
             {

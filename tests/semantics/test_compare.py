@@ -253,3 +253,82 @@ def test_many_moves_are_found_in_order():
     assert [(c.pattern, c.action, c.before, c.after) for c in changes if c.backend == "m"] == [
         ("nn.ReLU6", Action.MOVED, "after nn.ReLU", "after nn.Sigmoid")
     ]
+
+
+# ---------------------------------------------------------------- PT2E
+
+
+def quantized(text: str) -> tuple[list[m.Backend], list[m.Quantizer]]:
+    analysis = analyze(MemorySources({"q.bcfg": textwrap.dedent(text)}), ["q.bcfg"], facts=FACTS)
+    return analysis.backends, analysis.quantizers
+
+
+Q = """
+dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+quantizer q { transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor) }
+backend q {
+    pattern nn.Linear { dtypes: w8 }
+    pattern nn.ReLU { observation: shared_observer  dtypes: w8  pt2e: {aten: aten.relu.default} }
+    pattern torch.cat { observation: shared_observer  dtypes: w8  pt2e: {match: source, eager: true} }
+}
+"""
+
+
+def pt2e_diff(after: str, before: str = Q) -> list[tuple]:
+    (a, qa), (b, qb) = quantized(before), quantized(after)
+    return rows(compare(a, b, lambda p: FACTS.lookup(p).identity, (qa, qb)))
+
+
+def test_pt2e_field_changes_are_said_in_spec_words():
+    after = Q.replace("{aten: aten.relu.default}", "{aten: []}").replace(
+        "{match: source, eager: true}", "{eager: true}"
+    )
+    assert pt2e_diff(after) == [
+        ("q", "nn.ReLU", "changed", "pt2e", "{aten: aten.relu.default}", "{aten: []}", "narrowing"),
+        (
+            "q",
+            "torch.cat",
+            "changed",
+            "pt2e",
+            "{match: source, eager: true}",
+            "{eager: true}",
+            "neutral",
+        ),
+    ]
+    # and back: a pattern the quantizer left out comes back
+    assert pt2e_diff(Q, before=after)[0][-1] == "widening"
+
+
+def test_pt2e_field_written_as_its_defaults_is_no_change():
+    assert (
+        pt2e_diff(
+            Q.replace(
+                "pattern nn.Linear { dtypes: w8 }", "pattern nn.Linear { dtypes: w8  pt2e: {} }"
+            )
+        )
+        == []
+    )
+
+
+def test_quantizer_transforms_asked_for_and_dropped():
+    fewer = Q.replace("aten.add.Tensor, aten.mul.Tensor", "aten.add.Tensor")
+    assert pt2e_diff(fewer) == [
+        (
+            "q",
+            None,
+            "changed",
+            "PT2E quantizer transform",
+            "scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor)",
+            "scalars_to_tensors(aten.add.Tensor)",
+            "neutral",
+        )
+    ]
+    dropped = Q.replace(
+        "quantizer q { transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor) }", ""
+    )
+    assert pt2e_diff(dropped) == [
+        ("q", None, "changed", "PT2E quantizer", "3 rules", None, "narrowing")
+    ]
+    assert pt2e_diff(Q, before=dropped) == [
+        ("q", None, "changed", "PT2E quantizer", None, "3 rules", "widening")
+    ]

@@ -166,6 +166,40 @@ def test_a_shared_definition_change_and_a_removal_across_revisions(repo, capsys)
     assert "x86 (17)" in first
 
 
+def test_pt2e_quantizers_changes_are_said_too(repo, capsys):
+    """The xnnpack spec's quantizer: its transforms, a pattern's pt2e field, and the quantizer itself."""
+    spec = repo / "specs" / "xnnpack.bcfg"
+    edit(
+        spec,
+        lambda t: t.replace(
+            "scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor)",
+            "scalars_to_tensors(aten.add.Tensor)",
+        ),
+    )
+    edit(spec, lambda t: t.replace("pt2e: {aten: aten.relu.default}", "pt2e: {aten: []}"))
+    code, out, _ = bcfg(capsys, "--exit-code")
+    assert code == 1
+    assert (
+        "  ~ PT2E quantizer transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor)"
+        " → scalars_to_tensors(aten.add.Tensor)  neutral"
+    ) in out
+    assert (
+        "  ~ pt2e: {aten: aten.relu.default} → {aten: []}  narrowing\n      in 2 patterns: nn.ReLU, F.relu"
+        in out
+    )
+    assert out.rstrip().endswith("narrows 2 patterns (user models may stop being quantized)")
+
+    git(repo, "checkout", "-q", "specs")
+    edit(spec, lambda t: re.sub(r"quantizer xnnpack \{.*?\n\}\n", "", t, flags=re.S))
+    code, out, _ = bcfg(capsys, "--format", "markdown")
+    assert (
+        "| ✏️ changed | *(the backend)* | `PT2E quantizer` | `36 rules` | — | ⚠️ narrowing |" in out
+    )
+    assert "· ⚠️ **narrows 1 backend setting**" in out
+    code, out, _ = bcfg(capsys, "--format", "json")
+    assert json.loads(out)["summary"]["narrowing_settings"] == 1
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
     add_conv2d_symmetric(repo)
 
