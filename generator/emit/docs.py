@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..lang.vocabulary import FieldSpec
+from ..lang.vocabulary import FieldKind, FieldSpec
 from ..semantics import model as m
 from . import words
 from .header import DOCS_MARK
@@ -30,7 +30,7 @@ README = "README.md"
 HTML = "index.html"
 BACKEND_DIR = "backends"
 # Fields the per-backend Markdown tables fold into their last column.
-_RARE = ("root_node", "extra_inputs", "num_tensor_args", "input_index")
+_RARE = ("root_node", "extra_inputs", "num_tensor_args", "input_index", "pt2e")
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,8 @@ def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]
         else:
             text = words.field(c, spec)
             lines = () if text is None else (text,)
+        if spec.kind is FieldKind.PT2E and not lines:
+            continue  # only PT2E quantizers read it: shown where a spec sets it
         out.append((spec.word, lines))
     return tuple(out)
 

@@ -13,18 +13,19 @@ from fractions import Fraction
 
 from ..lang.vocabulary import (
     DEFAULT_OBSERVATION,
-    FIELDS,
     OBSERVATION_WORDS,
+    PATTERN_FIELDS,
     FieldKind,
     FieldSpec,
 )
 from ..lang.vocabulary import spell as _spell
 from ..semantics import model as m
+from ..semantics.spelling import fuser, node_index, pt2e_options
 
 # Backends share most of their dtypes, configs and names: each is said once per run.
 spell = functools.lru_cache(maxsize=8192)(_spell)
 # The fields in the order specs write them (``bcfg fmt``'s), which docs and explain follow.
-SPEC_ORDER: tuple[FieldSpec, ...] = tuple(sorted(FIELDS, key=lambda f: f.fmt_rank))
+SPEC_ORDER: tuple[FieldSpec, ...] = tuple(sorted(PATTERN_FIELDS, key=lambda f: f.fmt_rank))
 # How the kinds of patterns are called in the docs' filters.
 KINDS = ("module", "functional", "fused", "method")
 # Canonical torch dtype names as specs write them.
@@ -146,18 +147,6 @@ def observation(member: str) -> str:
     return OBSERVATION_WORDS.get(member, member)
 
 
-def fuser(f: m.Fuser) -> str:
-    if isinstance(f, m.SequentialFuser):
-        return f"sequential({spell(f.fused.path)})"
-    if isinstance(f, m.SymbolFuser):
-        return spell(f.function.path)
-    return f.name
-
-
-def _index(path: tuple[int, ...]) -> str:
-    return "pattern" + "".join(f"[{i}]" for i in path)
-
-
 def field(c: m.PatternConfig, spec: FieldSpec) -> str | None:
     """The value of one field in spec words; None if the config does not set it.
 
@@ -165,7 +154,7 @@ def field(c: m.PatternConfig, spec: FieldSpec) -> str | None:
     is said one config per item by ``dtype_config``, here joined by ``; ``.
     """
     value = getattr(c, spec.attr)
-    if value is None or value == ():
+    if value is None or value == () or value == m.PT2EOptions():
         return None
     return _FIELD_WORDS[spec.kind](value)
 
@@ -175,12 +164,13 @@ _FIELD_WORDS = {
     FieldKind.DTYPES: lambda v: "; ".join(dtype_config(d) for d in v),
     FieldKind.MODULE: lambda v: spell(v.path),
     FieldKind.FUSER: fuser,
-    FieldKind.NODE_GETTER: lambda v: _index(v.path),
-    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(_index(p) for p in v.paths) + "]",
+    FieldKind.NODE_GETTER: lambda v: node_index(v.path),
+    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(node_index(p) for p in v.paths) + "]",
     FieldKind.NUM_TENSOR_ARGS: lambda v: "{"
     + ", ".join(f"{k}: {observation(o)}" for k, o in v)
     + "}",
     FieldKind.INPUT_INDEX: lambda v: "{" + ", ".join(f"{k}: {i}" for k, i in v) + "}",
+    FieldKind.PT2E: pt2e_options,
 }
 
 

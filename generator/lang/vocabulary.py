@@ -374,3 +374,29 @@ PT2E_DTYPES: dict[str, str | None] = {
     "float8_e5m2": "float8_e5m2",
     "float32": None,
 }
+
+
+def quote(text: str) -> str:
+    """A STRING token whose value is ``text``."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            )
+    return '"' + "".join(out) + '"'

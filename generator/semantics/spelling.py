@@ -14,12 +14,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.fmt.printer import quote
 from ..lang.vocabulary import (
     CONSTRAINT_FIELDS,
     DTYPE_CONFIG_KEYS,
     OBSERVATION_WORDS,
     FieldKind,
+    quote,
     spell,
 )
 from . import model as m
@@ -109,7 +109,8 @@ def fuser(f: m.Fuser) -> str:
     return f.name
 
 
-def _index(path: tuple[int, ...]) -> str:
+def node_index(path: tuple[int, ...]) -> str:
+    """A node getter as specs write it: ``pattern[1][0]``."""
     return "pattern" + "".join(f"[{i}]" for i in path)
 
 
@@ -156,8 +157,8 @@ _FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {
     FieldKind.DTYPES: dtype_set,
     FieldKind.MODULE: lambda v: spell(v.path),
     FieldKind.FUSER: fuser,
-    FieldKind.NODE_GETTER: lambda v: _index(v.path),
-    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(_index(p) for p in v.paths) + "]",
+    FieldKind.NODE_GETTER: lambda v: node_index(v.path),
+    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(node_index(p) for p in v.paths) + "]",
     FieldKind.NUM_TENSOR_ARGS: lambda v: "{"
     + ", ".join(f"{k}: {OBSERVATION_WORDS.get(o, o)}" for k, o in v)
     + "}",

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lang import syntax as syn
-from ..lang.fmt.printer import quote
-from ..lang.vocabulary import spell
+from ..lang.vocabulary import quote, spell
 from ..sources import Span
 from . import model as m
 from . import spelling

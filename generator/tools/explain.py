@@ -259,7 +259,8 @@ def _field_lines(fields: list[dict[str, Any]]) -> list[str]:
     unset = []
     for f in fields:
         if f["value"] is None:
-            unset.append(f["field"])
+            if f["field"] != "pt2e":  # only PT2E quantizers read it: said where a spec sets it
+                unset.append(f["field"])
             continue
         values = [
             x["text"] + (f"  ({x['name']})" if x["name"] else "")

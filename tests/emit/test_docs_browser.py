@@ -164,8 +164,17 @@ def test_the_detail_view_shows_every_field_for_each_group_of_backends(browser, r
         if any(words.config_pattern(c) == "nn.Conv2d" for c in be.configs)
     )
     assert sorted(n for label, _ in groups for n in label.split(", ")) == having
-    for _, fields in groups:
-        assert sorted(fields) == sorted(f.word for f in FIELDS)  # the BackendConfig fields
+    for label, fields in groups:
+        # The BackendConfig fields, and pt2e where a spec sets it (xnnpack's quantizer).
+        pt2e = {
+            c.pt2e is not None
+            for n in label.split(", ")
+            for c in resolved[n].configs
+            if words.config_pattern(c) == "nn.Conv2d"
+        }
+        assert len(pt2e) == 1
+        assert sorted(fields) == sorted([f.word for f in FIELDS] + ["pt2e"] * pt2e.pop())
+    assert any("pt2e" in fields for _, fields in groups)  # xnnpack's conv2d
     text = b.js("document.getElementById('detail').textContent")
     assert "nnqr.Conv2d" in text and "nnqat.Conv2d" in text and "different_observer" in text
     b.screenshot(shots / "detail.png")

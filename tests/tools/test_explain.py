@@ -73,8 +73,9 @@ def test_json_has_every_field_and_locations(repo, capsys):
     assert code == 0
     data = json.loads(out)
     assert (data["backend"], data["pattern"], data["kind"]) == ("native", "nn.Sigmoid", "module")
-    # every BackendConfig field, as specs order them (pt2e is the quantizer's, not explained here)
-    assert [f["field"] for f in data["fields"]] == [w for w in FMT_FIELD_ORDER if w != "pt2e"]
+    # every pattern field, as specs order them (pt2e, which only PT2E quantizers read, is None here)
+    assert [f["field"] for f in data["fields"]] == list(FMT_FIELD_ORDER)
+    assert next(f for f in data["fields"] if f["field"] == "pt2e")["value"] is None
     dtypes = next(f for f in data["fields"] if f["field"] == "dtypes")
     assert dtypes["dtype_configs"] == [
         {
@@ -89,6 +90,18 @@ def test_json_has_every_field_and_locations(repo, capsys):
     }
     assert [s["kind"] for s in data["chain"]] == ["use", "for"]
     assert data["replaced"] is None
+
+
+def test_the_pt2e_field_is_explained_where_a_spec_sets_it(repo, capsys):
+    code, out, _ = explain(capsys, "xnnpack", "nn.ReLU")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("pt2e"))
+    assert row.split()[2:] == ["{aten:", "aten.relu.default}"]
+    file, line = row.split()[1].rsplit(":", 2)[:2]
+    assert "pt2e: {aten: aten.relu.default}" in line_of(file, int(line))
+    # not said as "not set" where no spec sets it: only quantizers read it
+    code, out, _ = explain(capsys, "native", "nn.Sigmoid")
+    assert "pt2e" not in out
 
 
 def test_without_a_pattern_every_config_in_order(repo, capsys):

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import syntax as m
+from ..vocabulary import quote
 from .comments import Comment, Comments
 from .doc import (
     BREAK_PARENT,
@@ -27,32 +28,6 @@ _NAME = re.compile(
     r"(?:[A-Za-z_]|\$\{[A-Za-z_][A-Za-z0-9_]*\})(?:[A-Za-z0-9_]|\$\{[A-Za-z_][A-Za-z0-9_]*\})*\Z"
 )
 _FLOAT = re.compile(r"[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?\Z|[0-9]+[eE][+-]?[0-9]+\Z")
-
-
-def quote(text: str) -> str:
-    """A STRING token whose value is ``text``."""
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(
-                f"\\x{code:02x}"
-                if code < 0x100
-                else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-            )
-    return '"' + "".join(out) + '"'
 
 
 def _number(value: int | float) -> str:
