@@ -30,6 +30,7 @@ Decisions worth knowing (README, "Diagnostics"):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,11 +50,11 @@ class Finding:
 
 
 def pattern_text(p: m.PatternValue) -> str:
-    """A pattern as messages show it: (torch.nn.Conv2d, torch.nn.ReLU)."""
+    """A pattern as messages show it, as specs write it: (nn.Conv2d, nn.ReLU)."""
     if isinstance(p, tuple):
         return "(" + ", ".join(pattern_text(x) for x in p) + ")"
     if isinstance(p, m.Symbol):
-        return p.path
+        return spell(p.path)
     return repr(p) if isinstance(p, str) else str(p)
 
 
@@ -193,6 +194,33 @@ def dtype_findings(c: m.PatternConfig, spans: dict[str, Span]) -> list[Finding]:
         out.extend(_bias_dtype(dc, where))
         out.extend(_dynamic_fixed(dc, where))
     return out
+
+
+def dead_fusions(backend: m.Backend, identity: Callable[[str], str]) -> list[Finding]:
+    """Fusions into a module that no pattern config of the backend names (warnings).
+
+    FX fuses the matched modules into the fused module, then quantizes it only
+    by that module's own pattern config: without one, the fused modules stay
+    float and torch says nothing. Each fusion is said once, at its ``fused``
+    field (one field may place many configs, through loops and groups).
+    """
+    named = {identity(c.pattern.path) for c in backend.configs if isinstance(c.pattern, m.Symbol)}
+    out: dict[tuple[Span, str], Finding] = {}
+    for c in backend.configs:
+        fused = c.fused_module
+        if c.fuser is None or fused is None or identity(fused.path) in named:
+            continue
+        span = (c.origin.field("fused") if c.origin else None) or c.span
+        if span is None:
+            continue
+        name = spell(fused.path)
+        message = (
+            f"pattern {pattern_text(c.pattern)} is fused into {name}, which no pattern config "
+            f"of backend {backend.module} names: FX fuses the modules and never quantizes them"
+        )
+        hint = f"add 'pattern {name} {{ dtypes: ... }}' (with its root, reference and qat modules)"
+        out.setdefault((span, name), Finding(Severity.WARNING, span, message, hint))
+    return list(out.values())
 
 
 def _all_ops(p: m.PatternValue) -> bool:

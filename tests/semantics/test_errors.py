@@ -149,7 +149,11 @@ CHECKS = {
     ),
     "dtypes: a pattern without dtype configs (warning)": (
         "dtype_missing",
-        "warning: pattern torch.nn.ReLU has no dtype configs: FX never quantizes it",
+        "warning: pattern nn.ReLU has no dtype configs: FX never quantizes it",
+    ),
+    "fusion: into a module no pattern config names (warning)": (
+        "fusion_into_nothing",
+        "warning: pattern (nn.Conv2d, nn.ReLU) is fused into nni.ConvReLU2d, which no pattern config",
     ),
     "dtypes: an integer bias (warning)": (
         "dtype_bias_integer",
