@@ -187,7 +187,43 @@ def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon) -> list[Change]:
             continue
         change = _pattern_change(b.module, c, Action.REMOVED, Severity.NARROWING)
         out.append(((last_kept, 2, i), replace(change, where=b.span)))
+    out += [((j, 1, 1), change) for j, change in _orphaned_fusions(a, b, canon)]
     return [change for _, change in sorted(out, key=lambda x: x[0])]
+
+
+def _orphaned_fusions(a: m.Backend, b: m.Backend, canon: _Canon) -> list[tuple[int, Change]]:
+    """Fusions whose fused module lost its pattern config: FX still fuses, then never quantizes.
+
+    The fusion pattern itself did not change, so without this its part in a
+    narrowing would go unsaid.
+    """
+
+    def named(backend: m.Backend) -> set[Any]:
+        return {canon.value(c.pattern) for c in backend.configs if isinstance(c.pattern, m.Symbol)}
+
+    before, after = named(a), named(b)
+    out = []
+    for j, c in enumerate(b.configs):
+        fused = c.fused_module
+        if c.fuser is None or fused is None:
+            continue
+        key = canon.value(fused)
+        if key in before and key not in after:
+            name = spelling.field_value(FieldKind.MODULE, fused)
+            where = (c.origin.field("fused") if c.origin else None) or c.span
+            change = Change(
+                b.module,
+                spelling.pattern(c),
+                Action.CHANGED,
+                "fused",
+                name,
+                f"{name}, no pattern config left: never quantized",
+                Severity.NARROWING,
+                where,
+                c.origin.anchor if c.origin is not None else None,
+            )
+            out.append((j, change))
+    return out
 
 
 def _kept_in_order(keys_a: list[Any], where_b: dict[Any, int]) -> set[Any]:

@@ -270,8 +270,12 @@ def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
             mark = "⚠️ narrowing" if severity == Severity.NARROWING else severity.value
             places = list(dict.fromkeys(w for w in map(_place, items) if w))
             where = places[0] if len(places) == 1 else ("several" if places else "—")
-            cells = [_ICONS[action], _patterns_cell(items), _cell(field), _cell(before)]
-            cells += [_cell(after), mark, where]
+            # A value added to or taken from a field (a dtype config) says so: `+ x`, `- x`.
+            gained = field is not None and before is None and after is not None
+            lost = field is not None and after is None and before is not None
+            cells = [_ICONS[action], _patterns_cell(items), _cell(field)]
+            cells += ["− " + _cell(before) if lost else _cell(before)]
+            cells += ["+ " + _cell(after) if gained else _cell(after), mark, where]
             out.append("| " + " | ".join(cells) + " |")
         out += _details(backend, rows, origins) if origins >= 0 else []
     if origins < DETAILS_PER_BACKEND:
@@ -289,6 +293,8 @@ def _details(backend: str, rows: dict[tuple, list[Change]], limit: int) -> list[
             lines.append(f"- {_cell(head)}, {len(names)} patterns: " + ", ".join(map(_cell, names)))
     origins: dict[str, str] = {}
     for c in (c for items in rows.values() for c in items):
+        if c.origin is not None and " > " not in c.origin:
+            continue  # written in the backend itself: the spec column says where
         if c.pattern is not None and c.origin and c.pattern not in origins:
             was = "was " if c.action == Action.REMOVED else ""
             origins[c.pattern] = f"- {_cell(c.pattern)}: {was}{_cell(c.origin)}"

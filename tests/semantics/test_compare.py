@@ -332,3 +332,30 @@ def test_quantizer_transforms_asked_for_and_dropped():
     assert pt2e_diff(Q, before=dropped) == [
         ("q", None, "changed", "PT2E quantizer", None, "3 rules", "widening")
     ]
+
+
+def test_a_fusion_whose_fused_module_loses_its_config_is_narrowed():
+    """FX still fuses conv + relu, then finds no config for ConvReLU2d: the fusion pattern says so."""
+    base = """
+    dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+    backend f {
+        pattern (nn.Conv2d, nn.ReLU) { dtypes: w8  fuser: sequential(nni.ConvReLU2d)  fused: nni.ConvReLU2d }
+        pattern nni.ConvReLU2d { dtypes: w8  root: nn.Conv2d }
+    }
+    """
+    head = base.replace("        pattern nni.ConvReLU2d { dtypes: w8  root: nn.Conv2d }\n", "")
+    (a, _), (b, _) = quantized(base), quantized(head)
+    changes = compare(a, b, lambda p: FACTS.lookup(p).identity)
+    assert rows(changes) == [
+        (
+            "f",
+            "(nn.Conv2d, nn.ReLU)",
+            "changed",
+            "fused",
+            "nni.ConvReLU2d",
+            "nni.ConvReLU2d, no pattern config left: never quantized",
+            "narrowing",
+        ),
+        ("f", "nni.ConvReLU2d", "removed", None, None, None, "narrowing"),
+    ]
+    assert changes[0].where is not None and changes[0].where.line == 4
