@@ -94,3 +94,28 @@ def _torch_version() -> str:
     import torch
 
     return torch.__version__
+
+
+def _readme_block(language: str, starting: str) -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = readme.split(f"```{language}\n")[1:]
+    return next(b.split("```\n", 1)[0] for b in blocks if b.startswith(starting))
+
+
+def test_the_tour_shows_the_repository_spec_and_its_snippet_quantizes():
+    """The tour's spec is specs/my_backend.bcfg verbatim, and its FX snippet runs as shown."""
+    spec = _readme_block("bcfg", "# The example from BackendConfig's docstring")
+    assert spec == (REPO / "specs" / "my_backend.bcfg").read_text(encoding="utf-8")
+    snippet = _readme_block("python", "import torch\nfrom torch import nn\n")
+    done = subprocess.run(
+        [sys.executable, "-c", snippet],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    conv, fc = done.stdout.splitlines()
+    assert conv.startswith("QuantizedConvReLU2d(3, 8, kernel_size=(3, 3)")
+    assert fc.startswith("QuantizedLinear(in_features=8, out_features=4")

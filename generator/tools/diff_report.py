@@ -180,8 +180,8 @@ def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
                 places = list(dict.fromkeys(w for w in map(_where, rows) if w))
                 if len(places) == 1:
                     lines.append(f"      at {places[0]}")
-                if len(rows) == 1 and first.origin:
-                    lines.append(f"      {first.origin}")
+                if len(rows) == 1 and first.origin and " > " in first.origin:
+                    lines.append(f"      {first.origin}")  # placed through groups or loops
     lines += ["", Summary.of(changes).line()]
     return "\n".join(lines) + "\n"
 
