@@ -119,3 +119,27 @@ def test_the_tour_shows_the_repository_spec_and_its_snippet_quantizes():
     conv, fc = done.stdout.splitlines()
     assert conv.startswith("QuantizedConvReLU2d(3, 8, kernel_size=(3, 3)")
     assert fc.startswith("QuantizedLinear(in_features=8, out_features=4")
+
+
+def test_the_readme_pt2e_example_runs_as_shown(tmp_path):
+    """The tour's spec plus `quantizer my_backend {}` generates what the README says, and its
+    PT2E snippet quantizes conv + relu and linear."""
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    (tmp_path / "specs").mkdir()
+    spec = (REPO / "specs" / "my_backend.bcfg").read_text(encoding="utf-8")
+    (tmp_path / "specs" / "my_backend.bcfg").write_text(spec + "quantizer my_backend {}\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.bcfg]\n")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}
+    bcfg = [sys.executable, "-m", "generator"]
+    run = dict(cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    generated = subprocess.run([*bcfg, "generate"], **run)
+    assert generated.returncode == 0, generated.stderr
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "wrote generated/my_backend_quantizer.py" in generated.stderr + generated.stdout
+    assert "wrote generated/my_backend_quantizer.py" in readme
+    snippet = _readme_block("python", "import torch\nfrom torch import nn\nfrom torchao.")
+    done = subprocess.run([sys.executable, "-c", snippet], **run)
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.strip()
+    assert f"```\n{shown}\n```" in readme
+    assert "'conv2d.default', 'relu.default', 'quantize_per_tensor.default'" in shown

@@ -420,6 +420,18 @@ def hand_edited(outputs: Outputs) -> list[Path]:
     return out
 
 
+# Diff lines longer than this are cut (docs/index.html holds whole tables on one line).
+DIFF_LINE_LIMIT = 400
+
+
+def _clipped(line: str) -> str:
+    """A diff line, cut to ``DIFF_LINE_LIMIT`` characters with how much was left out."""
+    body = line.rstrip("\n")
+    if len(body) <= DIFF_LINE_LIMIT:
+        return line
+    return f"{body[:DIFF_LINE_LIMIT]}… ({len(body) - DIFF_LINE_LIMIT:,} more characters)\n"
+
+
 def diff_outputs(outputs: Outputs, label: Label) -> list[str]:
     """Unified diffs between what is on disk and what would be generated (no writes)."""
     diffs = []
@@ -432,16 +444,13 @@ def diff_outputs(outputs: Outputs, label: Label) -> list[str]:
         if old is None:
             diffs.append(f"--- {rel} (missing)\n+++ {rel} (generated)\n@@ missing file: {rel} @@\n")
             continue
-        diffs.append(
-            "".join(
-                difflib.unified_diff(
-                    old.splitlines(keepends=True),
-                    content.splitlines(keepends=True),
-                    f"{rel} (on disk)",
-                    f"{rel} (generated)",
-                )
-            )
+        lines = difflib.unified_diff(
+            old.splitlines(keepends=True),
+            content.splitlines(keepends=True),
+            f"{rel} (on disk)",
+            f"{rel} (generated)",
         )
+        diffs.append("".join(_clipped(line) for line in lines))
     for p in _stale(outputs):
         diffs.append(
             f"--- {label(p)} (on disk)\n+++ /dev/null\n@@ stale: no spec generates {label(p)} @@\n"

@@ -236,3 +236,18 @@ def test_a_read_only_file_system(small_fs):
     with pytest.raises(OutputError, match="Read-only file system; nothing was changed"):
         write_outputs(Outputs(out, _files(2, "new"), True))
     assert _state(out) == before
+
+
+def test_check_diffs_cut_very_long_lines(tmp_path):
+    """A page that holds a table on one line (docs/index.html) does not flood the terminal."""
+    out = tmp_path / "generated"
+    long_old, long_new = "a" * 5000 + "\n", "b" * 5000 + "\n"
+    write_outputs(Outputs(out, {"page.html": HEADER + long_old + "short\n"}, True))
+    (diff,) = write.diff_outputs(
+        Outputs(out, {"page.html": HEADER + long_new + "short\n"}, True), str
+    )
+    lines = diff.splitlines()
+    assert max(map(len, lines)) < write.DIFF_LINE_LIMIT + 40
+    assert "-" + "a" * (write.DIFF_LINE_LIMIT - 1) + "… (4,601 more characters)" in lines
+    assert "+" + "b" * (write.DIFF_LINE_LIMIT - 1) + "… (4,601 more characters)" in lines
+    assert " short" in lines  # context lines stay whole
