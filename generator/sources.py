@@ -348,6 +348,11 @@ class GitSources:
                 f"{revision}^{{commit}}",
             )
         except GitError:
+            if revision == "HEAD" and _no_commits(root):
+                raise GitError(
+                    "this repository has no commits yet: commit the specs, then bcfg diff "
+                    "compares the working tree with them"
+                ) from None
             raise GitError(f"unknown revision '{revision}'") from None
         self.commit = found.decode().strip()
         self._folders: dict[str, dict[str, str]] = {}  # folder -> {file name: blob id}
@@ -415,3 +420,16 @@ class GitSources:
     def siblings(self, name: str) -> list[str] | None:
         folder = posixpath.dirname(posixpath.normpath(name)) or "."
         return self.spec_names(folder)
+
+
+def _no_commits(root: Path) -> bool:
+    """The repository at ``root`` exists but has no commit (``HEAD`` names an unborn branch)."""
+    try:
+        git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    except GitError:
+        try:
+            git(root, "rev-parse", "--git-dir")
+        except GitError:
+            return False
+        return True
+    return False

@@ -191,6 +191,8 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
         close = difflib.get_close_matches(str(tok), _KEYWORDS, n=1, cutoff=0.75)
         if close and close[0] != str(tok):
             hint = f"did you mean '{close[0]}'?"
+    elif tok.type == "COMMA" and "a field name" in message:
+        hint = "pattern fields are separated by spaces or new lines, not commas"
     return Diagnostic(Severity.ERROR, span, message, hint)
 
 

@@ -96,6 +96,11 @@ class Ctx:
 
     @staticmethod
     def suggest(text: str, pool: Iterable[str]) -> str | None:
-        """A did-you-mean hint: the closest name of ``pool``, if any is close."""
-        close = difflib.get_close_matches(text, sorted(set(pool)), n=1, cutoff=0.7)
+        """A did-you-mean hint: the closest name of ``pool``, if any is close.
+
+        Short names get a lower bar: one wrong character of two (``w9`` for
+        ``w8``) is as close as a name that short can be.
+        """
+        cutoff = 0.5 if len(text) <= 2 else 0.7
+        close = difflib.get_close_matches(text, sorted(set(pool)), n=1, cutoff=cutoff)
         return f"did you mean '{close[0]}'?" if close else None

@@ -62,7 +62,7 @@ def find_backend(backends: list[m.Backend], name: str) -> m.Backend:
     names = sorted(b.module for b in backends)
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'? " if close else ""
-    raise UsageError(f"no backend '{name}'; {hint}(backends: {', '.join(names) or 'none'})")
+    raise UsageError(f"no backend '{name}': {hint}backends are {', '.join(names) or 'none'}")
 
 
 def _norm(text: str) -> str:

@@ -151,6 +151,11 @@ CHECKS = {
         "dtype_missing",
         "warning: pattern nn.ReLU has no dtype configs: FX never quantizes it",
     ),
+    "syntax: commas between pattern fields": (
+        "syntax_comma_between_fields",
+        "hint: pattern fields are separated by spaces or new lines, not commas",
+    ),
+    "names: a short name one character off": ("unknown_short_name", "hint: did you mean 'w8'?"),
     "fusion: into a module no pattern config names (warning)": (
         "fusion_into_nothing",
         "warning: pattern (nn.Conv2d, nn.ReLU) is fused into nni.ConvReLU2d, which no pattern config",

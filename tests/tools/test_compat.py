@@ -312,7 +312,7 @@ def test_a_model_that_exits_while_traced_is_exit_2(run):
 def test_an_unknown_backend_suggests_one(run):
     code, _, err = run("compat", "tinny", "--qconfig-mapping", "compat_user:fits")
     assert code == 2
-    assert err == "bcfg compat: no backend 'tinny'; did you mean 'tiny'? (backends: tiny)\n"
+    assert err == "bcfg compat: no backend 'tinny': did you mean 'tiny'? backends are tiny\n"
 
 
 def test_what_user_code_prints_stays_out_of_the_json(run):

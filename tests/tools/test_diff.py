@@ -245,6 +245,16 @@ def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path_fact
     code, _, err = bcfg(capsys)
     assert code == 2 and "not a git repository" in err
 
+    fresh = tmp_path_factory.mktemp("no-commits")
+    git(fresh, "init", "-q")
+    monkeypatch.chdir(fresh)
+    code, _, err = bcfg(capsys)
+    assert (code, err) == (
+        2,
+        "bcfg diff: this repository has no commits yet: commit the specs, then bcfg diff "
+        "compares the working tree with them\n",
+    )
+
 
 def test_a_warm_diff_does_not_import_torch(repo):
     add_conv2d_symmetric(repo)

@@ -140,7 +140,7 @@ def test_methods_and_complex_patterns(repo, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["onedn"], "no backend 'onedn'; did you mean 'onednn'? (backends: executorch, fbgemm,"),
+        (["onedn"], "no backend 'onedn': did you mean 'onednn'? backends are executorch, fbgemm,"),
         (
             ["x86", "(nn.Linear, nn.LeakyReLU)"],
             "backend 'x86' has no pattern (nn.Linear, nn.LeakyReLU) (onednn has it); did you mean (nn.Linear, nn.ReLU)",
