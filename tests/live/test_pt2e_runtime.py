@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
-
 import pytest
 import torch
 import torch.nn as nn
 
-from generator.emit.pt2e import render_quantizer, render_runtime
-from generator.semantics.driver import resolve_specs
-from generator.semantics.model import RUNTIME_MODULE, quantizer_module
-
-from .pt2e_support import KEY, Fn, export, symmetric_config
+from .pt2e_support import KEY, Fn, export, generate, symmetric_config
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e  # noqa: E402
@@ -191,27 +183,6 @@ def _observer():
 
 
 # ------------------------------------------------- generated from a test spec
-
-
-def generate(tmp_path, text: str, allow=("torch", "operator", "tests")):
-    """Generate the quantizer of the spec ``text`` into a package under tmp_path; import it."""
-    spec = tmp_path / "t.bcfg"
-    spec.write_text(textwrap.dedent(text))
-    (q,) = resolve_specs(tmp_path, [spec], allow).quantizers
-    pkg = tmp_path / "gen_pt2e"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / f"{RUNTIME_MODULE}.py").write_text(render_runtime())
-    (pkg / f"{quantizer_module(q.module)}.py").write_text(render_quantizer(q))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        module = importlib.import_module(f"gen_pt2e.{quantizer_module(q.module)}")
-    finally:
-        sys.path.remove(str(tmp_path))
-    getter = getattr(module, f"get_{q.module}_quantizer")
-    for name in [m for m in sys.modules if m.startswith("gen_pt2e")]:
-        del sys.modules[name]
-    return getter
 
 
 def test_fixed_qparams_ops_get_a_fixed_output_spec(tmp_path):
