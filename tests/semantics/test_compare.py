@@ -332,3 +332,13 @@ def test_quantizer_transforms_asked_for_and_dropped():
     assert pt2e_diff(Q, before=dropped) == [
         ("q", None, "changed", "PT2E quantizer", None, "3 rules", "widening")
     ]
+
+
+def test_quantizer_outputs_changed():
+    consumers = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  outputs: consumers }")
+    assert pt2e_diff(consumers) == [
+        ("q", None, "changed", "PT2E quantizer outputs", "patterns", "consumers", "narrowing")
+    ]
+    assert pt2e_diff(Q, before=consumers)[0][-1] == "widening"
+    # written as the default, it is no change
+    assert pt2e_diff(consumers.replace("consumers", "patterns")) == []
