@@ -635,7 +635,7 @@ def run(gm: torch.fx.GraphModule, args: tuple, quantizer: Any, qat: bool) -> tup
     return rec.dump, out, [(n.op, str(n.target)) for n in converted.graph.nodes]
 
 
-def _flat(o: Any) -> list:
+def flat(o: Any) -> list:
     return list(o) if isinstance(o, (tuple, list)) else [o]
 
 
@@ -656,7 +656,7 @@ def compare(
     if isinstance(ref[0], tuple) or isinstance(new[0], tuple):
         return [] if ref[0] == new[0] else [f"failures differ: {ref[0]} vs {new[0]}"]
     problems = differences(ref[0], new[0])
-    if not all(torch.equal(x, y) for x, y in zip(_flat(ref[1]), _flat(new[1]))):
+    if not all(torch.equal(x, y) for x, y in zip(flat(ref[1]), flat(new[1]))):
         problems.append("converted outputs differ")
     if ref[2] != new[2]:
         problems.append("converted graphs differ")

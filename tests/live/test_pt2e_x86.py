@@ -10,23 +10,25 @@ through the real prepare_pt2e / prepare_qat_pt2e, and compares the two dumps
 node by node (pt2e_support.dump: every input spec in order, output specs,
 dtype, range, qscheme, axis, observer with its arguments).
 
-Two differences are in the annotation scheme, not in what is quantized, and
-are translated before comparing, each checked to hold exactly:
+The spec says ``outputs: consumers``: as X86 does, a pattern's last op gets
+no output spec (its output is observed by the input specs of quantized
+consumers), and pooling, cat and flatten are quantized when all their inputs
+come from quantized patterns. What is left of the annotation scheme, which
+prepare_pt2e ignores, is dropped before comparing, checked to be only that:
 
-* X86 gives the last op of a pattern no output spec and flags it
-  (``_X86InductorQuantizationAnnotation(_is_output_of_quantized_pattern=True)``);
-  its output is observed by the input specs of quantized consumers. bcfg's
-  runtime gives that op the config's output spec. A flagged node without an
-  output spec counts as having the config's output spec.
-* Empty marks (an annotation with no spec, only ``_annotated``), which
-  prepare_pt2e ignores: bcfg marks the weight and bias of each annotated op,
-  X86 marks nothing in PTQ and, in QAT, the batch norm and its parameters.
+* X86's annotation subclass and its flag on a pattern's last op
+  (``_X86InductorQuantizationAnnotation(_is_output_of_quantized_pattern=...)``);
+* empty annotations (no spec, only ``_annotated``): both write one on the
+  last op of a fused pattern; bcfg also marks the weight and bias of each
+  annotated op, X86 marks nothing else in PTQ and, in QAT, the batch norm
+  and its parameters.
 
-What is left differs for a reason the case names (EXPECTED): X86's
-propagation and output-sharing post-pass (cat, pooling, flatten), its
-binary patterns (conv + add (+ relu), mul of two tensors) and its
-source-partition matching (non-strict graphs carry no ``source_fn_stack``, so
-X86 does not fuse a functional ``F.relu`` with the conv or linear before it).
+Where no node differs, the converted models must also give the same outputs
+(torch.equal) and the same graphs. What is left differs for a reason the case
+names (EXPECTED): X86's binary patterns (conv + add (+ relu), mul of two
+tensors), its flatten condition, its QAT output specs and its source-partition
+matching (non-strict graphs carry no ``source_fn_stack``, so X86 does not fuse
+a functional ``F.relu`` with the conv or linear before it).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from .pt2e_support import ZOO, canon_spec, generate, pattern_cache, run
+from .pt2e_support import ZOO, flat, generate, pattern_cache, run
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
 
@@ -89,21 +91,18 @@ def export(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple]:
     return torch.export.export(factory().train(train), args, strict=strict).module(), args
 
 
-def translate(dump: list, config: Any) -> tuple[dict[str, dict], list[str]]:
-    """A dump in one annotation scheme: (records by node, empty marks), as the module docstring says."""
-    out, marks = {}, []
+def translate(dump: list) -> tuple[dict[str, dict], list[str]]:
+    """A dump without what prepare_pt2e ignores: (records with a spec, by node; empty annotations)."""
+    out, empty = {}, []
     for name, record in dump:
         record = dict(record)
-        kind, extra = record.pop("extra", ("QuantizationAnnotation", ()))
-        fields = dict(extra)
-        assert set(fields) <= {FLAG}, f"{name}: annotation fields {fields} not translated"
-        if not record["inputs"] and record["output"] is None and not fields.get(FLAG):
-            marks.append(name)
-            continue
-        if fields.get(FLAG) and record["output"] is None:
-            record["output"] = canon_spec(config.output_activation)
-        out[name] = record
-    return out, marks
+        _, extra = record.pop("extra", ("QuantizationAnnotation", ()))
+        assert {k for k, _ in extra} <= {FLAG}, f"{name}: annotation fields {extra} not translated"
+        if record["inputs"] or record["output"] is not None:
+            out[name] = record
+        else:
+            empty.append(name)
+    return out, empty
 
 
 def compare_x86(
@@ -124,66 +123,38 @@ def compare_x86(
             if isinstance(d, tuple)
         ]
         return 0, [("prepare_pt2e", ", ".join(failed))], [], []
-    theirs, their_marks = translate(ref[0], config)
-    ours, our_marks = translate(new[0], config)
+    theirs, their_empty = translate(ref[0])
+    ours, our_empty = translate(new[0])
+    our_marks = [n for n in our_empty if n not in their_empty]
+    their_marks = [n for n in their_empty if n not in our_empty]
     diff = sorted(
         [(n, "x86 only") for n in theirs.keys() - ours.keys()]
         + [(n, "bcfg only") for n in ours.keys() - theirs.keys()]
         + [(n, "differs") for n in theirs.keys() & ours.keys() if theirs[n] != ours[n]]
     )
     same = len(theirs.keys() & ours.keys()) - sum(1 for _, k in diff if k == "differs")
+    if not diff:  # then the converted models must agree as well
+        if not all(torch.equal(x, y) for x, y in zip(flat(ref[1]), flat(new[1]))):
+            diff.append(("convert_pt2e", "outputs differ"))
+        if ref[2] != new[2]:
+            diff.append(("convert_pt2e", "graphs differ"))
     return same, diff, our_marks, their_marks
 
 
 # What X86 does that the spec's rules do not, by the name of what is left.
-PROPAGATION = (
-    "X86 quantizes pooling, cat and flatten after quantized patterns and shares their outputs"
-)
-CONV_ADD = "X86's conv + add (+ relu): the add's other input quantized, the conv's output not"
-MUL = "X86 quantizes mul of two tensors of one shape"
+CONV_ADD = "X86's conv + add (+ relu): the add's other input quantized (a binary pattern: a hook)"
+MUL = "X86 quantizes mul of two tensors of one shape (a condition on the graph: a hook)"
+QAT_OUT = "X86's QAT conv-bn annotators give the pattern's last op an output spec, its PTQ ones not"
 F_RELU = (
     "non-strict graphs have no source_fn_stack: X86 fuses nn.ReLU, not F.relu, with the op before"
 )
 SCALAR_ADD = "X86's linear + add matcher asserts on an add of a scalar (torchao 0.18)"
 
-# (model, form, strict): {(node, how it differs): why}; absent: none differ.
+# (model, form, strict): {(node, how it differs): why}; absent: none differ, and
+# the converted models give the same outputs and graphs.
 EXPECTED: dict[tuple[str, str, bool], dict[tuple[str, str], str]] = {
-    ("residual_add_relu", "static", True): {
-        ("add", "x86 only"): CONV_ADD,
-        ("conv2d_1", "differs"): CONV_ADD,
-        ("relu_", "x86 only"): CONV_ADD,
-    },
-    ("residual_add_relu", "static", False): {
-        ("add", "x86 only"): CONV_ADD,
-        ("conv2d_1", "differs"): CONV_ADD,
-        ("relu_", "x86 only"): CONV_ADD,
-        ("conv2d", "differs"): F_RELU,
-        ("relu", "bcfg only"): F_RELU,
-    },
-    ("linear_stack", "static", False): {
-        ("linear_1", "differs"): F_RELU,
-        ("relu_1", "bcfg only"): F_RELU,
-    },
-    ("linear_stack", "dynamic", False): {
-        ("linear_1", "differs"): F_RELU,
-        ("relu_1", "bcfg only"): F_RELU,
-    },
-    ("dyn_linear", "dynamic", False): {
-        ("linear", "differs"): F_RELU,
-        ("relu", "bcfg only"): F_RELU,
-    },
     **{
-        ("cat_pool", "static", strict): {
-            (n, "x86 only"): PROPAGATION
-            for n in (
-                "adaptive_avg_pool2d",
-                "adaptive_avg_pool2d_1",
-                "avg_pool2d",
-                "cat",
-                "max_pool2d",
-                "max_pool2d_1",
-            )
-        }
+        ("residual_add_relu", "static", strict): {("add", "x86 only"): CONV_ADD}
         for strict in (True, False)
     },
     **{
@@ -191,20 +162,39 @@ EXPECTED: dict[tuple[str, str, bool], dict[tuple[str, str], str]] = {
         for strict in (True, False)
     },
     **{
-        (model, "static", strict): {("flatten", "x86 only"): PROPAGATION}
-        for model in ("depthwise", "unary")
+        ("qat_conv_bn_relu", "qat", strict): {("relu", "x86 only"): QAT_OUT}
+        for strict in (True, False)
+    },
+    **{
+        ("qat_conv_bn", "qat", strict): {("batch_norm", "x86 only"): QAT_OUT}
         for strict in (True, False)
     },
     ("nested", "static", True): {("prepare_pt2e", "x86 raises AssertionError"): SCALAR_ADD},
 }
 
-# X86's empty marks: in QAT, the batch norm its conv-bn annotators matched and its
-# parameters (strict) or the num_batches_tracked update (non-strict).
+# Empty annotations only one side writes (prepare_pt2e ignores them). bcfg marks
+# weights and biases, and the last op of a fused pattern: with F.relu in
+# non-strict graphs (F_RELU, no observer changes) and in QAT (QAT_OUT).
 BN = ["bn_weight", "bn_bias", "bn_running_mean", "bn_running_var"]
+BCFG_MARKS = {
+    ("residual_add_relu", "static", False): ["relu"],
+    ("linear_stack", "static", False): ["relu_1"],
+    ("linear_stack", "dynamic", False): ["relu_1"],
+    ("dyn_linear", "dynamic", False): ["relu"],
+    ("qat_conv_bn_relu", "qat", True): ["relu"],
+    ("qat_conv_bn_relu", "qat", False): ["relu"],
+    ("qat_conv_bn", "qat", True): ["batch_norm"],
+    ("qat_conv_bn", "qat", False): ["batch_norm"],
+}
+# X86 marks the last op of its conv + add + relu (CONV_ADD) and, in QAT, the
+# batch norm its conv-bn annotators matched and its parameters (strict) or the
+# num_batches_tracked update (non-strict).
 X86_MARKS = {
-    ("qat_conv_bn_relu", "qat", True): ["conv_weight", "conv_bias", *BN, "batch_norm"],
+    ("residual_add_relu", "static", True): ["relu_"],
+    ("residual_add_relu", "static", False): ["relu_"],
+    ("qat_conv_bn_relu", "qat", True): [*BN, "batch_norm"],
     ("qat_conv_bn_relu", "qat", False): ["add_", "batch_norm"],
-    ("qat_conv_bn", "qat", True): ["conv_weight", *BN],
+    ("qat_conv_bn", "qat", True): BN,
     ("qat_conv_bn", "qat", False): ["add_"],
 }
 
@@ -225,14 +215,14 @@ CASES = (
     + [(m, "dynamic", s) for m in ("dyn_linear", "linear_stack") for s in (True, False)]
     + [(m, "qat", s) for m in ("qat_conv_bn_relu", "qat_conv_bn") for s in (True, False)]
 )
-# How many annotated nodes agree (after the translation), per case: 86 in all.
+# How many nodes with a spec agree, per case: 76 in all.
 AGREE = dict(
     zip(
         CASES,
-        [2, 2, 5, 2, 2, 5, 3, 2, 12, 0]  # static, strict (nested last)
-        + [2, 0, 3, 2, 2, 5, 3, 2, 12]  # static, non-strict
-        + [3, 1, 5, 3]  # dynamic
-        + [2, 2, 2, 2],  # QAT
+        [1, 2, 3, 8, 2, 3, 3, 2, 7, 0]  # static, strict (nested last)
+        + [1, 2, 3, 8, 2, 3, 3, 2, 7]  # static, non-strict
+        + [2, 2, 3, 3]  # dynamic
+        + [1, 1, 1, 1],  # QAT
     )
 )
 
@@ -251,26 +241,37 @@ def test_x86(model, form, strict, x86_spec):
     assert their_marks == X86_MARKS.get((model, form, strict), [])
     gm, _ = export(model, strict)
     params = {n.name for n in gm.graph.nodes if n.op == "get_attr"}
-    assert set(our_marks) <= params  # bcfg marks weights and biases only
+    assert [n for n in our_marks if n not in params] == BCFG_MARKS.get((model, form, strict), [])
     assert same == AGREE[model, form, strict]
 
 
 def test_the_numbers_add_up():
-    assert len(AGREE) == len(CASES) == 27 and sum(AGREE.values()) == 86
-    assert set(EXPECTED) <= set(CASES) and set(X86_MARKS) <= set(CASES)
+    assert len(AGREE) == len(CASES) == 27 and sum(AGREE.values()) == 76
+    assert set(EXPECTED) | set(X86_MARKS) | set(BCFG_MARKS) <= set(CASES)
+    assert len(set(CASES) - set(EXPECTED)) == 18  # converted models compared too
 
 
-def test_x86_annotates_outputs_by_consumers(x86_spec):
-    """The translation is needed: X86 leaves a pattern's output without a spec and flags it."""
+def test_outputs_consumers_is_what_x86_does(x86_spec, tmp_path):
+    """X86 leaves a pattern's output to its consumers; the spec's ``outputs: consumers`` does too."""
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import X86InductorQuantizer
 
+    config = x86_config("static")
     gm, args = export("linear_stack", True)
-    theirs = dict(run(gm, args, X86InductorQuantizer().set_global(x86_config("static")), False)[0])
+    theirs = dict(run(gm, args, X86InductorQuantizer().set_global(config), False)[0])
     gm, args = export("linear_stack", True)
-    ours = dict(run(gm, args, x86_spec().set_global(x86_config("static")), False)[0])
+    ours = dict(run(gm, args, x86_spec().set_global(config), False)[0])
     assert theirs["relu"]["output"] is None and theirs["relu"]["extra"][1] == ((FLAG, True),)
-    assert ours["relu"]["output"] == canon_spec(x86_config("static").output_activation)
+    assert ours["relu"]["output"] is None and "extra" not in ours["relu"]
     assert "fc1_weight" in ours and "fc1_weight" not in theirs
+
+    # The default, outputs: patterns, gives each pattern's last op the output spec.
+    text = SPEC.read_text(encoding="utf-8")
+    patterns = generate(tmp_path, text.replace("outputs: consumers", "outputs: patterns"))
+    same, diff, _, _ = compare_x86("linear_stack", "static", True, patterns)
+    assert (same, diff) == (
+        2,
+        [("linear_2", "differs"), ("relu", "bcfg only"), ("relu_1", "bcfg only")],
+    )
 
 
 def test_the_comparison_notices_a_wrong_quantizer(x86_spec):
@@ -294,7 +295,7 @@ def test_the_comparison_notices_a_wrong_quantizer(x86_spec):
         return q
 
     same, diff, _, _ = compare_x86("hardtanh_relu6", "static", True, narrow)
-    assert same == 2 and sorted(n for n, _ in diff) == ["conv2d", "conv2d_1", "conv2d_2"]
+    assert same == 0 and sorted(n for n, _ in diff) == ["conv2d", "conv2d_1", "conv2d_2"]
 
 
 def test_the_spec_is_canonically_formatted():
