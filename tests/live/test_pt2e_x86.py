@@ -1,14 +1,17 @@
 """How far a spec gets on torchao's X86InductorQuantizer (issue 15's stretch goal).
 
-``tests/live/x86_inductor.bcfg`` describes X86's conv, linear and unary
-patterns (conv2d + relu/hardtanh/relu6/hardswish/silu, conv1d + relu, conv2d
-alone, QAT conv2d + batch norm (+ relu/hardtanh), linear + relu/leaky_relu/
-tanh/gelu, linear alone, static and dynamic). Each case exports a model,
-annotates it with ``X86InductorQuantizer().set_global(get_default_x86_inductor_
-quantization_config(...))`` and with the quantizer generated from the spec
-through the real prepare_pt2e / prepare_qat_pt2e, and compares the two dumps
-node by node (pt2e_support.dump: every input spec in order, output specs,
-dtype, range, qscheme, axis, observer with its arguments).
+``tests/live/x86_inductor.bcfg`` describes X86's conv, linear, unary,
+binary and pooling patterns: conv2d + relu/hardtanh/relu6/hardswish/silu,
+conv1d + relu, conv2d alone, QAT conv2d + batch norm (+ relu/hardtanh),
+linear + relu/leaky_relu/tanh/gelu, linear alone (static and dynamic); conv2d
++ add (+ relu) and mul of two tensors through annotate hooks
+(tests/live/x86_hooks.py); pooling, cat and flatten after quantized patterns.
+Each case exports a model, annotates it with ``X86InductorQuantizer()
+.set_global(get_default_x86_inductor_quantization_config(...))`` and with the
+quantizer generated from the spec through the real prepare_pt2e /
+prepare_qat_pt2e, and compares the two dumps node by node (pt2e_support.dump:
+every input spec in order, output specs, dtype, range, qscheme, axis,
+observer with its arguments).
 
 The spec says ``outputs: consumers``: as X86 does, a pattern's last op gets
 no output spec (its output is observed by the input specs of quantized
@@ -20,15 +23,12 @@ prepare_pt2e ignores, is dropped before comparing, checked to be only that:
   (``_X86InductorQuantizationAnnotation(_is_output_of_quantized_pattern=...)``);
 * empty annotations (no spec, only ``_annotated``): both write one on the
   last op of a fused pattern; bcfg also marks the weight and bias of each
-  annotated op, X86 marks nothing else in PTQ and, in QAT, the batch norm
-  and its parameters.
+  annotated op (BCFG_MARKS pins the others), X86 marks nothing else in PTQ
+  and, in QAT, the batch norm and its parameters (X86_MARKS).
 
 Where no node differs, the converted models must also give the same outputs
-(torch.equal) and the same graphs. What is left differs for a reason the case
-names (EXPECTED): X86's binary patterns (conv + add (+ relu), mul of two
-tensors), its flatten condition, its QAT output specs and its source-partition
-matching (non-strict graphs carry no ``source_fn_stack``, so X86 does not fuse
-a functional ``F.relu`` with the conv or linear before it).
+(torch.equal) and the same graphs. What differs is pinned with its reason
+(EXPECTED): X86's QAT output specs, and a torchao assert.
 """
 
 from __future__ import annotations
@@ -142,8 +142,6 @@ def compare_x86(
 
 
 # What X86 does that the spec's rules do not, by the name of what is left.
-CONV_ADD = "X86's conv + add (+ relu): the add's other input quantized (a binary pattern: a hook)"
-MUL = "X86 quantizes mul of two tensors of one shape (a condition on the graph: a hook)"
 QAT_OUT = "X86's QAT conv-bn annotators give the pattern's last op an output spec, its PTQ ones not"
 F_RELU = (
     "non-strict graphs have no source_fn_stack: X86 fuses nn.ReLU, not F.relu, with the op before"
@@ -153,14 +151,6 @@ SCALAR_ADD = "X86's linear + add matcher asserts on an add of a scalar (torchao 
 # (model, form, strict): {(node, how it differs): why}; absent: none differ, and
 # the converted models give the same outputs and graphs.
 EXPECTED: dict[tuple[str, str, bool], dict[tuple[str, str], str]] = {
-    **{
-        ("residual_add_relu", "static", strict): {("add", "x86 only"): CONV_ADD}
-        for strict in (True, False)
-    },
-    **{
-        ("mul", "static", strict): {("mul", "x86 only"): MUL, ("mul_2", "x86 only"): MUL}
-        for strict in (True, False)
-    },
     **{
         ("qat_conv_bn_relu", "qat", strict): {("relu", "x86 only"): QAT_OUT}
         for strict in (True, False)
@@ -186,12 +176,9 @@ BCFG_MARKS = {
     ("qat_conv_bn", "qat", True): ["batch_norm"],
     ("qat_conv_bn", "qat", False): ["batch_norm"],
 }
-# X86 marks the last op of its conv + add + relu (CONV_ADD) and, in QAT, the
-# batch norm its conv-bn annotators matched and its parameters (strict) or the
-# num_batches_tracked update (non-strict).
+# X86 marks, in QAT, the batch norm its conv-bn annotators matched and its
+# parameters (strict) or the num_batches_tracked update (non-strict).
 X86_MARKS = {
-    ("residual_add_relu", "static", True): ["relu_"],
-    ("residual_add_relu", "static", False): ["relu_"],
     ("qat_conv_bn_relu", "qat", True): [*BN, "batch_norm"],
     ("qat_conv_bn_relu", "qat", False): ["add_", "batch_norm"],
     ("qat_conv_bn", "qat", True): BN,
@@ -215,12 +202,12 @@ CASES = (
     + [(m, "dynamic", s) for m in ("dyn_linear", "linear_stack") for s in (True, False)]
     + [(m, "qat", s) for m in ("qat_conv_bn_relu", "qat_conv_bn") for s in (True, False)]
 )
-# How many nodes with a spec agree, per case: 76 in all.
+# How many nodes with a spec agree, per case: 82 in all.
 AGREE = dict(
     zip(
         CASES,
-        [1, 2, 3, 8, 2, 3, 3, 2, 7, 0]  # static, strict (nested last)
-        + [1, 2, 3, 8, 2, 3, 3, 2, 7]  # static, non-strict
+        [1, 3, 3, 8, 4, 3, 3, 2, 7, 0]  # static, strict (nested last)
+        + [1, 3, 3, 8, 4, 3, 3, 2, 7]  # static, non-strict
         + [2, 2, 3, 3]  # dynamic
         + [1, 1, 1, 1],  # QAT
     )
@@ -246,9 +233,9 @@ def test_x86(model, form, strict, x86_spec):
 
 
 def test_the_numbers_add_up():
-    assert len(AGREE) == len(CASES) == 27 and sum(AGREE.values()) == 76
+    assert len(AGREE) == len(CASES) == 27 and sum(AGREE.values()) == 82
     assert set(EXPECTED) | set(X86_MARKS) | set(BCFG_MARKS) <= set(CASES)
-    assert len(set(CASES) - set(EXPECTED)) == 18  # converted models compared too
+    assert len(set(CASES) - set(EXPECTED)) == 22  # converted models compared too
 
 
 def test_outputs_consumers_is_what_x86_does(x86_spec, tmp_path):
