@@ -119,11 +119,15 @@ class Quantizers:
         v = self.evaluator.eval(f, e, {})
         if isinstance(v, Word) and v.text in QUANTIZER_OUTPUTS:
             return v.text
+        meaning = (
+            "patterns: each pattern's last op gets the output spec; consumers: only "
+            "quantized consumers observe a pattern's output"
+        )
+        close = self.ctx.suggest(v.text, QUANTIZER_OUTPUTS) if isinstance(v, Word) else None
         raise self.ctx.fail(
             v.span,
             f"outputs must be {' or '.join(QUANTIZER_OUTPUTS)}, got {describe(v)}",
-            "patterns: each pattern's last op gets the output spec; consumers: only "
-            "quantized consumers observe a pattern's output",
+            f"{close} ({meaning})" if close else meaning,
         )
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:

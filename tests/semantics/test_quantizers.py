@@ -167,7 +167,7 @@ def test_outputs_says_who_observes_a_pattern_output(tmp_path):
     (d,) = exc.value.diagnostics
     assert (d.span.line, d.span.column) == (1, 24)
     assert d.message == "outputs must be patterns or consumers, got the name 'consumer'"
-    assert d.hint and "quantized consumers" in d.hint
+    assert d.hint and d.hint.startswith("did you mean 'consumers'? (patterns: ")
 
 
 def test_a_backend_without_quantizer_has_none_and_no_pt2e_errors(tmp_path):
