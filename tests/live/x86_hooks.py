@@ -52,31 +52,33 @@ def _annotate(conv: Node, add: Node, other: Node, last: Node, config: Any) -> No
         last.meta[KEY] = QuantizationAnnotation(_annotated=True)
 
 
-def conv_add_relu(model: GraphModule, config: Any, accept: Any) -> bool:
-    """conv2d + add + relu: X86's binary-unary pattern."""
+def _conv_add(model: GraphModule, config: Any, accept: Any, relu: bool) -> bool:
     done = False
-    for relu in list(model.graph.nodes):
-        if relu.op != "call_function" or relu.target not in RELU:
-            continue
-        add = relu.args[0]
+    for last in list(model.graph.nodes):
+        add = last
+        if relu:
+            if last.op != "call_function" or last.target not in RELU:
+                continue
+            add = last.args[0]
         found = _conv_and_other(add) if isinstance(add, Node) else None
-        if found is None or _annotated([relu, add, found[0]]) or not accept([relu, add, found[0]]):
+        if found is None:
             continue
-        _annotate(found[0], add, found[1], relu, config)
+        nodes = [last, add, found[0]] if relu else [add, found[0]]
+        if _annotated(nodes) or not accept(nodes):
+            continue
+        _annotate(found[0], add, found[1], last, config)
         done = True
     return done
+
+
+def conv_add_relu(model: GraphModule, config: Any, accept: Any) -> bool:
+    """conv2d + add + relu: X86's binary-unary pattern."""
+    return _conv_add(model, config, accept, relu=True)
 
 
 def conv_add(model: GraphModule, config: Any, accept: Any) -> bool:
     """conv2d + add: X86's binary pattern."""
-    done = False
-    for add in list(model.graph.nodes):
-        found = _conv_and_other(add)
-        if found is None or _annotated([add, found[0]]) or not accept([add, found[0]]):
-            continue
-        _annotate(found[0], add, found[1], add, config)
-        done = True
-    return done
+    return _conv_add(model, config, accept, relu=False)
 
 
 def mul_of_tensors(model: GraphModule, config: Any, accept: Any) -> bool:
