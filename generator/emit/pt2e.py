@@ -205,6 +205,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     ]
     if transforms:
         body.append(f"transforms = {_seq(transforms)}")
+    if q.outputs != "patterns":
+        body.append(f"outputs = {layout.string(q.outputs)}")
     names.need("SpecQuantizer")
     spec_file = safe_text(q.spec_file)
     source = (

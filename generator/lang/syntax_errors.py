@@ -102,6 +102,7 @@ _VALUE_AFTER_KEY = {
     "skip": "a skip predicate, like large_scalar, or a list of them",
     "annotate": "a function",
     "transform": "a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
+    "outputs": "patterns or consumers",
     "quant_min": "a number",
     "quant_max": "a number",
     "scale_min": "a number",

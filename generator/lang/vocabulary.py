@@ -42,7 +42,7 @@ KEYWORD_DOCS: dict[str, str] = {
     "fuse": "fuse name(params) [eval_only] [same_mode] = Module(params): a fuser function",
     "group": "group name(params) { items }: patterns to expand with `use name(args)`",
     "backend": 'backend name ["BackendConfig name"] { items }: generates <out>/<name>.py',
-    "quantizer": "quantizer name { transform: .. }: a PT2E quantizer for backend name, <out>/<name>_quantizer.py",
+    "quantizer": "quantizer name { transform: .., outputs: .. }: a PT2E quantizer for backend name, <out>/<name>_quantizer.py",
     "pattern": "pattern head { fields }: one BackendPatternConfig",
     "override": "override pattern head { fields }: replace an earlier pattern, in its position",
     "use": "use group(args): expand a group here",
@@ -357,7 +357,11 @@ PT2E_SKIP_HOOKS: dict[str, str] = {
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
 QUANTIZER_FIELDS: dict[str, str] = {
     "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
+    "outputs": "patterns (the default: a pattern's last op gets the output spec) or consumers "
+    "(only quantized consumers observe it; shared ops follow quantized patterns)",
 }
+# The values of a quantizer's ``outputs`` field; the first is the default.
+QUANTIZER_OUTPUTS: tuple[str, ...] = ("patterns", "consumers")
 # Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.
 # A dtype missing here has no PT2E equivalent.
 PT2E_DTYPES: dict[str, str | None] = {

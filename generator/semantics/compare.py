@@ -118,12 +118,13 @@ def compare(
 
 QUANTIZER_FIELD = "PT2E quantizer"
 TRANSFORM_FIELD = "PT2E quantizer transform"
+OUTPUTS_FIELD = "PT2E quantizer outputs"
 
 
 def _quantizer_changes(
     module: str, a: m.Quantizer | None, b: m.Quantizer | None, canon: _Canon
 ) -> list[Change]:
-    """A backend's PT2E quantizer asked for, dropped, or given other transforms."""
+    """A backend's PT2E quantizer asked for, dropped, or given other transforms or outputs."""
     if a is None and b is None:
         return []
     if a is None or b is None:
@@ -136,15 +137,30 @@ def _quantizer_changes(
         return [
             Change(module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where)
         ]
-    if canon.value(a.transforms) == canon.value(b.transforms):
-        return []
-    before = _hooks(a.transforms)
-    after = _hooks(b.transforms)
-    return [
-        Change(
-            module, None, Action.CHANGED, TRANSFORM_FIELD, before, after, Severity.NEUTRAL, b.span
+    out = []
+    if canon.value(a.transforms) != canon.value(b.transforms):
+        before, after = _hooks(a.transforms), _hooks(b.transforms)
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                TRANSFORM_FIELD,
+                before,
+                after,
+                Severity.NEUTRAL,
+                b.span,
+            )
         )
-    ]
+    if a.outputs != b.outputs:
+        # consumers leaves outputs no quantized op reads in float: it quantizes less.
+        severity = Severity.NARROWING if b.outputs == "consumers" else Severity.WIDENING
+        out.append(
+            Change(
+                module, None, Action.CHANGED, OUTPUTS_FIELD, a.outputs, b.outputs, severity, b.span
+            )
+        )
+    return out
 
 
 def _hooks(hooks: tuple[m.Hook, ...]) -> str | None:

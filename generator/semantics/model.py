@@ -383,3 +383,6 @@ class Quantizer:
     spec_file: str
     inputs: tuple[tuple[str, str], ...]
     span: Span = field(compare=False)
+    # Where a pattern's output is observed: "patterns" (its last op's output
+    # spec) or "consumers" (only quantized consumers' input specs).
+    outputs: str = "patterns"

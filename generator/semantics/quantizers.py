@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..lang import syntax as syn
-from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, spell
+from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, QUANTIZER_OUTPUTS, spell
 from . import model as m
 from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from .coerce import Coercions
@@ -24,7 +24,7 @@ from .context import Ctx, Fail
 from .evaluate import Evaluator
 from .facts import UnknownSymbol
 from .load import LoadedFile, Program
-from .values import Seq, Sym, describe
+from .values import Seq, Sym, Word, describe
 
 SHARED = "OUTPUT_SHARE_OBSERVER_WITH_INPUT"
 NOT_OBSERVED = "INPUT_OUTPUT_NOT_OBSERVED"
@@ -81,6 +81,7 @@ class Quantizers:
 
     def _quantizer(self, f: LoadedFile, decl: syn.QuantizerDecl, backend: m.Backend) -> m.Quantizer:
         transforms: tuple[m.Hook, ...] = ()
+        outputs = QUANTIZER_OUTPUTS[0]
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -95,7 +96,10 @@ class Quantizers:
                 if fld.name in names:
                     raise self.ctx.fail(fld.span, f"field '{fld.name}' is set twice")
                 names.add(fld.name)
-                transforms = self._transforms(f, fld.value)
+                if fld.name == "outputs":
+                    outputs = self._outputs(f, fld.value)
+                else:
+                    transforms = self._transforms(f, fld.value)
             except Fail:
                 failed = True
         rules = self._rules(backend)
@@ -108,6 +112,22 @@ class Quantizers:
             spec_file=backend.spec_file,
             inputs=backend.inputs,
             span=decl.span,
+            outputs=outputs,
+        )
+
+    def _outputs(self, f: LoadedFile, e: syn.Expr) -> str:
+        v = self.evaluator.eval(f, e, {})
+        if isinstance(v, Word) and v.text in QUANTIZER_OUTPUTS:
+            return v.text
+        meaning = (
+            "patterns: each pattern's last op gets the output spec; consumers: only "
+            "quantized consumers observe a pattern's output"
+        )
+        close = self.ctx.suggest(v.text, QUANTIZER_OUTPUTS) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"outputs must be {' or '.join(QUANTIZER_OUTPUTS)}, got {describe(v)}",
+            f"{close} ({meaning})" if close else meaning,
         )
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:

@@ -50,6 +50,17 @@ def test_one_rule_per_line_of_the_table_with_its_origins(xnnpack):
     assert "def get_xnnpack_quantizer() -> XnnpackQuantizer:" in text
 
 
+def test_outputs_is_written_only_when_not_the_default(tmp_path, xnnpack):
+    assert "outputs =" not in render_quantizer(xnnpack)
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(
+        "quantizer b { outputs: consumers }\n"
+        "backend b { pattern nn.ReLU { dtypes: {input: qint8, output: qint8} } }\n"
+    )
+    (q,) = resolve_specs(tmp_path, [spec]).quantizers
+    assert '\n    outputs = "consumers"\n' in render_quantizer(q)
+
+
 def test_local_names_never_shadow_what_the_module_uses(tmp_path):
     spec = tmp_path / "t.bcfg"
     spec.write_text(textwrap.dedent("""

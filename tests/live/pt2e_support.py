@@ -24,6 +24,9 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import importlib
+import sys
+import textwrap
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +35,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.fx import Node
+
+from generator.emit.pt2e import render_quantizer, render_runtime
+from generator.semantics.driver import resolve_specs
+from generator.semantics.model import RUNTIME_MODULE, quantizer_module
 
 warnings.filterwarnings("ignore", message=".*deprecated.*")
 
@@ -381,6 +388,30 @@ def export_edge(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple, A
     return torch.export.export(model, args, strict=strict).module(), args, config
 
 
+# ------------------------------------------------- generated from a test spec
+
+
+def generate(tmp_path: Any, text: str, allow: tuple[str, ...] = ("torch", "operator", "tests")):
+    """Generate the quantizer of the spec ``text`` into a package under tmp_path; its getter."""
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(text))
+    (q,) = resolve_specs(tmp_path, [spec], allow).quantizers
+    pkg = tmp_path / "gen_pt2e"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / f"{RUNTIME_MODULE}.py").write_text(render_runtime())
+    (pkg / f"{quantizer_module(q.module)}.py").write_text(render_quantizer(q))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module(f"gen_pt2e.{quantizer_module(q.module)}")
+    finally:
+        sys.path.remove(str(tmp_path))
+    getter = getattr(module, f"get_{q.module}_quantizer")
+    for name in [m for m in sys.modules if m.startswith("gen_pt2e")]:
+        del sys.modules[name]
+    return getter
+
+
 # --------------------------------------------------------------------- dump
 
 
@@ -604,7 +635,7 @@ def run(gm: torch.fx.GraphModule, args: tuple, quantizer: Any, qat: bool) -> tup
     return rec.dump, out, [(n.op, str(n.target)) for n in converted.graph.nodes]
 
 
-def _flat(o: Any) -> list:
+def flat(o: Any) -> list:
     return list(o) if isinstance(o, (tuple, list)) else [o]
 
 
@@ -625,7 +656,7 @@ def compare(
     if isinstance(ref[0], tuple) or isinstance(new[0], tuple):
         return [] if ref[0] == new[0] else [f"failures differ: {ref[0]} vs {new[0]}"]
     problems = differences(ref[0], new[0])
-    if not all(torch.equal(x, y) for x, y in zip(_flat(ref[1]), _flat(new[1]))):
+    if not all(torch.equal(x, y) for x, y in zip(flat(ref[1]), flat(new[1]))):
         problems.append("converted outputs differ")
     if ref[2] != new[2]:
         problems.append("converted graphs differ")

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
-
 import pytest
 import torch
 import torch.nn as nn
 
-from generator.emit.pt2e import render_quantizer, render_runtime
-from generator.semantics.driver import resolve_specs
-from generator.semantics.model import RUNTIME_MODULE, quantizer_module
-
-from .pt2e_support import KEY, Fn, export, symmetric_config
+from .pt2e_support import KEY, Fn, export, generate, symmetric_config
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e  # noqa: E402
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 from torchao.quantization.pt2e.quantizer import (  # noqa: E402
     FixedQParamsQuantizationSpec,
     QuantizationConfig,
@@ -193,27 +185,6 @@ def _observer():
 # ------------------------------------------------- generated from a test spec
 
 
-def generate(tmp_path, text: str, allow=("torch", "operator", "tests")):
-    """Generate the quantizer of the spec ``text`` into a package under tmp_path; import it."""
-    spec = tmp_path / "t.bcfg"
-    spec.write_text(textwrap.dedent(text))
-    (q,) = resolve_specs(tmp_path, [spec], allow).quantizers
-    pkg = tmp_path / "gen_pt2e"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / f"{RUNTIME_MODULE}.py").write_text(render_runtime())
-    (pkg / f"{quantizer_module(q.module)}.py").write_text(render_quantizer(q))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        module = importlib.import_module(f"gen_pt2e.{quantizer_module(q.module)}")
-    finally:
-        sys.path.remove(str(tmp_path))
-    getter = getattr(module, f"get_{q.module}_quantizer")
-    for name in [m for m in sys.modules if m.startswith("gen_pt2e")]:
-        del sys.modules[name]
-    return getter
-
-
 def test_fixed_qparams_ops_get_a_fixed_output_spec(tmp_path):
     get = generate(
         tmp_path,
@@ -241,6 +212,56 @@ def test_fixed_qparams_ops_get_a_fixed_output_spec(tmp_path):
     )
     assert sigmoid.meta[KEY].input_qspec_map == {sigmoid.args[0]: PT.input_activation}
     assert q.problems() == []  # the fixed output is the quantizer's, not the config's
+
+
+def test_outputs_consumers_leaves_outputs_to_quantized_consumers(tmp_path):
+    get = generate(
+        tmp_path,
+        """
+        constraint range_0_to_1 = qint8 {quant_min: -128, quant_max: 127, scale: 1.0 / 256.0, zero_point: -128}
+        dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
+        dtypes io = {input: qint8, output: qint8}
+        quantizer b { outputs: consumers }
+        backend b {
+            pattern (nn.Linear, nn.ReLU) { dtypes: s }
+            pattern nn.Linear { dtypes: s }
+            pattern nn.Sigmoid { dtypes: constrain(io, range_0_to_1) }
+            pattern torch.matmul { dtypes: io  pt2e: {annotate: tests.live.pt2e_hooks.annotate_matmul} }
+            pattern torch.flatten { observation: shared_observer  dtypes: io }
+        }
+        """,
+    )
+
+    def forward(s, x):
+        y = s.fc2(torch.flatten(torch.relu(s.fc1(x)), 1))  # flatten after a quantized pattern
+        m = torch.flatten(torch.matmul(x, x), 1)  # after a hook's output spec
+        return y, torch.flatten(x, 1), torch.sigmoid(x), m  # a model input's: float
+
+    model = Fn(forward, fc1=nn.Linear(4, 4), fc2=nn.Linear(16, 2))
+    args = (torch.randn(4, 4, 4),)
+    gm = torch.export.export(model, args).module()
+    get().set_global(PT).annotate(gm)
+    nodes = {n.name: n for n in gm.graph.nodes}
+    specs = annotated(gm)
+    # A pattern's last op has no output spec, unless the spec fixes its qparams.
+    assert specs["linear"] is None and specs["relu"] is None and specs["linear_1"] is None
+    assert isinstance(specs["sigmoid"], FixedQParamsQuantizationSpec)
+    # Shared ops follow quantized patterns (a hook's counts by its output spec):
+    # the input spec on the edge, the output shares it.
+    for flat, producer in (("flatten", "relu"), ("flatten_1", "matmul")):
+        qa = nodes[flat].meta[KEY]
+        assert qa.input_qspec_map == {nodes[producer]: PT.input_activation}
+        assert qa.output_qspec.edge_or_node == (nodes[producer], nodes[flat])
+    assert "flatten_2" not in specs  # its input is the model's
+
+    # After convert_pt2e, an output no quantized op reads stays float.
+    gm = torch.export.export(model, args).module()
+    prepared = prepare_pt2e(gm, get().set_global(PT))
+    prepared(*args)
+    converted = convert_pt2e(prepared)
+    (outputs,) = [n for n in converted.graph.nodes if n.op == "output"]
+    assert outputs.args[0][0].target == ATEN.linear.default
+    assert "dequantize" in str(outputs.args[0][2].target)  # sigmoid's fixed output
 
 
 def test_hooks_are_called(tmp_path):

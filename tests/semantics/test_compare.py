@@ -359,3 +359,13 @@ def test_a_fusion_whose_fused_module_loses_its_config_is_narrowed():
         ("f", "nni.ConvReLU2d", "removed", None, None, None, "narrowing"),
     ]
     assert changes[0].where is not None and changes[0].where.line == 4
+
+
+def test_quantizer_outputs_changed():
+    consumers = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  outputs: consumers }")
+    assert pt2e_diff(consumers) == [
+        ("q", None, "changed", "PT2E quantizer outputs", "patterns", "consumers", "narrowing")
+    ]
+    assert pt2e_diff(Q, before=consumers)[0][-1] == "widening"
+    # written as the default, it is no change
+    assert pt2e_diff(consumers.replace("consumers", "patterns")) == []

@@ -155,6 +155,21 @@ def test_hooks_name_bcfg_runtime_or_a_function(tmp_path):
     )
 
 
+def test_outputs_says_who_observes_a_pattern_output(tmp_path):
+    backend = "backend b { pattern nn.ReLU { dtypes: {input: qint8, output: qint8} } }"
+    assert quantizer(tmp_path, f"quantizer b {{}}\n{backend}").outputs == "patterns"
+    q = quantizer(tmp_path, f"quantizer b {{ outputs: consumers }}\n{backend}")
+    assert q.outputs == "consumers"
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(f"quantizer b {{ outputs: consumer }}\n{backend}\n")
+    with pytest.raises(SpecError) as exc:
+        resolve_specs(tmp_path, [spec])
+    (d,) = exc.value.diagnostics
+    assert (d.span.line, d.span.column) == (1, 24)
+    assert d.message == "outputs must be patterns or consumers, got the name 'consumer'"
+    assert d.hint and d.hint.startswith("did you mean 'consumers'? (patterns: ")
+
+
 def test_a_backend_without_quantizer_has_none_and_no_pt2e_errors(tmp_path):
     spec = tmp_path / "t.bcfg"
     spec.write_text("backend b { pattern nn.GRU { dtypes: {input: quint4x2} } }\n")
