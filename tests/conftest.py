@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
 from hypothesis import settings
@@ -28,6 +29,15 @@ def _private_cache_dir(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture(autouse=True)
+def _restore_sys_path():
+    """A CLI run in-process puts its project's root on ``sys.path`` (as the ``bcfg`` process
+    would, for its whole life); the next test must not import that project's modules."""
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved
 
 
 @pytest.fixture(scope="session")
