@@ -13,6 +13,7 @@ equivalent, a bound no observer has) is an error at the pattern.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ..lang import syntax as syn
@@ -312,7 +313,8 @@ class Quantizers:
                     c,
                     None,
                     f"{shown} has no ATen mapping: the PT2E quantizer cannot match pattern {_shown(c.pattern)}",
-                    "name the ATen ops torch.export emits for it, like pt2e: {aten: aten.conv2d.default}, "
+                    "name the ATen ops torch.export emits for it, likely "
+                    f"pt2e: {{aten: aten.{_aten_name(e)}.default}} (check the exported graph), "
                     "or leave the pattern out of the quantizer with pt2e: {aten: []}",
                 )
             out.extend(tuple(self._op(path) for path in ops) for ops in chain)
@@ -425,3 +427,10 @@ def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
         allows=tuple(dict.fromkeys(a.allows + b.allows)),
         origins=a.origins + b.origins,
     )
+
+
+def _aten_name(e: object) -> str:
+    """The ATen op a module, function or method name most likely exports as:
+    ``nn.PixelShuffle`` and ``F.pixel_shuffle`` -> ``pixel_shuffle``."""
+    name = e if isinstance(e, str) else str(getattr(e, "path", e)).rpartition(".")[2]
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
