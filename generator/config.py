@@ -186,29 +186,37 @@ def _toml_error(exc: tomllib.TOMLDecodeError, shown: str, text: str) -> SpecErro
     )
 
 
-def _key_span(shown: str, text: str, key: str) -> Span:
-    """Where ``key`` is set in the [tool.bcfg] table (its line), or the table's header."""
+def _key_span(shown: str, text: str, key: str, value: bool = False) -> Span:
+    """Where ``key`` is set in the [tool.bcfg] table (its line), or the table's header.
+
+    With ``value``, the value written after ``=`` on that line (a wrong value
+    is pointed at, not its key).
+    """
     table = re.search(r"^\s*\[tool\.bcfg\]", text, re.MULTILINE)
     start = table.end() if table else 0
-    found = re.compile(rf"^[ \t]*({re.escape(key)}|\"{re.escape(key)}\")[ \t]*=", re.MULTILINE)
+    found = re.compile(
+        rf"^[ \t]*({re.escape(key)}|\"{re.escape(key)}\")[ \t]*=[ \t]*([^\r\n]*)", re.MULTILINE
+    )
     hit = found.search(text, start)
-    pos = hit.start(1) if hit else (table.start() if table else 0)
+    group = 2 if value and hit and hit.group(2).strip() else 1
+    pos = hit.start(group) if hit else (table.start() if table else 0)
     at = offset_span(text, pos, shown)
-    width = len(hit.group(1)) if hit else 1
+    width = len(hit.group(group).rstrip()) if hit else 1
     return Span(shown, at.line, at.column, at.line, at.column + width)
 
 
 def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     errors: list[Diagnostic] = []
 
-    def bad(key: str, message: str, hint: str | None = None) -> None:
-        errors.append(Diagnostic(Severity.ERROR, _key_span(shown, text, key), message, hint))
+    def bad(key: str, message: str, hint: str | None = None, value: bool = True) -> None:
+        span = _key_span(shown, text, key, value)
+        errors.append(Diagnostic(Severity.ERROR, span, message, hint))
 
     for key in table:
         if key not in KEYS:
             close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else f"the keys are {', '.join(KEYS)}"
-            bad(key, f"unknown key '{key}' in [tool.bcfg]", hint)
+            bad(key, f"unknown key '{key}' in [tool.bcfg]", hint, value=False)
     for key in ("specs", "out"):
         if not isinstance(table.get(key, ""), str):
             bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}")

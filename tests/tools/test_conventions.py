@@ -154,9 +154,9 @@ def test_unknown_tool_bcfg_keys_are_errors_with_did_you_mean(project):
         "      | ^^^^",
         "hint: did you mean 'specs'?",
     ]
-    assert "pyproject.toml:6:1: error: [tool.bcfg] out must be a folder name (a string)" in err
+    assert "pyproject.toml:6:7: error: [tool.bcfg] out must be a folder name (a string)" in err
     assert (
-        "pyproject.toml:7:1: error: [tool.bcfg] allow must be a list of top-level module names"
+        "pyproject.toml:7:9: error: [tool.bcfg] allow must be a list of top-level module names"
         in err
     )
     (project / "pyproject.toml").write_text("[tool.bcfg]\nspecs = \n")
