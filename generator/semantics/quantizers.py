@@ -20,6 +20,7 @@ from ..lang import syntax as syn
 from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, QUANTIZER_OUTPUTS, spell
 from . import model as m
 from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
+from .checks import pattern_text as _shown
 from .coerce import Coercions
 from .context import Ctx, Fail
 from .evaluate import Evaluator
@@ -403,15 +404,6 @@ class Quantizers:
             )
         self.ctx.diag.error(span, message, hint, notes)
         return Fail()
-
-
-def _shown(p: m.PatternValue) -> str:
-    """A pattern as a spec writes it: (nn.Conv2d, nn.ReLU)."""
-    if isinstance(p, tuple):
-        return "(" + ", ".join(_shown(x) for x in p) + ")"
-    if isinstance(p, m.Symbol):
-        return spell(p.path)
-    return repr(p) if isinstance(p, str) else str(p)
 
 
 def _merge_key(r: m.Rule) -> tuple:
