@@ -139,7 +139,8 @@ def _quantizer_changes(
         ]
     out = []
     if canon.value(a.transforms) != canon.value(b.transforms):
-        before, after = _hooks(a.transforms), _hooks(b.transforms)
+        before = spelling.hooks(a.transforms) if a.transforms else None
+        after = spelling.hooks(b.transforms) if b.transforms else None
         out.append(
             Change(
                 module,
@@ -161,13 +162,6 @@ def _quantizer_changes(
             )
         )
     return out
-
-
-def _hooks(hooks: tuple[m.Hook, ...]) -> str | None:
-    if not hooks:
-        return None
-    texts = [spelling.hook(h) for h in hooks]
-    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
 
 
 def _configs(b: m.Backend) -> str:

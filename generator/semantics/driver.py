@@ -15,7 +15,6 @@ run them side by side.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from .coerce import Coercions
 from .context import Ctx
 from .evaluate import Evaluator
 from .expand import Expander
-from .facts import TorchFacts, UnknownSymbol
+from .facts import TorchFacts
 from .load import Loader, Parse, Program
 from .model import RUNTIME_MODULE, quantizer_module
 from .quantizers import Quantizers
@@ -97,7 +96,7 @@ def analyze_partial(
     for f in files:
         backends.extend(expander.backends(f))
     for b in backends:
-        ctx.report(checks.dead_fusions(b, _identity(ctx)))
+        ctx.report(checks.dead_fusions(b, ctx.facts.identity))
     quantizers = Quantizers(ctx, program, evaluator, coerce).resolve(files, backends)
     evaluator.definitions.check_all()
     _unique_modules(ctx, backends, quantizers)
@@ -105,18 +104,6 @@ def analyze_partial(
         evaluator.definitions.unused_warnings(files, sources)
     analysis = Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program, quantizers)
     return analysis, list(ctx.diag.diagnostics)
-
-
-def _identity(ctx: Ctx) -> Callable[[str], str]:
-    """Two dotted paths naming one object have one identity (``nn.ReLU``, ``torch.nn.ReLU``)."""
-
-    def identity(path: str) -> str:
-        try:
-            return ctx.facts.lookup(path).identity
-        except UnknownSymbol:
-            return path
-
-    return identity
 
 
 def _unique_modules(ctx: Ctx, backends: list[m.Backend], quantizers: list[m.Quantizer]) -> None:

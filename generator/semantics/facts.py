@@ -298,6 +298,14 @@ class TorchFacts:
             resolve(path, self.allow)  # raises the allow-list error, importing nothing
         return self._facts.get(path) or self._learn(path)
 
+    def identity(self, path: str) -> str:
+        """One name for everything ``path`` may name (``nn.ReLU``, ``torch.nn.ReLU``); ``path``
+        itself when it names nothing known."""
+        try:
+            return self.lookup(path).identity
+        except UnknownSymbol:
+            return path
+
     def dtype(self, name: str) -> str:
         """The canonical name of the bare dtype name ``name``: ``float`` -> ``float32``."""
         facts = self._facts.get(f"torch.{name}") or self._learn(f"torch.{name}")

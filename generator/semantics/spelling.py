@@ -123,6 +123,12 @@ def hook(h: m.Hook) -> str:
     return h.name
 
 
+def hooks(hs: tuple[m.Hook, ...]) -> str:
+    """Hooks as a spec writes them: one alone, several as a list."""
+    texts = [hook(h) for h in hs]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+
+
 def _aten(chain: m.AtenChain) -> str:
     def position(ops: tuple[m.Symbol, ...]) -> str:
         names = [spell(op.path) for op in ops]
@@ -145,8 +151,7 @@ def pt2e_options(o: m.PT2EOptions) -> str:
     if o.eager:
         parts.append("eager: true")
     if o.skip:
-        skips = [hook(h) for h in o.skip]
-        parts.append(f"skip: {skips[0] if len(skips) == 1 else '[' + ', '.join(skips) + ']'}")
+        parts.append(f"skip: {hooks(o.skip)}")
     if o.annotate is not None:
         parts.append(f"annotate: {hook(o.annotate)}")
     return "{" + ", ".join(parts) + "}"

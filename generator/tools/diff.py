@@ -19,7 +19,7 @@ from ..config import Project, find_project
 from ..diagnostics import Severity, SpecError, use_color
 from ..semantics import model as m
 from ..semantics.compare import Identity, compare
-from ..semantics.facts import TorchFacts, UnknownSymbol
+from ..semantics.facts import TorchFacts
 from ..sources import FileSources, GitError, GitSources, SourceSet
 from .diff_report import FORMATS, Labels, text
 
@@ -71,13 +71,7 @@ def _revisions(project: Project, base: str, head: str | None) -> tuple[
     finally:
         facts.save()
 
-    def identity(path: str) -> str:
-        try:
-            return facts.lookup(path).identity
-        except UnknownSymbol:
-            return path
-
-    return old, new, Labels(base_label, head_label), identity, (old_q, new_q)
+    return old, new, Labels(base_label, head_label), facts.identity, (old_q, new_q)
 
 
 def _side(
