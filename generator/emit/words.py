@@ -13,17 +13,14 @@ from fractions import Fraction
 
 from ..lang.vocabulary import (
     DEFAULT_OBSERVATION,
-    OBSERVATION_WORDS,
     PATTERN_FIELDS,
     FieldKind,
     FieldSpec,
+    spell,
 )
-from ..lang.vocabulary import spell as _spell
 from ..semantics import model as m
-from ..semantics.spelling import fuser, node_index, pt2e_options
+from ..semantics.spelling import field_value
 
-# Backends share most of their dtypes, configs and names: each is said once per run.
-spell = functools.lru_cache(maxsize=8192)(_spell)
 # The fields in the order specs write them (``bcfg fmt``'s), which docs and explain follow.
 SPEC_ORDER: tuple[FieldSpec, ...] = tuple(sorted(PATTERN_FIELDS, key=lambda f: f.fmt_rank))
 # How the kinds of patterns are called in the docs' filters.
@@ -143,10 +140,6 @@ def dtypes_used(c: m.PatternConfig) -> list[str]:
     return sorted(names)
 
 
-def observation(member: str) -> str:
-    return OBSERVATION_WORDS.get(member, member)
-
-
 def field(c: m.PatternConfig, spec: FieldSpec) -> str | None:
     """The value of one field in spec words; None if the config does not set it.
 
@@ -154,24 +147,11 @@ def field(c: m.PatternConfig, spec: FieldSpec) -> str | None:
     is said one config per item by ``dtype_config``, here joined by ``; ``.
     """
     value = getattr(c, spec.attr)
-    if value is None or value == () or value == m.PT2EOptions():
+    if m.unset(value):
         return None
-    return _FIELD_WORDS[spec.kind](value)
-
-
-_FIELD_WORDS = {
-    FieldKind.OBSERVATION: observation,
-    FieldKind.DTYPES: lambda v: "; ".join(dtype_config(d) for d in v),
-    FieldKind.MODULE: lambda v: spell(v.path),
-    FieldKind.FUSER: fuser,
-    FieldKind.NODE_GETTER: lambda v: node_index(v.path),
-    FieldKind.INPUTS_GETTER: lambda v: "[" + ", ".join(node_index(p) for p in v.paths) + "]",
-    FieldKind.NUM_TENSOR_ARGS: lambda v: "{"
-    + ", ".join(f"{k}: {observation(o)}" for k, o in v)
-    + "}",
-    FieldKind.INPUT_INDEX: lambda v: "{" + ", ".join(f"{k}: {i}" for k, i in v) + "}",
-    FieldKind.PT2E: pt2e_options,
-}
+    if spec.kind is FieldKind.DTYPES:
+        return "; ".join(dtype_config(d) for d in value)
+    return field_value(spec.kind, value)
 
 
 def is_default(c: m.PatternConfig, spec: FieldSpec) -> bool:

@@ -12,6 +12,7 @@ Standard library only, and no other bcfg module: everything may import it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -328,7 +329,18 @@ def spell(path: str, aliases: dict[str, str] | None = None) -> str:
     ``aliases`` maps alias names to dotted paths (the built-in ones by default);
     the longest matching path wins.
     """
-    table = BUILTIN_ALIASES if aliases is None else aliases
+    if aliases is None:
+        return _spell_builtin(path)
+    return _spell(path, aliases)
+
+
+@functools.lru_cache(maxsize=8192)
+def _spell_builtin(path: str) -> str:
+    """``spell`` with the built-in aliases; docs and messages spell the same paths again and again."""
+    return _spell(path, BUILTIN_ALIASES)
+
+
+def _spell(path: str, table: dict[str, str]) -> str:
     best = None
     for alias, target in table.items():
         matches = path == target or path.startswith(target + ".")

@@ -338,8 +338,8 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
         if spec.kind is FieldKind.DTYPES:
             rows += _dtype_set_rows(x, y)
             continue
-        x = None if x == () or x == m.PT2EOptions() else x
-        y = None if y == () or y == m.PT2EOptions() else y
+        x = None if m.unset(x) else x
+        y = None if m.unset(y) else y
         if canon.value(x) == canon.value(y):
             continue
         before = _field_text(spec.kind, x, y)

@@ -297,6 +297,11 @@ class PatternConfig:
         return self.origin.item if self.origin is not None else None
 
 
+def unset(value: Any) -> bool:
+    """A pattern field the spec does not set: None, empty, or ``pt2e`` written as its defaults."""
+    return value is None or value == () or value == PT2EOptions()
+
+
 @dataclass(frozen=True)
 class Backend:
     """One backend: the generated module ``<module>.py`` builds it."""
