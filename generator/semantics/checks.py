@@ -196,6 +196,27 @@ def dtype_findings(c: m.PatternConfig, spans: dict[str, Span]) -> list[Finding]:
     return out
 
 
+def named_modules(backend: m.Backend, key: Callable[[m.Symbol], Any]) -> set[Any]:
+    """The ``key`` of every single-module pattern of the backend: the modules it has configs for."""
+    return {key(c.pattern) for c in backend.configs if isinstance(c.pattern, m.Symbol)}
+
+
+def unconfigured_fusions(
+    backend: m.Backend, key: Callable[[m.Symbol], Any]
+) -> list[tuple[int, m.PatternConfig, m.Symbol]]:
+    """Fusion configs (index, config, fused module) whose fused module no pattern config names.
+
+    ``key`` says when two symbols are one module (the facts' identity, or
+    ``bcfg diff``'s canonical value).
+    """
+    named = named_modules(backend, key)
+    return [
+        (j, c, c.fused_module)
+        for j, c in enumerate(backend.configs)
+        if c.fuser is not None and c.fused_module is not None and key(c.fused_module) not in named
+    ]
+
+
 def dead_fusions(backend: m.Backend, identity: Callable[[str], str]) -> list[Finding]:
     """Fusions into a module that no pattern config of the backend names (warnings).
 
@@ -204,13 +225,9 @@ def dead_fusions(backend: m.Backend, identity: Callable[[str], str]) -> list[Fin
     float and torch says nothing. Each fusion is said once, at its ``fused``
     field (one field may place many configs, through loops and groups).
     """
-    named = {identity(c.pattern.path) for c in backend.configs if isinstance(c.pattern, m.Symbol)}
     out: dict[tuple[Span, str], Finding] = {}
-    for c in backend.configs:
-        fused = c.fused_module
-        if c.fuser is None or fused is None or identity(fused.path) in named:
-            continue
-        span = (c.origin.field("fused") if c.origin else None) or c.span
+    for _, c, fused in unconfigured_fusions(backend, lambda s: identity(s.path)):
+        span = c.field_span("fused")
         if span is None:
             continue
         name = spell(fused.path)

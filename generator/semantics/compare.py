@@ -28,8 +28,8 @@ from typing import Any
 
 from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
+from . import checks, spelling
 from . import model as m
-from . import spelling
 
 
 class Action(StrEnum):
@@ -207,20 +207,12 @@ def _orphaned_fusions(a: m.Backend, b: m.Backend, canon: _Canon) -> list[tuple[i
     The fusion pattern itself did not change, so without this its part in a
     narrowing would go unsaid.
     """
-
-    def named(backend: m.Backend) -> set[Any]:
-        return {canon.value(c.pattern) for c in backend.configs if isinstance(c.pattern, m.Symbol)}
-
-    before, after = named(a), named(b)
+    before = checks.named_modules(a, canon.value)
     out = []
-    for j, c in enumerate(b.configs):
-        fused = c.fused_module
-        if c.fuser is None or fused is None:
-            continue
-        key = canon.value(fused)
-        if key in before and key not in after:
+    for j, c, fused in checks.unconfigured_fusions(b, canon.value):
+        if canon.value(fused) in before:
             name = spelling.field_value(FieldKind.MODULE, fused)
-            where = (c.origin.field("fused") if c.origin else None) or c.span
+            where = c.field_span("fused")
             change = Change(
                 b.module,
                 spelling.pattern(c),
@@ -325,7 +317,7 @@ def _where(a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Span | None:
             if (ref.kind, ref.name) == (kind, name):
                 return ref.span
     word = row.field.split("[")[0].split(".")[0]
-    return b.origin.field(word) or b.origin.item
+    return b.field_span(word)
 
 
 # ---------------------------------------------------------------- fields

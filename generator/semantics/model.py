@@ -296,6 +296,10 @@ class PatternConfig:
         """The pattern item this config was written as."""
         return self.origin.item if self.origin is not None else None
 
+    def field_span(self, word: str) -> Span | None:
+        """Where the spec sets field ``word`` of this config; the pattern item if it does not."""
+        return (self.origin.field(word) or self.origin.item) if self.origin is not None else None
+
 
 def unset(value: Any) -> bool:
     """A pattern field the spec does not set: None, empty, or ``pt2e`` written as its defaults."""

@@ -396,7 +396,7 @@ class Quantizers:
         span = None
         notes: tuple[str, ...] = ()
         if origin is not None:
-            span = (origin.field(field) if field else None) or origin.item
+            span = c.field_span(field) if field else origin.item
             notes = tuple(
                 f"in '{s.text}' at {s.span}"
                 for s in reversed(origin.chain)
