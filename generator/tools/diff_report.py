@@ -130,6 +130,13 @@ def _place(c: Change) -> str | None:
     return _where(c)
 
 
+def _through_steps(origin: str | None) -> bool:
+    """The origin names the ``use``/``for`` steps that placed the pattern (``Origin.anchor`` joins
+    them with ``>``): worth showing. A pattern written in the backend itself is said by its place.
+    """
+    return origin is not None and " > " in origin
+
+
 def _where(c: Change) -> str | None:
     if c.where is None or c.where.line < 1:
         return None
@@ -180,8 +187,8 @@ def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
                 places = list(dict.fromkeys(w for w in map(_where, rows) if w))
                 if len(places) == 1:
                     lines.append(f"      at {places[0]}")
-                if len(rows) == 1 and first.origin and " > " in first.origin:
-                    lines.append(f"      {first.origin}")  # placed through groups or loops
+                if len(rows) == 1 and _through_steps(first.origin):
+                    lines.append(f"      {first.origin}")
     lines += ["", Summary.of(changes).line()]
     return "\n".join(lines) + "\n"
 
@@ -293,9 +300,9 @@ def _details(backend: str, rows: dict[tuple, list[Change]], limit: int) -> list[
             lines.append(f"- {_cell(head)}, {len(names)} patterns: " + ", ".join(map(_cell, names)))
     origins: dict[str, str] = {}
     for c in (c for items in rows.values() for c in items):
-        if c.origin is not None and " > " not in c.origin:
+        if not _through_steps(c.origin):
             continue  # written in the backend itself: the spec column says where
-        if c.pattern is not None and c.origin and c.pattern not in origins:
+        if c.pattern is not None and c.pattern not in origins:
             was = "was " if c.action == Action.REMOVED else ""
             origins[c.pattern] = f"- {_cell(c.pattern)}: {was}{_cell(c.origin)}"
     more = len(origins) - limit
