@@ -11,7 +11,6 @@ would cost seconds; the output is the same byte for byte.
 
 from __future__ import annotations
 
-import builtins
 import keyword
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from . import layout
 from .header import stamp
 from .pysource import (
     Fragments,
+    Scope,
     black_format,
     check_source,
     comment_text,
@@ -43,7 +43,6 @@ GEN_ALIASES = MODULE_ALIASES
 # ObservationType members, held in locals named as in the spec language: an
 # enum member lookup costs several times a local one, once per pattern.
 _OBSERVATION_LOCALS = OBSERVATION_WORDS  # getters name their ObservationType locals as specs do
-_BUILTINS = frozenset(dir(builtins))
 _BACKEND_CONFIG = "torch.ao.quantization.backend_config"
 _FUSER_METHODS = "torch.ao.quantization.fuser_method_mappings"
 # What a generated module may bind at module level besides the allow-listed
@@ -74,30 +73,6 @@ def getter_name(backend: str) -> str:
 # ---------------------------------------------------------------- backends
 
 
-class _Scope:
-    """Names bound in one Python scope: ``fresh`` never returns one already bound or reserved.
-
-    Collision-free by construction: every name a generated module binds at
-    module level is reserved before any local is named, so no local, however
-    the spec named it, can shadow a module, a helper or another local.
-    """
-
-    def __init__(self, reserved: set[str] | frozenset[str]):
-        self.taken: set[str] = set(reserved)
-
-    def fresh(self, base: str, first: int = 2) -> str:
-        """``base`` if it is free, else ``base_<n>`` for the first free ``n`` from ``first``."""
-        name, n = base, first
-        while self._bound(name):
-            name = f"{base}_{n}"
-            n += 1
-        self.taken.add(name)
-        return name
-
-    def _bound(self, name: str) -> bool:
-        return name in self.taken or keyword.iskeyword(name) or name in _BUILTINS
-
-
 def _local_base(name: str | None, default: str) -> str:
     """A getter local named after a spec name; never ``_``-prefixed (module-level helpers are)."""
     base = (name or "").lstrip("_")
@@ -123,7 +98,7 @@ class _Names:
 
     bindings: dict[str, str]  # module -> the name code uses for it
     module_names: frozenset[str]
-    getter: _Scope
+    getter: Scope
     imports: set[str] = field(default_factory=set)
     from_imports: dict[str, set[str]] = field(default_factory=dict)
     functions: dict[str, dict] = field(default_factory=dict)  # python name -> template context
@@ -142,7 +117,7 @@ class _Names:
         bindings: dict[str, str] = {}
         tops = {sym_module(s).partition(".")[0] for s in _symbols(backend)}
         fixed = _MODULE_NAMES | _FIXED_LOCALS | {getter}
-        scope = _Scope(fixed | tops)
+        scope = Scope(fixed | tops)
         for module in sorted({sym_module(s) for s in _symbols(backend)}):
             top = module.partition(".")[0]
             if module in GEN_ALIASES:
@@ -157,7 +132,7 @@ class _Names:
         bound = {b.partition(".")[0] for b in bindings.values()}
         module_names = frozenset(_MODULE_NAMES | bound | {getter})
         # "dtype_config" is reserved so that unnamed configs count from dtype_config_1.
-        return cls(bindings, module_names, _Scope(module_names | _FIXED_LOCALS | {"dtype_config"}))
+        return cls(bindings, module_names, Scope(module_names | _FIXED_LOCALS | {"dtype_config"}))
 
     def local(self, base: str) -> str:
         """A fresh local name of the getter, ``base`` if it is free."""
@@ -292,7 +267,7 @@ def _fuser(f: m.Fuser, names: _Names) -> str:
     if fname is None:
         # Two fusers of one name (from two files) get two functions.
         taken = set(names.functions)
-        fname = _Scope(taken).fresh("_fuse_" + f.name)
+        fname = Scope(taken).fresh("_fuse_" + f.name)
         names.fusers[f] = fname
         names.functions[fname] = _fuse_function(f, fname, names)
     return fname
@@ -310,7 +285,7 @@ class _FuseParams:
 
 def _fuse_params(f: m.DefinedFuser, names: _Names) -> _FuseParams:
     """Name the parameters of ``f``: spec names first, then ``_0``, ``_1`` and tuple names."""
-    scope = _Scope(names.module_names | {"is_qat"})
+    scope = Scope(names.module_names | {"is_qat"})
 
     def leaves(p: m.Param) -> Iterator[str]:
         if p.name is not None and p.name != "_":

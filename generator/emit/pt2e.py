@@ -11,8 +11,6 @@ result is compiled before it is stamped with the header.
 
 from __future__ import annotations
 
-import builtins
-import keyword
 from dataclasses import dataclass, field
 
 from ..lang.vocabulary import MODULE_ALIASES
@@ -22,6 +20,7 @@ from . import layout
 from .header import stamp
 from .pysource import (
     Fragments,
+    Scope,
     black_format,
     check_source,
     comment_text,
@@ -41,13 +40,16 @@ _RUNTIME_NAMES = (
     "large_scalar",
     "scalars_to_tensors",
 )
-_RESERVED = frozenset(dir(builtins)) | {
-    "torch",
-    "aten",
-    "RULES",
-    *MODULE_ALIASES.values(),
-    *_RUNTIME_NAMES,
-}
+# Module-level names of a quantizer module (builtins and keywords: Scope knows them).
+_RESERVED = frozenset(
+    {
+        "torch",
+        "aten",
+        "RULES",
+        *MODULE_ALIASES.values(),
+        *_RUNTIME_NAMES,
+    }
+)
 
 
 def class_name(module: str) -> str:
@@ -65,19 +67,13 @@ class _Names:
 
     imports: set[str] = field(default_factory=set)
     runtime: set[str] = field(default_factory=set)
-    taken: set[str] = field(default_factory=set)
+    scope: Scope = field(default_factory=lambda: Scope(_RESERVED))
     quants: dict[m.Quant, str] = field(default_factory=dict)
     allows: dict[m.Allows, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # definitions, in order of first use
 
     def local(self, base: str) -> str:
-        base = base if base.isidentifier() else "value"
-        name, n = base, 2
-        while name in self.taken or name in _RESERVED or keyword.iskeyword(name):
-            name = f"{base}_{n}"
-            n += 1
-        self.taken.add(name)
-        return name
+        return self.scope.fresh(base if base.isidentifier() else "value")
 
     def need(self, name: str) -> str:
         self.runtime.add(name)
@@ -178,7 +174,7 @@ def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
     for r in q.rules:
         for s in r.sources:
             _sym(s, names)
-    names.taken.update(i.split()[1].split(".")[0] for i in names.imports if " as " not in i)
+    names.scope.taken.update(i.split()[1].split(".")[0] for i in names.imports if " as " not in i)
 
 
 def _origins(r: m.Rule, spec_file: str) -> list[str]:
@@ -191,7 +187,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     """The complete text of ``generated/<backend>_quantizer.py``."""
     frag = Fragments(layout_matches_black() if fast is None else fast)
     cls, getter = class_name(q.module), getter_name(q.module)
-    names = _Names(taken={cls, getter})
+    names = _Names(scope=Scope(_RESERVED | {cls, getter}))
     _reserve_imports(q, names)
     rules = [
         {"origins": _origins(r, q.spec_file), "lines": frag.item(_rule(r, names), 1)}

@@ -9,12 +9,16 @@ model. jinja2 and black are imported on first use.
 
 from __future__ import annotations
 
+import builtins
 import functools
+import keyword
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..resources import resource_path
 from . import layout
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 @functools.lru_cache(maxsize=1)
@@ -159,3 +163,27 @@ def nest(text: str, depth: int) -> str:
     for d in range(depth):
         out += "    " * d + "def _():\n"
     return out + "".join("    " * depth + line + "\n" for line in text.split("\n"))
+
+
+class Scope:
+    """Names bound in one Python scope: ``fresh`` never returns one already bound or reserved.
+
+    Collision-free by construction: every name a generated module binds at
+    module level is reserved before any local is named, so no local, however
+    the spec named it, can shadow a module, a helper or another local.
+    """
+
+    def __init__(self, reserved: set[str] | frozenset[str]):
+        self.taken: set[str] = set(reserved)
+
+    def fresh(self, base: str, first: int = 2) -> str:
+        """``base`` if it is free, else ``base_<n>`` for the first free ``n`` from ``first``."""
+        name, n = base, first
+        while self._bound(name):
+            name = f"{base}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
+
+    def _bound(self, name: str) -> bool:
+        return name in self.taken or keyword.iskeyword(name) or name in _BUILTINS
