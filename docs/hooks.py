@@ -1,0 +1,303 @@
+"""MkDocs hooks for bcfg's site (mkdocs.yml names this file; it is not a page).
+
+What the hooks do, each so that a page cannot drift from what it documents:
+
+- **The support matrix.** ``bcfg generate`` writes ``docs/README.md``,
+  ``docs/index.html`` and ``docs/backends/*.md`` (``[tool.bcfg] docs``) and
+  ``bcfg check`` owns them. mkdocs.yml excludes them from the pages found on
+  disk (``README.md`` and ``index.html`` would both become the site's home);
+  ``on_files`` mounts the same files under ``matrix/``: the overview at
+  ``matrix/``, one page per backend, and the interactive page as
+  ``matrix/explorer.html``. ``on_config`` lists the backends in the navigation.
+- **Markers** in a page's Markdown, each an HTML comment on a line of its own
+  (invisible where the Markdown is read as it is):
+
+  - ``<!-- bcfg:command NAME -->``: the synopsis and arguments of ``bcfg NAME``,
+    read from ``generator.cli.COMMANDS``; a command without its marker fails
+    the build, and so does a marker without a command.
+  - ``<!-- bcfg:global-options -->``: the options every command takes.
+  - ``<!-- bcfg:error NAME -->``: the error-corpus case ``tests/errors/NAME``:
+    the spec and exactly what ``bcfg generate`` prints for it (the pinned
+    ``.expected`` file). ``tests/docs/`` checks every case is shown once.
+  - ``<!-- bcfg:include FILE -->``: a Markdown file of the repository
+    (ARCHITECTURE.md), without its title, its links to the README pointed at
+    the site's home.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+from generator import cli
+from generator.infra.write import DOCS
+
+REPO = Path(__file__).resolve().parent.parent
+ERRORS = REPO / "tests" / "errors"
+COMMANDS_PAGE = "reference/commands.md"  # documents every command
+MATRIX = "matrix"  # where the generated support matrix shows in the site
+EXPLORER = "explorer.html"  # the generated index.html, renamed: matrix/ is the overview page
+
+MARKER = re.compile(r"^<!-- bcfg:([a-z-]+)(?: (\S+))? -->$", re.M)
+
+# --------------------------------------------------------------------------- the matrix
+
+
+def _generated(docs_dir: Path) -> list[Path]:
+    """The support-matrix files bcfg wrote into the docs folder (their first line is its mark)."""
+    return DOCS.files(docs_dir)
+
+
+def _mounted(rel: str) -> str:
+    """Where a generated docs file shows in the site."""
+    return f"{MATRIX}/{EXPLORER}" if rel == "index.html" else f"{MATRIX}/{rel}"
+
+
+def on_config(config: Any) -> Any:
+    """List the backends' pages under "Support matrix" in the navigation, as the specs have them."""
+    docs_dir = Path(config.docs_dir)
+    backends = [
+        {p.stem: _mounted(p.relative_to(docs_dir).as_posix())}  # titled as the backend is named
+        for p in _generated(docs_dir)
+        if p.parent.name == "backends"
+    ]
+    for section in config.nav or []:
+        if isinstance(section, dict) and "Support matrix" in section:
+            section["Support matrix"].append({"Backends": backends})
+            return config
+    raise PluginError("mkdocs.yml: the nav has no 'Support matrix' section for the backends")
+
+
+def on_files(files: Files, config: Any) -> Files:
+    """Mount the generated support matrix under matrix/ (mkdocs.yml excludes where it lies)."""
+    docs_dir = Path(config.docs_dir)
+    generated = _generated(docs_dir)
+    if not any(p.name == "README.md" for p in generated):
+        raise PluginError(
+            f"no support matrix in {docs_dir}: run `bcfg generate` (it writes docs/README.md)"
+        )
+    for path in generated:
+        rel = path.relative_to(docs_dir).as_posix()
+        old = files.get_file_from_path(rel)
+        if old is not None:
+            files.remove(old)
+        files.append(File.generated(config, _mounted(rel), abs_src_path=str(path)))
+    return files
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise PluginError("bcfg's parser has no commands")
+
+
+COMMON = {"help", "verbosity", "output_format"}  # every command's: documented once
+
+
+def _metavar(action: argparse.Action) -> str:
+    if action.choices is not None and action.metavar is None:
+        return "{" + ",".join(map(str, action.choices)) + "}"
+    return action.metavar or action.dest.upper()
+
+
+def _usage(action: argparse.Action) -> str:
+    """How an argument is written: ``SPEC ...``, ``--out DIR``, ``--configs A B``."""
+    name = _metavar(action)
+    nargs = action.nargs
+    if not action.option_strings:
+        if nargs == "*":
+            return f"[{name} ...]"
+        if nargs == "+":
+            return f"{name} [...]"
+        if nargs == "?":
+            return f"[{name}]"
+        return name
+    flag = max(action.option_strings, key=len)
+    if nargs == 0:
+        return flag
+    if isinstance(nargs, int):
+        return f"{flag} {' '.join([name] * nargs)}"
+    return f"{flag} {name}"
+
+
+def _cell(text: str) -> str:
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
+def _arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if a.dest not in COMMON]
+
+
+def _wrapped(head: list[str], rest: list[str], width: int = 76) -> list[str]:
+    """A synopsis in lines of at most ``width`` columns, continued under the first argument."""
+    lines = [" ".join(head)]
+    indent = " " * (len(" ".join(head[:2])) + 1)
+    for part in rest:
+        if len(lines[-1]) + 1 + len(part) > width and lines[-1].strip():
+            lines.append(indent + part)
+        else:
+            lines[-1] += " " + part
+    return lines
+
+
+def command_markdown(name: str) -> str:
+    """The synopsis and the table of arguments of ``bcfg NAME``, from its parser."""
+    commands = {c.name: c for c in cli.COMMANDS}
+    if name not in commands:
+        raise PluginError(f"<!-- bcfg:command {name} -->: bcfg has no command {name!r}")
+    parser = _subparsers(cli._parser())[name]
+    actions = _arguments(parser)
+    positional = [_usage(a) for a in actions if not a.option_strings]
+    optional = [
+        _usage(a) if a.required else f"[{_usage(a)}]" for a in actions if a.option_strings
+    ]
+    lines = [commands[name].help[:1].upper() + commands[name].help[1:] + ".", ""]
+    lines += ["```text", *_wrapped(["bcfg", name, *positional], optional), "```", ""]
+    if actions:
+        lines += ["| argument | meaning |", "| --- | --- |"]
+        for a in actions:
+            if a.option_strings:
+                written = ", ".join(f"`{s}`" for s in a.option_strings)
+                if a.nargs != 0:
+                    count = a.nargs if isinstance(a.nargs, int) else 1
+                    written += f" `{' '.join([_metavar(a)] * count)}`"
+            else:
+                written = f"`{_metavar(a)}{' ...' if a.nargs in ('*', '+') else ''}`"
+            meaning = _cell(a.help or "")
+            if a.required and a.option_strings:
+                meaning += " (required)"
+            lines.append(f"| {written} | {meaning} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def global_options_markdown() -> str:
+    """The options every command takes, before or after its name, and ``--version``."""
+    common = [a for a in cli._parser()._actions if a.dest in COMMON - {"help"}]
+    lines = ["| option | meaning |", "| --- | --- |"]
+    for a in common:
+        written = ", ".join(f"`{s}`" for s in a.option_strings)
+        if a.nargs != 0:
+            written += f" `{_metavar(a)}`"
+        lines.append(f"| {written} | {_cell(a.help or '')} |")
+    lines.append(f"| `--version` | `{_cell(cli.version_text())}` (on this build of the site) |")
+    lines.append("| `-h`, `--help` | a command's arguments, as on this page |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- the error corpus
+
+
+def _case_files(name: str) -> list[Path]:
+    folder = ERRORS / name
+    if folder.is_dir():
+        main = folder / "main.bcfg"
+        return [main, *sorted(p for p in folder.glob("*.bcfg") if p != main)]
+    spec = ERRORS / f"{name}.bcfg"
+    return [spec] if spec.is_file() else []
+
+
+def _shown(data: bytes) -> str:
+    """A case's bytes as text a page can show: bytes that are not UTF-8 and NUL as escapes."""
+    text = data.decode("utf-8", "backslashreplace").removeprefix("\ufeff")
+    return text.replace("\r\n", "\n").replace("\0", "\\x00")
+
+
+def error_markdown(name: str) -> str:
+    """A collapsed block: the broken spec (with line numbers) and what bcfg prints for it."""
+    files = _case_files(name)
+    expected = ERRORS / f"{name}.expected"
+    if not files or not expected.is_file():
+        raise PluginError(f"<!-- bcfg:error {name} -->: no case tests/errors/{name} with its .expected")
+    main = _shown(files[0].read_bytes())
+    first = main.splitlines()[0] if main.strip() else ""
+    # "# check: topic - what it shows": the section a case is shown in names the topic.
+    title = first.removeprefix("# check:").strip() if first.startswith("# check:") else name
+    title = title.split(" - ", 1)[-1].replace('"', "'")
+    title = title[:1].upper() + title[1:]
+    out = [f'<a id="error-{name}"></a>', "", f'??? failure "{title}"', ""]
+    for path in files:
+        text = _shown(path.read_bytes())
+        label = path.relative_to(REPO).as_posix()
+        if not text.strip():
+            out += [f"    `{label}` is empty.", ""]
+            continue
+        out += [f'    ```bcfg title="{label}" linenums="1"']
+        out += [f"    {line}".rstrip() for line in text.rstrip("\n").split("\n")]
+        out += ["    ```", ""]
+    out += ['    ```text title="bcfg generate"']
+    out += [f"    {line}".rstrip() for line in expected.read_text(encoding="utf-8").rstrip("\n").split("\n")]
+    out += ["    ```", ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- includes
+
+INCLUDE_LINKS = {"README.md": "index.md"}  # a repository file's links, as the site has them
+
+
+def include_markdown(name: str, page_uri: str) -> str:
+    """A Markdown file of the repository without its title; its links to files the site has
+    are pointed at their pages, and any other relative link fails the build."""
+    path = REPO / name
+    if not path.is_file() or path.suffix != ".md":
+        raise PluginError(f"<!-- bcfg:include {name} -->: no Markdown file {name} in the repository")
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"\A# [^\n]*\n+", "", text)
+    up = "../" * page_uri.count("/")
+
+    def link(m: re.Match[str]) -> str:
+        target, _, anchor = m.group(1).partition("#")
+        if not target or re.match(r"[a-z]+:", target):
+            return m.group(0)
+        if target not in INCLUDE_LINKS:
+            raise PluginError(
+                f"{name} links to {target!r}, which the site does not have: "
+                "add it to INCLUDE_LINKS in docs/hooks.py or write it as code"
+            )
+        return f"]({up}{INCLUDE_LINKS[target]}{'#' + anchor if anchor else ''})"
+
+    return re.sub(r"\]\(([^)\s]*)\)", link, text)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    uri = page.file.src_uri
+    if uri == f"{MATRIX}/README.md":
+        # The generated overview links its interactive page as index.html, beside it on disk.
+        if "](index.html)" not in markdown:
+            raise PluginError("docs/README.md no longer links index.html: update docs/hooks.py")
+        markdown = markdown.replace("](index.html)", f"]({EXPLORER})")
+
+    def expand(m: re.Match[str]) -> str:
+        kind, arg = m.group(1), m.group(2)
+        if kind == "command" and arg:
+            return command_markdown(arg)
+        if kind == "global-options" and not arg:
+            return global_options_markdown()
+        if kind == "error" and arg:
+            return error_markdown(arg)
+        if kind == "include" and arg:
+            return include_markdown(arg, uri)
+        raise PluginError(f"{uri}: unknown marker {m.group(0)!r}")
+
+    if uri == COMMANDS_PAGE:
+        shown = {m.group(2) for m in MARKER.finditer(markdown) if m.group(1) == "command"}
+        missing = [c.name for c in cli.COMMANDS if c.name not in shown]
+        if missing:
+            raise PluginError(
+                f"{uri}: no <!-- bcfg:command NAME --> for {', '.join(missing)}: document every command"
+            )
+    return MARKER.sub(expand, markdown)
