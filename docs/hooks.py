@@ -275,6 +275,11 @@ def include_markdown(name: str, page_uri: str) -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     uri = page.file.src_uri
+    if page.file.generated_by is not None and uri.startswith(f"{MATRIX}/"):
+        # A generated page starts with bcfg's mark, a comment, so MkDocs would not find its title.
+        title = re.search(r"^# (.+)$", markdown, re.M)
+        if title:
+            page.meta["title"] = title.group(1)
     if uri == f"{MATRIX}/README.md":
         # The generated overview links its interactive page as index.html, beside it on disk.
         if "](index.html)" not in markdown:

@@ -1,0 +1,153 @@
+"""The built site in a real browser: Debian's headless Chromium, over the DevTools protocol.
+
+The site is served on 127.0.0.1 (search runs in a web worker, which a file://
+page may not start). Navigation must lead from the home page to a guide,
+search must find a pattern and a command, a page with a spec must show it
+highlighted, and nothing may be loaded from anywhere but the site.
+Screenshots go to the test's temporary folder (``pytest --basetemp=DIR``
+keeps them somewhere known).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+import time
+
+import pytest
+
+from tests.browser import Browser, chromium
+
+ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    handler = functools.partial(_Quiet, directory=str(site.root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory, served):
+    if chromium() is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{ABSENT}; in CI it must be: .ci/run installs it")
+        pytest.skip(ABSENT)
+    with Browser(tmp_path_factory.mktemp("chromium-profile"), width=1400, height=900) as b:
+        b.call("Network.enable")
+        yield b
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    return tmp_path_factory.mktemp("site-screenshots")
+
+
+def until(b: Browser, expression: str, timeout: float = 20) -> object:
+    """The value of ``expression`` once it is truthy (the page works asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = b.js(expression)
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+H1 = "document.querySelector('h1').firstChild.textContent"  # the title, without its permalink
+
+
+def click(b: Browser, selector: str) -> None:
+    assert b.js(f"(e => (e.click(), true))(document.querySelector({selector!r}))")
+
+
+def test_navigation_leads_from_the_home_page_to_the_guides(browser, served, shots):
+    b = browser
+    b.open(served)
+    assert b.js(H1) == "bcfg"
+    tabs = b.js("[...document.querySelectorAll('.md-tabs__link')].map(a => a.textContent.trim())")
+    assert tabs == ["Home", "Getting started", "Guides", "Reference", "Support matrix", "Contributing"]
+    b.screenshot(shots / "home.png")
+    click(b, ".md-tabs__item:nth-child(3) .md-tabs__link")  # Guides
+    b.wait_for("Page.loadEventFired")
+    assert b.js("location.pathname") == "/guides/npu/"
+    assert b.js(H1) == "Write a spec for your NPU (FX)"
+    sidebar = b.js(
+        "[...document.querySelectorAll('.md-sidebar--primary .md-nav__link')]"
+        ".map(a => a.textContent.trim())"
+    )
+    for guide in ("Custom fused modules", "PT2E quantizers", "Why isn't my model quantized?"):
+        assert guide in sidebar, guide
+    click(b, ".md-sidebar--primary a[href$='../fused-modules/']")
+    b.wait_for("Page.loadEventFired")
+    assert b.js(H1) == "Custom fused modules"
+    b.screenshot(shots / "guide.png")
+
+
+def search(b: Browser, served: str, query: str) -> list[str]:
+    """The pages the site's search lists for ``query``, as paths."""
+    b.open(served)
+    b.js("document.querySelector('.md-search__input').focus()")
+    b.call("Input.insertText", text=query)
+    found = until(
+        b,
+        "[...document.querySelectorAll('.md-search-result__item > .md-search-result__link')]"
+        ".map(a => new URL(a.href).pathname)",
+    )
+    assert isinstance(found, list)
+    return found
+
+
+def test_search_finds_a_pattern_and_a_command(browser, served, shots):
+    b = browser
+    found = search(b, served, "ConvReLU2d")
+    assert "/getting-started/tour/" in found, found
+    found = search(b, served, "LinearLeakyReLU")  # onednn's: its page, the matrix, explain's example
+    assert {"/matrix/backends/onednn/", "/matrix/", "/guides/explain/"} <= set(found), found
+    b.screenshot(shots / "search-pattern.png")
+    found = search(b, served, "exit-code")
+    assert "/reference/commands/" in found, found
+    found = search(b, served, "bcfg explain")
+    assert "/guides/explain/" in found, found
+    b.screenshot(shots / "search-command.png")
+
+
+def test_a_spec_renders_highlighted(browser, served, shots):
+    b = browser
+    b.open(served + "getting-started/tour/")
+    colours = b.js(
+        "(() => { const code = document.querySelector('.language-bcfg code');"
+        " const colour = s => getComputedStyle(code.querySelector(s)).color;"
+        " return {keyword: colour('.kd'), name: colour('.n'), comment: colour('.c1'),"
+        " text: getComputedStyle(code).color}; })()"
+    )
+    assert len({colours["keyword"], colours["comment"], colours["text"]}) == 3, colours
+    assert b.js("document.querySelector('.language-bcfg code').textContent").startswith(
+        "# The example from BackendConfig's docstring"
+    )
+    b.js("document.querySelector('.language-bcfg').scrollIntoView()")
+    png = b.screenshot(shots / "highlighted-spec.png")
+    assert png.stat().st_size > 10_000
+
+
+def test_the_site_loads_nothing_but_itself(browser, served):
+    b = browser
+    for path in ("", "getting-started/tour/", "matrix/explore/", "reference/language/"):
+        b.open(served + path)
+        until(b, "document.readyState === 'complete'")
+        requests = {e["request"]["url"] for e in b.events("Network.requestWillBeSent")}
+        assert requests and all(u.startswith(served) or u.startswith("data:") for u in requests), (
+            path,
+            sorted(u for u in requests if not u.startswith(served)),
+        )
