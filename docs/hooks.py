@@ -158,9 +158,7 @@ def command_markdown(name: str) -> str:
     parser = _subparsers(cli._parser())[name]
     actions = _arguments(parser)
     positional = [_usage(a) for a in actions if not a.option_strings]
-    optional = [
-        _usage(a) if a.required else f"[{_usage(a)}]" for a in actions if a.option_strings
-    ]
+    optional = [_usage(a) if a.required else f"[{_usage(a)}]" for a in actions if a.option_strings]
     lines = [commands[name].help[:1].upper() + commands[name].help[1:] + ".", ""]
     lines += ["```text", *_wrapped(["bcfg", name, *positional], optional), "```", ""]
     if actions:
@@ -218,7 +216,9 @@ def error_markdown(name: str) -> str:
     files = _case_files(name)
     expected = ERRORS / f"{name}.expected"
     if not files or not expected.is_file():
-        raise PluginError(f"<!-- bcfg:error {name} -->: no case tests/errors/{name} with its .expected")
+        raise PluginError(
+            f"<!-- bcfg:error {name} -->: no case tests/errors/{name} with its .expected"
+        )
     main = _shown(files[0].read_bytes())
     first = main.splitlines()[0] if main.strip() else ""
     # "# check: topic - what it shows": the section a case is shown in names the topic.
@@ -236,7 +236,10 @@ def error_markdown(name: str) -> str:
         out += [f"    {line}".rstrip() for line in text.rstrip("\n").split("\n")]
         out += ["    ```", ""]
     out += ['    ```text title="bcfg generate"']
-    out += [f"    {line}".rstrip() for line in expected.read_text(encoding="utf-8").rstrip("\n").split("\n")]
+    out += [
+        f"    {line}".rstrip()
+        for line in expected.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    ]
     out += ["    ```", ""]
     return "\n".join(out)
 
@@ -251,7 +254,9 @@ def include_markdown(name: str, page_uri: str) -> str:
     are pointed at their pages, and any other relative link fails the build."""
     path = REPO / name
     if not path.is_file() or path.suffix != ".md":
-        raise PluginError(f"<!-- bcfg:include {name} -->: no Markdown file {name} in the repository")
+        raise PluginError(
+            f"<!-- bcfg:include {name} -->: no Markdown file {name} in the repository"
+        )
     text = path.read_text(encoding="utf-8")
     text = re.sub(r"\A# [^\n]*\n+", "", text)
     up = "../" * page_uri.count("/")

@@ -1,7 +1,8 @@
-"""``examples/npu/``, run as the README's tour runs it: in sync, quantized, explained.
+"""``examples/npu/``, a project of its own: in sync, warning-free, quantized, explained.
 
-The example is a project of its own (pyproject.toml with strict = true,
-specs/, generated/, npu_example.py); the README shows its spec verbatim.
+The example has its pyproject.toml (strict = true), specs/, generated/ and
+npu_example.py. The site's NPU guide (docs/guides/npu.md) shows it; what the
+guide shows is checked by tests/docs/test_pages.py.
 """
 
 from __future__ import annotations
@@ -78,68 +79,3 @@ def test_compat_honours_the_example_mapping_and_explains_the_default(in_example)
             "eps 2**-23 is below the backend's scale_min 2**-10"
         )
         assert "eps=2**-10" in entry["suggested_qconfig"]
-
-
-def test_the_readme_shows_the_example_as_it_is(in_example):
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert (EXAMPLE / "specs" / "npu.bcfg").read_text(encoding="utf-8") in readme
-    code, out, _ = in_example(
-        "compat", "npu", "--qconfig-mapping", DEFAULT, "--model", "npu_example:model"
-    )
-    shown = out.replace(f"torch {_torch_version()}", "torch 2.13.0+cpu")
-    assert shown in readme, "re-run the command and paste its output into the README's tour"
-
-
-def _torch_version() -> str:
-    import torch
-
-    return torch.__version__
-
-
-def _readme_block(language: str, starting: str) -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = readme.split(f"```{language}\n")[1:]
-    return next(b.split("```\n", 1)[0] for b in blocks if b.startswith(starting))
-
-
-def test_the_tour_shows_the_repository_spec_and_its_snippet_quantizes():
-    """The tour's spec is specs/my_backend.bcfg verbatim, and its FX snippet runs as shown."""
-    spec = _readme_block("bcfg", "# The example from BackendConfig's docstring")
-    assert spec == (REPO / "specs" / "my_backend.bcfg").read_text(encoding="utf-8")
-    snippet = _readme_block("python", "import torch\nfrom torch import nn\n")
-    done = subprocess.run(
-        [sys.executable, "-c", snippet],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    assert done.returncode == 0, done.stderr
-    conv, fc = done.stdout.splitlines()
-    assert conv.startswith("QuantizedConvReLU2d(3, 8, kernel_size=(3, 3)")
-    assert fc.startswith("QuantizedLinear(in_features=8, out_features=4")
-
-
-def test_the_readme_pt2e_example_runs_as_shown(tmp_path):
-    """The tour's spec plus `quantizer my_backend {}` generates what the README says, and its
-    PT2E snippet quantizes conv + relu and linear."""
-    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
-    (tmp_path / "specs").mkdir()
-    spec = (REPO / "specs" / "my_backend.bcfg").read_text(encoding="utf-8")
-    (tmp_path / "specs" / "my_backend.bcfg").write_text(spec + "quantizer my_backend {}\n")
-    (tmp_path / "pyproject.toml").write_text("[tool.bcfg]\n")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}
-    bcfg = [sys.executable, "-m", "generator"]
-    run = dict(cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
-    generated = subprocess.run([*bcfg, "generate"], **run)
-    assert generated.returncode == 0, generated.stderr
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "wrote generated/my_backend_quantizer.py" in generated.stderr + generated.stdout
-    assert "wrote generated/my_backend_quantizer.py" in readme
-    snippet = _readme_block("python", "import torch\nfrom torch import nn\nfrom torchao.")
-    done = subprocess.run([sys.executable, "-c", snippet], **run)
-    assert done.returncode == 0, done.stderr
-    shown = done.stdout.strip()
-    assert f"```\n{shown}\n```" in readme
-    assert "'conv2d.default', 'relu.default', 'quantize_per_tensor.default'" in shown

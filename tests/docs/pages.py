@@ -119,6 +119,7 @@ def environment(cache: Path) -> dict[str, str]:
         "NO_COLOR": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
+        "PYTHONWARNINGS": "ignore",  # torch's deprecation notices, which no page shows
         "BCFG_CACHE_DIR": str(cache),
     }
 

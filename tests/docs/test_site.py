@@ -19,8 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from generator import cli
 from generator.infra.write import DOCS as OWNED_DOCS
 from generator.lang import vocabulary as v
@@ -199,7 +197,9 @@ def test_the_language_reference_says_every_word_of_the_language(site):
 def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
     docs = REPO / "docs"
     generated = OWNED_DOCS.files(docs)
-    assert (site.root / "matrix" / "explorer.html").read_bytes() == (docs / "index.html").read_bytes()
+    assert (site.root / "matrix" / "explorer.html").read_bytes() == (
+        docs / "index.html"
+    ).read_bytes()
     overview = text_of(site.root / "matrix" / "index.html")
     backends = [p.stem for p in generated if p.parent.name == "backends"]
     assert backends
@@ -225,7 +225,9 @@ def test_specs_are_highlighted_by_bcfgs_own_lexer(site):
     assert '<span class="kt">quint8</span>' in tour
 
 
-LOADS = re.compile(r"<(?:script|img|iframe|source|audio|video)\b[^>]*\bsrc=\"([^\"]+)\"|<link\b[^>]*\bhref=\"([^\"]+)\"")
+LOADS = re.compile(
+    r"<(?:script|img|iframe|source|audio|video)\b[^>]*\bsrc=\"([^\"]+)\"|<link\b[^>]*\bhref=\"([^\"]+)\""
+)
 
 
 def test_the_site_loads_nothing_from_elsewhere(site):

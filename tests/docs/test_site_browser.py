@@ -77,7 +77,14 @@ def test_navigation_leads_from_the_home_page_to_the_guides(browser, served, shot
     b.open(served)
     assert b.js(H1) == "bcfg"
     tabs = b.js("[...document.querySelectorAll('.md-tabs__link')].map(a => a.textContent.trim())")
-    assert tabs == ["Home", "Getting started", "Guides", "Reference", "Support matrix", "Contributing"]
+    assert tabs == [
+        "Home",
+        "Getting started",
+        "Guides",
+        "Reference",
+        "Support matrix",
+        "Contributing",
+    ]
     b.screenshot(shots / "home.png")
     click(b, ".md-tabs__item:nth-child(3) .md-tabs__link")  # Guides
     b.wait_for("Page.loadEventFired")
@@ -113,7 +120,9 @@ def test_search_finds_a_pattern_and_a_command(browser, served, shots):
     b = browser
     found = search(b, served, "ConvReLU2d")
     assert "/getting-started/tour/" in found, found
-    found = search(b, served, "LinearLeakyReLU")  # onednn's: its page, the matrix, explain's example
+    found = search(
+        b, served, "LinearLeakyReLU"
+    )  # onednn's: its page, the matrix, explain's example
     assert {"/matrix/backends/onednn/", "/matrix/", "/guides/explain/"} <= set(found), found
     b.screenshot(shots / "search-pattern.png")
     found = search(b, served, "exit-code")
