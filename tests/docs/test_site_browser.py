@@ -160,3 +160,19 @@ def test_the_site_loads_nothing_but_itself(browser, served):
             path,
             sorted(u for u in requests if not u.startswith(served)),
         )
+
+
+# What a newcomer comes to do (the "Done when"), and the page the search must offer.
+TASKS = {
+    "NPU": "/guides/npu/",  # write a spec for my accelerator
+    "fused module": "/guides/fused-modules/",
+    "PT2E quantizer": "/guides/pt2e/",
+    "pull request": "/guides/reviewing/",
+    "not quantized": "/guides/not-quantized/",
+}
+
+
+@pytest.mark.parametrize("query", TASKS)
+def test_search_leads_a_newcomer_to_the_guide(browser, served, query):
+    found = search(browser, served, query)
+    assert TASKS[query] in found[:5], found
