@@ -150,6 +150,19 @@ def test_a_spec_renders_highlighted(browser, served, shots):
     assert png.stat().st_size > 10_000
 
 
+def test_a_link_to_an_error_opens_its_example(browser, served, shots):
+    b = browser
+    b.open(served + "reference/language/#error-fused_without_fuser")
+    opened = until(
+        b,
+        "[...document.querySelectorAll('details[open]')].map(d => d.querySelector('summary').textContent)",
+    )
+    assert opened == ["A fused module without a fuser method"], opened
+    text = b.js("document.querySelector('details[open]').textContent")
+    assert "error: 'fused: torch.ao.nn.intrinsic.ConvReLU2d' without a fuser" in text
+    b.screenshot(shots / "error-example.png")
+
+
 def test_the_site_loads_nothing_but_itself(browser, served):
     b = browser
     for path in ("", "getting-started/tour/", "matrix/explore/", "reference/language/"):
