@@ -76,7 +76,7 @@ def _broken_build(tmp_path: Path, edit) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_broken_link_or_anchor_fails_the_build(tmp_path):
+def test_a_broken_link_or_anchor_or_a_missing_page_fails_the_build(tmp_path):
     require_mkdocs()
 
     def edit(docs: Path) -> None:
@@ -85,12 +85,14 @@ def test_a_broken_link_or_anchor_fails_the_build(tmp_path):
             page.read_text()
             + "\n[gone](no-such-page.md) and [lost](../getting-started/tour.md#no-such-anchor)\n"
         )
+        (docs / "reference" / "equivalence.md").unlink()  # the nav and two pages name it
 
     done = _broken_build(tmp_path, edit)
     log = done.stdout + done.stderr
     assert done.returncode != 0
     assert "'no-such-page.md'" in log and "#no-such-anchor" in log, log
-    assert "Aborted with 2 warnings in strict mode" in log, log
+    assert "'reference/equivalence.md' is included in the 'nav'" in log, log
+    assert "warnings in strict mode" in log, log
 
 
 def test_a_command_without_its_section_or_an_unknown_marker_fails_the_build(tmp_path):
