@@ -1,15 +1,13 @@
-"""``examples/npu/``, a project of its own: in sync, warning-free, quantized, explained.
+"""``examples/npu/``, a project of its own: in sync, warning-free, and explained by compat.
 
 The example has its pyproject.toml (strict = true), specs/, generated/ and
-npu_example.py. The site's NPU guide (docs/guides/npu.md) shows it; what the
-guide shows is checked by tests/docs/test_pages.py.
+npu_example.py. The site's NPU guide (docs/guides/npu.md) shows it: running
+it, and what the guide shows, is checked by tests/docs/test_pages.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
@@ -39,27 +37,6 @@ def test_the_example_is_in_sync_and_warning_free(in_example):
     code, _, err = in_example("check")  # strict = true: a warning would fail it
     assert code == 0, err
     assert "warning" not in err
-
-
-def test_the_example_quantizes_with_its_generated_backend():
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO)}
-    out = subprocess.run(
-        [sys.executable, "npu_example.py"],
-        cwd=EXAMPLE,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[:3] == [
-        "conv1: torch.ao.nn.intrinsic.quantized.ConvReLU2d",
-        "conv2: torch.ao.nn.intrinsic.quantized.ConvReLU2d",
-        "fc: torch.ao.nn.quantized.Linear",
-    ]
-    error = float(lines[3].split(": ")[1].split()[0])
-    assert 0 < error < 0.05
 
 
 def test_compat_honours_the_example_mapping_and_explains_the_default(in_example):
