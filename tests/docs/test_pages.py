@@ -263,13 +263,15 @@ def fused(tmp_path_factory) -> Path:
     return project(tmp_path_factory.mktemp("fused") / "project", files, pyproject)
 
 
-def test_a_custom_fused_module_without_its_aten_ops_is_the_error_shown(fused, cache, tmp_path):
+def test_a_fused_module_whose_fusion_the_quantizer_leaves_out_is_the_error_shown(fused, cache, tmp_path):
     pytest.importorskip("torchao", reason="the pt2e extra is not installed")
     root = tmp_path / "project"
     shutil.copytree(fused, root)
     spec = root / "specs" / "npu_fused.bcfg"
-    lines = spec.read_text().splitlines(keepends=True)
-    spec.write_text("".join(line for line in lines if "pt2e" not in line))
+    text = spec.read_text()
+    fused_line = "        fused: my_kernels.LinearGELU\n"
+    assert text.count(fused_line) == 1
+    spec.write_text(text.replace(fused_line, fused_line + "        pt2e: {aten: []}\n"))
     out = Session(root, cache).run("bcfg generate")
     shown = block(FUSED, "text", starting="specs/npu_fused.bcfg:")
     assert out.startswith(shown), out
