@@ -22,14 +22,7 @@ from generator.cli import main
 from generator.config import find_project
 from generator.emit.header import HEADER_MARK
 from generator.infra import cache, fastcheck
-<<<<<<< HEAD
 from generator.infra.write import DOCS
-from tests.support import REPO, scratch_project
-
-# The files a full generate writes: one module per backend and quantizer, the PT2E runtime,
-# __init__.py, and the docs (a page per backend, the matrix and its HTML page).
-GENERATED = len(list((REPO / "generated").glob("*.py"))) + len(DOCS.files(REPO / "docs"))
-=======
 from tests.support import REPO, scratch_project, tree
 
 # The files a full generate writes: one module per backend and quantizer, the PT2E runtime,
@@ -37,9 +30,8 @@ from tests.support import REPO, scratch_project, tree
 GENERATED = (
     len(list((REPO / "generated").glob("*.py")))
     + len(list((REPO / "generated" / "_bcfg_pt2e").glob("*.py")))
-    + sum(1 for p in (REPO / "docs").rglob("*") if p.is_file())
+    + len(DOCS.files(REPO / "docs"))
 )
->>>>>>> 51636dd
 
 
 def _files(folder: Path) -> dict[str, bytes]:
