@@ -112,14 +112,16 @@ class SourceSet(Protocol):
         ...
 
 
-def decode(data: bytes, name: str, size: int | None = None) -> str:
+def decode(data: bytes, name: str, size: int | None = None, more: bool = False) -> str:
     """Spec bytes as text: UTF-8 (a BOM is dropped); bad bytes, NULs and huge files are errors.
 
-    ``size`` is the file's full size when ``data`` was cut short at the limit.
+    ``size`` is the file's full size when ``data`` was cut short at the limit (``more``: at
+    least that size, where counting stopped).
     """
     if len(data) > MAX_SPEC_BYTES:
+        amount = f"{'over ' if more else ''}{(size or len(data)) / (1 << 20):.1f} MB"
         raise SourceError(
-            f"the file is {(size or len(data)) / (1 << 20):.1f} MB; bcfg reads specs of at most {MAX_SPEC_BYTES >> 20} MB",
+            f"the file is {amount}; bcfg reads specs of at most {MAX_SPEC_BYTES >> 20} MB",
             Span(name, 1, 1, 1, 1),
             "split it into several files joined with 'import'",
         )

@@ -502,7 +502,7 @@ def _param_name(atom: Any) -> str:
     word = _PARAM_WORDS.get(word, word)
     if word.startswith("batchnorm"):
         word = "bn"
-    ok = word.isidentifier() and not keyword.iskeyword(word) and word != "is_qat"
+    ok = word.isascii() and word.isidentifier() and not keyword.iskeyword(word) and word != "is_qat"
     return word if ok else "m"
 
 

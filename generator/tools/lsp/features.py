@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ...diagnostics import SpecError
 from ...emit.backend_config import getter_name
+from ...escape import md_code, md_fence, md_text
 from ...lang import syntax as syn
 from ...lang.fmt import checked_format
 from ...lang.vocabulary import (
@@ -30,6 +31,7 @@ from ...lang.vocabulary import (
     KEYWORD_DOCS,
     OBSERVATIONS,
     QUANT_RANGES,
+    quote,
 )
 from ...semantics import model as m
 from ...semantics.context import Fail
@@ -126,15 +128,18 @@ def binding(cur: Cursor, name: str) -> tuple[str, int] | None:
                 continue  # the list a loop runs over sees the names outside the loop
             iterable = words.text_of(node.iterable)
             found = tx.find_name(cur.text, start, end, name)
-            what = f"loop variable `{name}` of `for {', '.join(node.targets)} in {iterable}`"
+            loop = md_code(f"for {', '.join(node.targets)} in {iterable}")
+            what = f"loop variable {md_code(name)} of {loop}"
             return (what, found.start) if found else None
         if isinstance(node, syn.GroupDecl) and name in node.params:
             found = tx.find_name(cur.text, start + len("group"), _body_start(node, index), name)
-            return (f"parameter `{name}` of group `{node.name}`", found.start) if found else None
+            what = f"parameter {md_code(name)} of group {md_code(node.name)}"
+            return (what, found.start) if found else None
         if isinstance(node, syn.FuseDecl) and name in _param_names(node.params):
             end = index.span_offset(node.body.span.line, node.body.span.column)
             found = tx.find_name(cur.text, start + len("fuse"), end, name)
-            return (f"parameter `{name}` of fuser `{node.name}`", found.start) if found else None
+            what = f"parameter {md_code(name)} of fuser {md_code(node.name)}"
+            return (what, found.start) if found else None
     return None
 
 
@@ -208,7 +213,7 @@ def hover(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Hover | Non
         target = _import_target(ws, snap, path, cur)
         if target is None:
             return None
-        return Hover(f"imports `{target.path}`", cur.start, cur.end)
+        return Hover(f"imports {md_code(str(target.path))}", cur.start, cur.end)
     if cur is None:
         return None
     var = tx.hole_at(cur.tok, offset)
@@ -314,7 +319,7 @@ def _object_hover(cur: Cursor) -> str | None:
     if f is None:
         return None
     if "${" in text:
-        return f"`{text}`: a name filled in for each loop element or group argument"
+        return f"{md_code(text)}: a name filled in for each loop element or group argument"
     span = syn.Span(f.name, 1, 1, 1, 1)
     before = len(cur.scope.ctx.diag.diagnostics)
     try:
@@ -323,7 +328,9 @@ def _object_hover(cur: Cursor) -> str | None:
         errors = cur.scope.ctx.diag.diagnostics[before:]
         return (
             "\n\n".join(
-                f"`{text}`: {d.message}" + (f" ({d.hint})" if d.hint else "") for d in errors
+                f"{md_code(text)}: {md_text(d.message)}"
+                + (f" ({md_text(d.hint)})" if d.hint else "")
+                for d in errors
             )
             or None
         )
@@ -336,10 +343,10 @@ def _value_line(text: str, value: Value) -> str | None:
     if isinstance(value, Sym):
         s = value.symbol
         imported = s.module and s.kind != m.SymbolKind.NAMESPACE
-        return f"`{text}` is {describe(value)}" + (
-            f", imported from `{s.module}`" if imported else ""
+        return f"{md_code(text)} is {md_text(describe(value))}" + (
+            f", imported from {md_code(s.module)}" if imported else ""
         )
-    return f"`{text}` is {describe(value)}"
+    return f"{md_code(text)} is {md_text(describe(value))}"
 
 
 # ------------------------------------------------------------------ definitions, expanded
@@ -348,14 +355,15 @@ def _value_line(text: str, value: Value) -> str | None:
 def definition_hover(ws: Workspace, snap: Snapshot, cur: Cursor, name: str) -> str:
     """A definition as written and, below, what it means: resolved in spec words."""
     decl, where = cur.defs[name]
-    head = f"**{_KINDS[type(decl)]}** `{name}` ({where}:{decl.span.line})"
+    head = f"**{_KINDS[type(decl)]}** {md_code(name)} ({md_text(f'{where}:{decl.span.line}')})"
     written = words.text_of(decl)
     if isinstance(decl, syn.GroupDecl):
-        return f"{head}\n```bcfg\n{_clip(written)}\n```\n{group_uses(ws, snap, cur.path, decl)}"
+        uses = group_uses(ws, snap, cur.path, decl)
+        return f"{head}\n{md_fence(_clip(written), 'bcfg')}\n{uses}"
     meaning = _meaning(cur.scope, decl, where)
-    parts = [head, f"```bcfg\n{written}\n```"]
+    parts = [head, md_fence(written, "bcfg")]
     if meaning and meaning.strip() != written.strip():
-        parts.append(f"means\n```bcfg\n{meaning}\n```")
+        parts.append(f"means\n{md_fence(meaning, 'bcfg')}")
     return "\n".join(parts)
 
 
@@ -395,7 +403,8 @@ def group_uses(ws: Workspace, snap: Snapshot, path: Path, decl: syn.GroupDecl) -
     if not counts:
         return "no backend uses it"
     rows = [
-        f"- `use {a}` at {s}: {n} config{'s' if n != 1 else ''}" for (a, s), n in counts.items()
+        f"- {md_code(f'use {a}')} at {md_text(str(s))}: {n} config{'s' if n != 1 else ''}"
+        for (a, s), n in counts.items()
     ]
     return "used by\n" + "\n".join(rows[:20]) + ("\n- ..." if len(rows) > 20 else "")
 
@@ -407,9 +416,10 @@ def backend_hover(ws: Workspace, snap: Snapshot, cur: Cursor, decl: syn.BackendD
     configs = (
         f"{len(found.configs)} pattern configs" if found else "not resolved (the spec has errors)"
     )
-    label = f' named "{decl.backend_name}"' if decl.backend_name else ""
+    label = f" named {md_code(quote(decl.backend_name))}" if decl.backend_name else ""
     getter = getter_name(decl.name)
-    return f"**backend** `{decl.name}`{label}: {configs}\n\n`bcfg generate` writes `{out}` with `{getter}()`"
+    writes = f"`bcfg generate` writes {md_code(out)} with {md_code(getter + '()')}"
+    return f"**backend** {md_code(decl.name)}{label}: {configs}\n\n{writes}"
 
 
 def pattern_hover(ws: Workspace, snap: Snapshot, cur: Cursor, item: syn.PatternItem) -> str:
@@ -427,14 +437,13 @@ def pattern_hover(ws: Workspace, snap: Snapshot, cur: Cursor, item: syn.PatternI
     shown, per_backend = 0, max(1, MAX_CONFIGS_SHOWN // len(by_backend))
     for module, configs in by_backend.items():
         for c in configs[: per_backend if shown < MAX_CONFIGS_SHOWN else 0]:
-            out.append(
-                f"`{module}`" + (f" via {_steps(c.origin)}" if c.origin and c.origin.chain else "")
-            )
-            out.append(f"```bcfg\n{words.config_text(c)}\n```")
+            via = f" via {md_text(_steps(c.origin))}" if c.origin and c.origin.chain else ""
+            out.append(md_code(module) + via)
+            out.append(md_fence(words.config_text(c), "bcfg"))
             shown += 1
     if shown < total:
         rest = ", ".join(f"{mod} {len(cs)}" for mod, cs in by_backend.items())
-        out.append(f"{total - shown} more not shown; configs per backend: {rest}")
+        out.append(f"{total - shown} more not shown; configs per backend: {md_text(rest)}")
     return "\n".join(out)
 
 
