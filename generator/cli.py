@@ -37,6 +37,7 @@ from .diagnostics import (
     use_color,
 )
 from .infra.write import OutputError
+from .sources import GitError
 
 REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
 
@@ -501,7 +502,7 @@ def _main(
         n = sum(d.severity == Severity.ERROR for d in exc.diagnostics)
         print(f"bcfg: {n} error{'s' if n != 1 else ''}; nothing was written", file=stderr)
         return ExitCode.ERROR
-    except (UsageError, ConfigError, OutputError) as exc:
+    except (UsageError, ConfigError, OutputError, GitError) as exc:
         report.message(str(exc))
         return ExitCode.ERROR
     except KeyboardInterrupt:

@@ -100,7 +100,10 @@ def _side(
         except GitError as exc:
             raise UsageError(f"{exc}") from None
         label = f"{revision} ({at.commit[:7]})" if revision != at.commit else at.commit[:7]
-        names = at.spec_names(folder)
+        try:
+            names = at.spec_names(folder)
+        except GitError as exc:
+            raise UsageError(f"cannot list {folder}/: {exc}") from None
         sources = at
     if not names:
         raise UsageError(f"{label} has no specs: no *.bcfg files in {folder}/")
