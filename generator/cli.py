@@ -551,7 +551,7 @@ class Guarded:
 
     def flush(self) -> None:
         try:
-            if self.stream is not None:
+            if self.stream is not None and not self.stream.closed:  # closing flushed it
                 self.stream.flush()
         except BrokenPipeError:
             if not self.quiet:

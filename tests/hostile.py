@@ -10,6 +10,7 @@ GitHub's own Markdown renderer (cmark-gfm).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from html.parser import HTMLParser
 
@@ -153,9 +154,10 @@ MARKDOWN_TAGS |= {"details", "summary", "hr"}
 
 
 def links_show_their_address(tags: list[tuple[str, dict[str, str | None]]], text: str) -> bool:
-    """Every link in ``tags`` is an autolink of an address that ``text`` shows."""
+    """Every link in ``tags`` to an address (not the output's own relative links) is an
+    autolink of an address that ``text`` shows."""
     for tag, attrs in tags:
-        if tag == "a":
+        if tag == "a" and re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", attrs.get("href") or ""):
             href = (attrs.get("href") or "").removeprefix("mailto:")
             bare = href.removeprefix("http://").removeprefix("https://")
             if bare.rstrip("/") not in text and href not in text:

@@ -176,9 +176,24 @@ def _reap(proc: subprocess.Popen, pipes: set[int]) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
     proc.wait()
-    for pid in _left_behind(proc.pid, pipes):
+    left = _left_behind(proc.pid, pipes)
+    for pid in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    until = time.monotonic() + 2.0  # a killed process ends when it is next scheduled
+    while left and time.monotonic() < until:
+        left = [pid for pid in left if _running(pid)]
+        if left:
+            time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, waiting for its parent to reap it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _left_behind(session: int, pipes: set[int]) -> list[int]:
