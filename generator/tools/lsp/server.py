@@ -41,7 +41,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from ... import __version__
-from ...diagnostics import Diagnostic, Severity
+from ...diagnostics import Diagnostic, Severity, printable
 from ...lang import syntax as syn
 from ...sources import Source
 from . import completion, features
@@ -337,8 +337,9 @@ def diagnostic(d: Diagnostic, index: tx.TextIndex) -> lsp.Diagnostic:
     else:
         start = index.span_offset(d.span.line, d.span.column)
         end = max(start, index.span_offset(d.span.end_line, d.span.end_column))
-    message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-    message += "".join(f"\nnote: {n}" for n in d.notes)
+    # Each part shown as the terminal shows it: no control or bidi character of a spec's acts.
+    message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
+    message += "".join(f"\nnote: {printable(n)}" for n in d.notes)
     return lsp.Diagnostic(
         range=lsp_range(index, start, end),
         message=message,

@@ -176,7 +176,7 @@ class Workspace:
         """What ``bcfg generate`` says about the spec at ``path``, by the file each finding is in."""
         place = place_of(path)
         reports: dict[Path, FileReport] = {path: FileReport(snap.read(path))}
-        looped = _link_loop(path, place.name(path))
+        looped = _link_loop(path, place.name(path)) if path in snap.texts else None
         if looped is not None:  # the buffer is checked, and what bcfg generate would say is said
             reports[path].diagnostics.append(looped)
         if place.problem is not None:
