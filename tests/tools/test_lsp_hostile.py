@@ -23,7 +23,7 @@ import pytest_lsp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from generator.escape import visible
 from generator.lang.fmt import checked_format
@@ -36,6 +36,7 @@ from tests.support import REPO
 from tests.tools.lsp_client import (
     CACHE,
     apply_edits,
+    initialize,
     open_doc,
     published,
     replace_all,
@@ -47,9 +48,7 @@ GOOD = "backend good {\n    pattern nn.ReLU { dtypes: {input: quint8, output: qu
 
 @pytest_lsp.fixture(scope="module", config=server_config())
 async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
+    await initialize(lsp_client)
     yield
     await lsp_client.shutdown_session()
 
