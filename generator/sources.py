@@ -358,6 +358,7 @@ class _Found:
     oid: str | None = None
     outside: Path | None = None
     loop: bool = False
+    folder: bool = False  # a folder (or a submodule's, which is not read at a revision)
 
 
 class GitSources:
@@ -486,8 +487,10 @@ class GitSources:
                 continue
             if todo:  # a file used as a folder
                 return _Found("/".join([*done, part, *todo]))
-            return _Found("/".join([*done, part]), oid if mode in (b"100644", b"100755") else None)
-        return _Found("/".join(done))  # a folder
+            if mode in (b"100644", b"100755"):
+                return _Found("/".join([*done, part]), oid)
+            return _Found("/".join([*done, part]), folder=mode == b"160000")
+        return _Found("/".join(done), folder=True)
 
     def _link_target(self, oid: str, shown: str) -> str | None:
         self._read_ahead([oid], shown)
@@ -544,8 +547,15 @@ class GitSources:
         """Every ``*.bcfg`` directly in ``folder`` at the revision, named where its links lead, read
         ahead in one git call; GitError if git cannot read the folder."""
         where = self._repo_path(folder)
-        found = self._lookup(where) if where is not None else None
-        if found is None or found.outside is not None or found.oid is not None or found.loop:
+        outside = _Found(folder, outside=Path(os_name(folder)))
+        found = self._lookup(where) if where is not None else outside
+        if found.outside is not None:  # out of the repository (a link leads there): on disk
+            try:
+                files = FileSources(self.root)
+                return sorted(files.name(p) for p in found.outside.glob("*.bcfg"))
+            except OSError:
+                return []
+        if not found.folder:
             return []
         listing = self._listing(found.path)
         names = sorted(n for n in listing if n.endswith(".bcfg"))
@@ -584,6 +594,8 @@ class GitSources:
                 return FileSources(self.root).read(display_name(found.outside, self.root))
             if found.loop:
                 raise SourceError(f"cannot read {name} {at}: too many levels of symbolic links")
+            if found.folder:
+                raise SourceError(f"cannot read {name} {at}: it is a folder")
             if found.oid is None:
                 raise SourceError(f"cannot read {name} {at}: no such file")
             self._read_ahead([found.oid], name)
@@ -614,7 +626,7 @@ class GitSources:
         if found.outside is not None:  # on disk, as FileSources finds it
             there = found.outside.exists() or found.outside.is_symlink()
             return display_name(found.outside, self.root) if there else None
-        if found.oid is None and not found.loop and not self._exists(found.path):
+        if found.oid is None and not (found.loop or found.folder) and not self._exists(found.path):
             return None
         return self._display(found.path)
 

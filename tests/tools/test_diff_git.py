@@ -96,12 +96,30 @@ def test_specs_committed_as_links_are_what_check_sees(tmp_path):
     assert (code, err) == (0, "") and "no semantic change" in out
 
 
-@pytest.mark.parametrize("kind", ["dangling", "loop"])
+def test_a_spec_folder_linked_out_of_the_repository_is_read_from_disk(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "o.bcfg").write_text(RELU.format(name="o", op="ReLU"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.bcfg]\n")
+    (root / "specs").symlink_to(outside)
+    git(root, "init", "-q")
+    commit(root, "one")
+    git(root, "commit", "-q", "--allow-empty", "-m", "two")
+    code, out, err = bcfg(root, "diff", "HEAD~1", "HEAD")
+    assert (code, err) == (0, "") and "no semantic change" in out
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop", "folder"])
 def test_a_broken_link_is_the_error_check_gives_at_its_revision(tmp_path, kind):
     root = project(tmp_path / "repo")
     (root / "specs" / "a.bcfg").write_text(RELU.format(name="a", op="ReLU"))
     if kind == "dangling":
         (root / "specs" / "b.bcfg").symlink_to("missing.bcfg")
+    elif kind == "folder":
+        (root / "specs" / "b.bcfg").mkdir()
+        (root / "specs" / "b.bcfg" / "inside").write_text("a file, so git keeps the folder\n")
     else:
         (root / "specs" / "b.bcfg").symlink_to("c.bcfg")
         (root / "specs" / "c.bcfg").symlink_to("b.bcfg")
@@ -115,7 +133,9 @@ def test_a_broken_link_is_the_error_check_gives_at_its_revision(tmp_path, kind):
     disk = [line.split(": error: ")[0] for line in on_disk.splitlines() if ": error: " in line]
     at = [line.split(": error: ")[0] for line in err.splitlines() if ": error: " in line]
     assert at == disk and disk  # the same files, at the same places
-    why = "no such file" if kind == "dangling" else "too many levels of symbolic links"
+    why = {"dangling": "no such file", "folder": "it is a folder"}.get(
+        kind, "too many levels of symbolic links"
+    )
     assert f"at HEAD~1: {why}" in err
 
 
