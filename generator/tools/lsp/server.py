@@ -230,7 +230,7 @@ class BcfgServer(LanguageServer):
                 try:
                     await self._check(uri)
                 except Exception as exc:  # a bug on this document: said there; the rest go on
-                    log.exception("checking %s failed", uri)
+                    log.exception("checking %s failed", printable(uri))
                     self.unlocated(uri, f"bcfg: internal error: {type(exc).__name__}: {exc}")
         except Exception as exc:
             log.exception("the diagnostics runner failed")
@@ -252,7 +252,10 @@ class BcfgServer(LanguageServer):
         converted = await self.run(self._check_on_engine, path, snap, uris)
         if self.verbose:
             log.warning(
-                "checked %s v%s in %.1f ms", path.name, version, (time.perf_counter() - t0) * 1e3
+                "checked %s v%s in %.1f ms",
+                printable(path.name),
+                version,
+                (time.perf_counter() - t0) * 1e3,
             )
         if not had_torch and "torch" in sys.modules:
             await self.run(freeze_heap)  # torch's objects stay out of every later collection
@@ -266,7 +269,7 @@ class BcfgServer(LanguageServer):
         try:
             reports = self.compiler.check(path, snap)
         except Exception as exc:  # a bug in bcfg: say so where the user looks, and keep serving
-            log.exception("checking %s failed", path)
+            log.exception("checking %s failed", printable(str(path)))
             message = f"bcfg: internal error: {type(exc).__name__}: {exc}"
             reports = {
                 path: FileReport(snap.read(path), [Diagnostic(Severity.ERROR, None, message)])
