@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from .config import ConfigError
 from .diagnostics import (
@@ -37,6 +37,7 @@ from .diagnostics import (
     use_color,
 )
 from .infra.write import OutputError
+from .sources import GitError
 
 REPORT = "this is a bug in bcfg: please report it with the command, the specs and this line to the bcfg issue tracker"
 
@@ -70,10 +71,19 @@ class Report:
     err: IO[str]
     verbosity: int = 0
     output_format: str = "full"
+    # Whether the terminals of ``out`` and ``err`` take colour; None: ask them (a child process
+    # writing for its parent is told what its parent's streams are).
+    colors: tuple[bool, bool] | None = None
 
     @property
     def color(self) -> bool:
-        return use_color(self.err) and self.output_format == "full"
+        err = use_color(self.err) if self.colors is None else self.colors[1]
+        return err and self.output_format == "full"
+
+    @property
+    def result_color(self) -> bool:
+        """Whether results (on ``out``) may be coloured: ``out`` is a terminal, NO_COLOR unset."""
+        return use_color(self.out) if self.colors is None else self.colors[0]
 
     def diagnostics(self, diagnostics: list[Diagnostic], sources: dict[str, str]) -> None:
         """Print diagnostics in the compiler format, with excerpts from ``sources``.
@@ -416,16 +426,71 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one command; return its exit code. The one place an exception becomes a message."""
-    args = _parser().parse_args(argv)
+def main(
+    argv: list[str] | None = None,
+    *,
+    out: IO[str] | None = None,
+    in_child: bool = False,
+    colors: tuple[bool, bool] | None = None,
+) -> int:
+    """Run one command; return its exit code. The one place an exception becomes a message.
+
+    ``in_child``: this process is the child a command that runs the user's code started
+    (``run_in_child``), which runs it here and writes its results on ``out``.
+
+    Standard output may be closed, full or gone: a result that cannot be written is one line
+    on standard error and exit 2 (a reader that went away, ``bcfg check | head``, exit 1 and
+    nothing said). Standard error that cannot be written is given up silently.
+    """
+    stdout = Guarded(sys.stdout if out is None else out, "standard output")
+    stderr = Guarded(sys.stderr, "standard error", quiet=True)
+    try:
+        try:
+            code = _main(argv, stdout, stderr, in_child, colors)
+        except SystemExit:  # --help, --version, a usage error: argparse printed and exits
+            stdout.flush()
+            raise
+        stdout.flush()
+        return code
+    except StreamError as exc:
+        print(f"bcfg: {exc}", file=stderr)
+        _drop_stdout()
+        return ExitCode.ERROR
+    except BrokenPipeError:  # `bcfg check | head`: the reader is gone; nothing left to say
+        _drop_stdout()
+        return ExitCode.FINDINGS
+
+
+def _drop_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that the interpreter's last flush of what is
+    left in ``sys.stdout`` cannot fail again as it exits."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+
+
+def _main(
+    argv: list[str] | None,
+    stdout: Guarded,
+    stderr: Guarded,
+    in_child: bool,
+    colors: tuple[bool, bool] | None,
+) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    saved = sys.stdout
+    sys.stdout = cast(IO[str], stdout)  # what argparse prints (--help, --version)
+    try:
+        args = _parser().parse_args(argv)
+    finally:
+        sys.stdout = saved
+    args.argv, args.in_child = argv, in_child
     command: Command = args.command_spec
     # Results (specs, diffs) are UTF-8 text whatever the locale: the bytes of a
     # spec printed by `bcfg fmt -` are the bytes `bcfg fmt` would write.
     with contextlib.suppress(AttributeError, ValueError):
         if sys.stdout.encoding.replace("-", "").lower() != "utf8":
             sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
-    report = Report(command.prefix, sys.stdout, sys.stderr, args.verbosity, args.output_format)
+    out, err = cast(IO[str], stdout), cast(IO[str], stderr)  # Guarded: what Report uses of IO
+    report = Report(command.prefix, out, err, args.verbosity, args.output_format, colors)
     try:
         import warnings
 
@@ -435,22 +500,113 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as exc:
         report.diagnostics(exc.diagnostics, exc.sources)
         n = sum(d.severity == Severity.ERROR for d in exc.diagnostics)
-        print(f"bcfg: {n} error{'s' if n != 1 else ''}; nothing was written", file=sys.stderr)
+        print(f"bcfg: {n} error{'s' if n != 1 else ''}; nothing was written", file=stderr)
         return ExitCode.ERROR
-    except (UsageError, ConfigError, OutputError) as exc:
+    except (UsageError, ConfigError, OutputError, GitError) as exc:
         report.message(str(exc))
         return ExitCode.ERROR
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:  # `bcfg check | head`: the reader is gone; nothing left to say
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return ExitCode.FINDINGS
+    except (StreamError, BrokenPipeError):
+        raise
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
         where = traceback.extract_tb(exc.__traceback__)[-1]
         detail = printable(" ".join(str(exc).split())[:200])
         print(
             f"bcfg: internal error: {type(exc).__name__}: {detail} ({Path(where.filename).name}:{where.lineno}); {REPORT}",
-            file=sys.stderr,
+            file=stderr,
         )
         return ExitCode.INTERNAL
+
+
+class StreamError(Exception):
+    """A standard stream cannot be used (closed, full, failing): what and why, in one line."""
+
+
+class Guarded:
+    """A standard stream whose failures are one line (``StreamError``), never a traceback.
+
+    ``stream`` is None where the stream is closed (Python starts with ``sys.stdout`` None when
+    file descriptor 1 is not open). ``quiet``: failures are ignored (standard error: there is
+    nowhere to say them). A reader gone away is still ``BrokenPipeError``.
+    """
+
+    def __init__(self, stream: IO[str] | None, name: str, quiet: bool = False):
+        self.stream = stream
+        self.name = name
+        self.quiet = quiet
+
+    def write(self, text: str) -> int:
+        try:
+            if self.stream is None and text:
+                raise StreamError(f"cannot write to {self.name}: it is closed")
+            return self.stream.write(text) if self.stream is not None else 0
+        except BrokenPipeError:
+            if self.quiet:
+                return 0
+            raise
+        except (OSError, ValueError, StreamError) as exc:
+            self._fail(exc)
+            return 0
+
+    def flush(self) -> None:
+        try:
+            if self.stream is not None and not self.stream.closed:  # closing flushed it
+                self.stream.flush()
+        except BrokenPipeError:
+            if not self.quiet:
+                raise
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        if self.quiet:
+            return
+        if isinstance(exc, StreamError):
+            raise exc
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is closed"
+        raise StreamError(f"cannot write to {self.name}: {why}") from None
+
+    def isatty(self) -> bool:
+        try:
+            return self.stream is not None and bool(self.stream.isatty())
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        if self.stream is None:
+            raise OSError(9, "closed")
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+
+def run_in_child(args: argparse.Namespace, report: Report, what: str) -> int:
+    """Run this command again in a child process, which runs the user's code, and print what it
+    printed: nothing the user's code does (writing to file descriptor 1, exiting, crashing the
+    interpreter) reaches standard output or ends bcfg (``infra.isolate``).
+
+    The child's messages come on standard error as it writes them; its results come back as
+    data and are printed here, so standard output holds nothing else.
+    """
+    from .infra.isolate import IsolationError, run_isolated
+
+    request = {"argv": args.argv, "colors": [report.result_color, report.color]}
+    try:
+        result = run_isolated("generator.cli:child", request, None, report.err, what)
+    except IsolationError as exc:
+        raise UsageError(str(exc)) from None
+    report.result(result["out"])
+    return int(result["code"])
+
+
+def child(request: dict[str, Any], channel: Any) -> dict[str, Any]:
+    """The child of ``run_in_child``: the command, its results kept to send back."""
+    import io
+
+    out = io.StringIO()
+    colors = request["colors"]
+    code = main(request["argv"], out=out, in_child=True, colors=(colors[0], colors[1]))
+    return {"out": out.getvalue(), "code": code}

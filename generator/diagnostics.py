@@ -34,20 +34,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO
 
+from .escape import terminal
 from .sources import Span
 
 MAX_ERRORS = 50
 
 
 def printable(text: str) -> str:
-    """``text`` with every character that is not printable escaped as Python would (``\\n``, ``\\x1b``).
+    """``text`` for a terminal (``escape.terminal``): every character that is not printable escaped
+    as Python would write it (``\\n``, ``\\x1b``, ``\\u202e``).
 
-    Printable text, quotes and backslashes included, is left as it is, so text
+    Printable text, quotes and backslashes are left as they are, so text
     already escaped (a ``repr``) is not escaped twice.
     """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return terminal(text)
 
 
 class Severity(StrEnum):

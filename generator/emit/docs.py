@@ -15,11 +15,13 @@ of meaning shows up in review as a changed line of the matrix.
 
 from __future__ import annotations
 
-import functools
+import base64
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..escape import deep, html_comment, md_code, md_text, visible
 from ..lang.vocabulary import FieldKind, FieldSpec
 from ..semantics import model as m
 from . import words
@@ -87,21 +89,25 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
 
     label = f"{spec_dir.rstrip('/')}/"
     env = jinja_env()
+    style, script = _asset("docs/page.css", "</style"), _asset("docs/page.js", "</script")
+    # What the page prints comes from specs and paths: shown with its hidden characters
+    # escaped (``escape.visible``), then HTML-escaped by the template (``escape.html_text``).
+    html_rows, html_infos = deep(rows, visible), deep(infos, visible)
     files = {
         README: env.get_template("docs/README.md.jinja").render(
             mark=_mark(label),
-            spec_dir=label,
+            spec_dir=md_code(label),
             backends=[_md_backend(i) for i in infos],
             matrix=_md_matrix(infos, rows),
             kinds=words.KINDS,
         ),
         HTML: env.get_template("docs/index.html.jinja").render(
             mark=Markup(_mark(label)),
-            spec_dir=label,
-            backends=infos,
-            rows=rows,
+            spec_dir=visible(label),
+            backends=html_infos,
+            rows=html_rows,
             kinds=words.KINDS,
-            dtypes=sorted({d for r in rows for c in r.cells for d in c.dtypes.split()}),
+            dtypes=sorted({d for r in html_rows for c in r.cells for d in c.dtypes.split()}),
             summary=", ".join(
                 _count(n, what)
                 for n, what in (
@@ -110,8 +116,9 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
                     (sum(i.count for i in infos), "pattern config"),
                 )
             ),
-            style=_asset("docs/page.css", "</style"),
-            script=_asset("docs/page.js", "</script"),
+            style=style,
+            script=script,
+            csp=Markup(f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}"),
         ),
     }
     for b, info in zip(ordered, infos):
@@ -124,19 +131,28 @@ def _count(n: int, what: str) -> str:
 
 
 def _mark(label: str) -> str:
-    """The first line of every docs file: an HTML comment (in Markdown too), so "--" cannot occur in it."""
-    return f"{DOCS_MARK}{label.replace('--', '- -')}. DO NOT EDIT. -->"
+    """The first line of every docs file: an HTML comment (in Markdown too), one line whatever
+    the label holds (``escape.html_comment``)."""
+    return f"{DOCS_MARK}{html_comment(label)}. DO NOT EDIT. -->"
 
 
 def _asset(name: str, end: str) -> Any:
-    """A stylesheet or script that ``index.html`` carries inline, as written in templates/."""
+    """A stylesheet or script that ``index.html`` carries inline, as written in templates/: the
+    whole text of its element, newlines around it included, as the page's CSP hashes it."""
     from markupsafe import Markup
 
     env = jinja_env()
     source, _, _ = env.loader.get_source(env, name)
     if end in source.lower():
         raise RuntimeError(f"templates/{name} contains '{end}', which would end it early")
-    return Markup(source.strip())
+    return Markup(f"\n{source.strip()}\n")
+
+
+def _hash(element_text: str) -> str:
+    """A CSP source that allows exactly one inline ``<script>`` or ``<style>`` of this text: the
+    page runs its own script from ``file://`` and nothing injected (no ``'unsafe-inline'``)."""
+    digest = hashlib.sha256(element_text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 # ------------------------------------------------------------------ the rows
@@ -203,6 +219,7 @@ def code_html(text: str) -> Any:
 
     from ..lang.pygments_lexer import BcfgLexer
 
+    text = visible(text)
     html = highlight(text, BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True))
     return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
 
@@ -243,20 +260,6 @@ def _ids(patterns: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ Markdown
-
-
-def md_text(text: str) -> str:
-    """Text safe in a Markdown table cell: no pipes, tags or entities of its own."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-
-
-@functools.lru_cache(maxsize=8192)
-def md_code(text: str) -> str:
-    """``text`` as a code span in a table cell (a pipe must be escaped even there)."""
-    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def _md_backend(i: BackendInfo) -> str:

@@ -10,7 +10,12 @@ in a child process:
 * the child sends its result, one JSON line, on a pipe of its own, after
   progress lines (``phase <text>``) that say what it is doing;
 * a child that exits without a result, is killed by a signal or runs past the
-  timeout (its whole process group is killed) is a one-line ``IsolationError``.
+  timeout (its whole process group is killed) is a one-line ``IsolationError``;
+* a process the user's code started and left behind (a helper that inherited
+  the child's standard output) neither delays the result nor outlives the run:
+  once the child has ended, its output is read for ``GRACE`` seconds at most,
+  and everything it left (its process group, its session, any process holding
+  its pipes) is killed.
 
 The child runs with ``PYTHONHASHSEED=0``, so the order of sets of strings is the
 same in every run. Standard library only.
@@ -20,6 +25,7 @@ same in every run. Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -27,6 +33,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from typing import IO, Any
 
 
@@ -37,7 +44,9 @@ class IsolationError(Exception):
 def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str], what: str) -> dict:
     """Call ``entry(request)`` (``module:function``) in a child process; return its JSON result.
 
-    ``what`` names the work in messages (``the import of pkg:get_config``).
+    ``what`` names the work in messages (``the import of pkg:get_config``). Once the child has
+    ended, whatever it started and left behind (a helper that inherited its output) is killed,
+    and its result is used: nothing waits for a helper to close the output it holds.
     """
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     read_fd, write_fd = os.pipe()
@@ -52,24 +61,29 @@ def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str],
     )
     os.close(write_fd)
     assert proc.stdin is not None and proc.stdout is not None
+    pipes = {_inode(read_fd), _inode(proc.stdout.fileno())}
     try:
-        proc.stdin.write(json.dumps(request).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    deadline = None if timeout is None else time.monotonic() + timeout
-    result, phase = _collect(proc, read_fd, deadline, err)
-    try:
-        left = None if deadline is None else max(0.1, deadline - time.monotonic())
-        code = proc.wait(left)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
+        try:
+            proc.stdin.write(json.dumps(request).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = None if timeout is None else time.monotonic() + timeout
+        got = _Collected()
+        _collect(proc, read_fd, deadline, err, got)
+    finally:
+        # On a timeout or an interrupt, or what the user's code left behind.
+        _reap(proc, pipes if got.held else set())
+        proc.stdout.close()
+    result, phase = got.result, got.phase
+    if result is not None:
+        return result
+    if got.timed_out:
         raise IsolationError(
             f"{what} did not finish within {timeout:g} s (--timeout) while {phase}; "
             "the target's code may never return"
-        ) from None
-    if result is not None:
-        return result
+        )
+    code = proc.returncode
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
         raise IsolationError(f"{what} was killed by signal {name} while {phase}")
@@ -79,21 +93,47 @@ def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str],
     )
 
 
+# How long output left in the pipes is read once the child has ended: what it wrote is there
+# at once; a helper it started may hold the pipes open for ever.
+GRACE = 0.5
+POLL = 0.1  # how often a running child is looked at
+
+
+@dataclass
+class _Collected:
+    """What reading the child gave: its result, its last phase, whether time ran out, and
+    whether something still held its pipes when reading stopped."""
+
+    result: dict | None = None
+    phase: str = "starting"
+    timed_out: bool = False
+    held: bool = True
+
+
 def _collect(
-    proc: subprocess.Popen, read_fd: int, deadline: float | None, err: IO[str]
-) -> tuple[dict | None, str]:
-    """Forward the child's output to ``err`` and read its result, until both end or time runs out."""
+    proc: subprocess.Popen, read_fd: int, deadline: float | None, err: IO[str], got: _Collected
+) -> None:
+    """Forward the child's output to ``err`` and read its result into ``got`` until the child
+    has ended and its output is read, or time runs out."""
     assert proc.stdout is not None
     sel = selectors.DefaultSelector()
     out_fd = proc.stdout.fileno()
     sel.register(out_fd, selectors.EVENT_READ)
     sel.register(read_fd, selectors.EVENT_READ)
-    buffer, phase, result = b"", "starting", None
+    buffer = b""
+    ended: float | None = None  # when the child was seen to have exited
     try:
         while sel.get_map():
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if wait == 0.0:
-                return None, phase
+            now = time.monotonic()
+            if ended is None and proc.poll() is not None:
+                ended = now
+            if ended is not None and now - ended > GRACE:
+                break  # a helper holds the pipes: the child's own output has been read
+            if deadline is not None and now >= deadline:
+                got.timed_out = True
+                return
+            # Wake up to see whether the child has ended: a helper may hold its pipes open.
+            wait = min(POLL if ended is None else GRACE, _left(deadline, now))
             for key, _ in sel.select(wait):
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
@@ -106,21 +146,80 @@ def _collect(
                     *lines, buffer = buffer.split(b"\n")
                     for line in lines:
                         if line.startswith(b"phase "):
-                            phase = line[6:].decode("utf-8", "replace")
+                            got.phase = line[6:].decode("utf-8", "replace")
                         elif line.startswith(b"result "):
-                            result = json.loads(line[7:])
+                            got.result = json.loads(line[7:])
+        else:
+            got.held = False  # both pipes closed
     finally:
         sel.close()
         os.close(read_fd)
-    return result, phase
+    try:  # the child is ending
+        proc.wait(None if deadline is None else _left(deadline, time.monotonic()) + POLL)
+    except subprocess.TimeoutExpired:
+        got.timed_out = True
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    try:
+def _left(deadline: float | None, now: float) -> float:
+    return float("inf") if deadline is None else max(0.0, deadline - now)
+
+
+def _inode(fd: int) -> int:
+    return os.fstat(fd).st_ino
+
+
+def _reap(proc: subprocess.Popen, pipes: set[int]) -> None:
+    """Kill the child, if it still runs, and everything it started that is still there: its
+    process group, its session, and any process holding one of ``pipes`` (Linux: ``/proc``)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    with contextlib.suppress(ProcessLookupError):
         proc.kill()
     proc.wait()
+    left = _left_behind(proc.pid, pipes)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    until = time.monotonic() + 2.0  # a killed process ends when it is next scheduled
+    while left and time.monotonic() < until:
+        left = [pid for pid in left if _running(pid)]
+        if left:
+            time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, waiting for its parent to reap it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def _left_behind(session: int, pipes: set[int]) -> list[int]:
+    """Processes of ``session`` (the child's) or with one of the ``pipes`` open, bcfg excluded."""
+    found = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:  # no /proc: the process group is all that can be found
+        return []
+    holds = {f"pipe:[{ino}]" for ino in pipes}
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            if os.getsid(pid) == session:
+                found.append(pid)
+                continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in holds:
+                    found.append(pid)
+                    break
+    return found
 
 
 class Channel:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..emit.header import DOCS_MARK, HEADER_MARK, edited_by_hand
+from ..escape import terminal
 from ..sources import read_regular_file
 
 JOURNAL = ".bcfg-pending.json"
@@ -435,10 +436,12 @@ DIFF_LINE_LIMIT = 400
 
 
 def _clipped(line: str) -> str:
-    """A diff line, cut to ``DIFF_LINE_LIMIT`` characters with how much was left out."""
-    body = line.rstrip("\n")
+    """A diff line for a terminal: what a file on disk holds shown, never run (``escape.terminal``),
+    cut to ``DIFF_LINE_LIMIT`` characters with how much was left out."""
+    end = "\n" if line.endswith("\n") else ""
+    body = terminal(line.removesuffix("\n"))
     if len(body) <= DIFF_LINE_LIMIT:
-        return line
+        return body + end
     return f"{body[:DIFF_LINE_LIMIT]}… ({len(body) - DIFF_LINE_LIMIT:,} more characters)\n"
 
 
@@ -450,7 +453,7 @@ def diff_outputs(outputs: Outputs, label: Label) -> list[str]:
         old = _read(path, max(1 << 20, 4 * len(content)))
         if old == content:
             continue
-        rel = label(path)
+        rel = terminal(label(path))
         if old is None:
             diffs.append(f"--- {rel} (missing)\n+++ {rel} (generated)\n@@ missing file: {rel} @@\n")
             continue
@@ -462,7 +465,6 @@ def diff_outputs(outputs: Outputs, label: Label) -> list[str]:
         )
         diffs.append("".join(_clipped(line) for line in lines))
     for p in _stale(outputs):
-        diffs.append(
-            f"--- {label(p)} (on disk)\n+++ /dev/null\n@@ stale: no spec generates {label(p)} @@\n"
-        )
+        rel = terminal(label(p))
+        diffs.append(f"--- {rel} (on disk)\n+++ /dev/null\n@@ stale: no spec generates {rel} @@\n")
     return diffs

@@ -170,7 +170,34 @@ def _unquote(tok: Token, file: str) -> str:
             ) from None
     if not isinstance(value, str):
         raise SpecError([Diagnostic(Severity.ERROR, token_span(file, tok), "bad string")])
+    if _SURROGATE.search(value):
+        raise SpecError([_lone_surrogate(tok, file)])
     return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# One escape or character of a STRING token, in order, as Python reads them.
+_ESCAPE = re.compile(
+    r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|N\{[^}]*\}|[0-7]{1,3}|.)|.", re.S
+)
+
+
+def _lone_surrogate(tok: Token, file: str) -> Diagnostic:
+    """A string whose escapes make half of a UTF-16 pair (``"\\ud800"``): not text, so never in
+    generated code, docs or JSON. The error points at the escape."""
+    text, span = str(tok), token_span(file, tok)
+    for found in _ESCAPE.finditer(text):
+        piece = found.group(0)
+        if piece.startswith("\\") and _SURROGATE.search(ast.literal_eval(f'"{piece}"')):
+            col = span.column + found.start()
+            span = m.Span(file, span.line, col, span.line, col + len(piece))
+            return Diagnostic(
+                Severity.ERROR,
+                span,
+                f"'{piece}' is half of a UTF-16 surrogate pair, not a character",
+                "write the character itself, or \\U and 8 hex digits (\\U0001f600 for 😀)",
+            )
+    return Diagnostic(Severity.ERROR, span, "the string holds a lone surrogate")
 
 
 class _Splice(list):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -27,7 +26,9 @@ class ImportFailure(Exception):
     """Why a target cannot be imported, in one line."""
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+def _dotted(name: str) -> bool:
+    """A dotted path of Python identifiers (``pkg.mod``; ``get_café`` is one too)."""
+    return all(part.isidentifier() for part in name.split("."))
 
 
 def load_backend_config(target: str) -> tuple[Any, str]:
@@ -90,7 +91,7 @@ def _kind(value: Any) -> str:
 def find_function(target: str, allow: tuple[str, ...] | None = None) -> Callable[..., Any]:
     """Import ``MODULE`` (only an allowed one, when ``allow`` is given) and find ``FUNCTION`` in it."""
     module_name, sep, func_path = target.partition(":")
-    if not sep or not _IDENT.match(module_name) or not _IDENT.match(func_path):
+    if not sep or not _dotted(module_name) or not _dotted(func_path):
         raise ImportFailure(
             f"expected MODULE:FUNCTION (like mypkg.backend:get_config), got {target!r}"
         )

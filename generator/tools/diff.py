@@ -4,7 +4,8 @@
 revisions (BASE defaults to ``HEAD``, HEAD to the working tree), never the
 checked-in generated files, which may be stale, and compares the resolved
 backends (``semantics.compare``). ``bcfg diff --configs A B`` compares two
-live BackendConfig getters instead (``live.comparable``). Symbol facts come
+live BackendConfig getters instead (``live.comparable``), in a child process
+(``cli.run_in_child``), as they are the user's code. Symbol facts come
 from the cache, so comparing two revisions of specs that name only known
 symbols does not import torch.
 """
@@ -14,9 +15,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..cli import ExitCode, Report, UsageError
+from ..cli import ExitCode, Report, UsageError, run_in_child
 from ..config import Project, find_project
-from ..diagnostics import Severity, SpecError, use_color
+from ..diagnostics import Severity, SpecError
 from ..semantics import model as m
 from ..semantics.compare import Identity, compare
 from ..semantics.facts import TorchFacts
@@ -28,6 +29,10 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     if args.configs:
         if args.base is not None:
             raise UsageError("give either two revisions or --configs A B, not both")
+        if not args.in_child:  # the getters are the user's code: run them in a child process
+            return ExitCode(
+                run_in_child(args, report, f"the comparison of {' and '.join(args.configs)}")
+            )
         base, head, labels, identity = _live(args.configs)
         quantizers: tuple[list[m.Quantizer], list[m.Quantizer]] = ([], [])
     else:
@@ -42,7 +47,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
             return ExitCode.ERROR
     changes = compare(base, head, identity, quantizers)
     if args.format == "text":
-        report.result(text(changes, labels, use_color(report.out)))
+        report.result(text(changes, labels, report.result_color))
     else:
         report.result(FORMATS[args.format](changes, labels))
     return ExitCode.FINDINGS if changes and args.exit_code else ExitCode.OK
@@ -95,7 +100,10 @@ def _side(
         except GitError as exc:
             raise UsageError(f"{exc}") from None
         label = f"{revision} ({at.commit[:7]})" if revision != at.commit else at.commit[:7]
-        names = at.spec_names(folder)
+        try:
+            names = at.spec_names(folder)
+        except GitError as exc:
+            raise UsageError(f"cannot list {folder}/: {exc}") from None
         sources = at
     if not names:
         raise UsageError(f"{label} has no specs: no *.bcfg files in {folder}/")

@@ -7,14 +7,20 @@ block per pattern, coloured when asked), ``markdown`` for a pull-request
 comment (a summary line, a table per backend with the patterns a change
 affects listed together, the spec locations collapsed), ``json`` for tools,
 and ``github`` for workflow annotations at the spec line.
+
+Names, values, origins and file names come from specs and paths: each format
+escapes them for where they land (``escape``): ``text`` for the terminal,
+``markdown`` as Markdown text, code spans and HTML, ``json`` as valid Unicode,
+``github`` as workflow command data.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..diagnostics import github_command
+from ..escape import deep, html_text, json_text, md_code, md_text, terminal
 from ..semantics.compare import Action, Change, Severity
 
 # A marker a CI job can look for to update its own comment instead of adding one.
@@ -156,6 +162,7 @@ def _painter(color: bool) -> Callable[[str, str], str]:
 
 def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
     """Per backend, each change once with every pattern it affects; then the summary line."""
+    changes, labels = deep(changes, terminal), deep(labels, terminal)
     paint = _painter(color)
     head = f"bcfg diff: {labels.base} → {labels.head}"
     if not changes:
@@ -218,9 +225,7 @@ _ICONS = {
 
 
 def _cell(value: str | None) -> str:
-    if value is None:
-        return "—"
-    return "`" + value.replace("|", "\\|").replace("`", "'") + "`"
+    return "—" if value is None else md_code(value)
 
 
 def _grouped(changes: Iterable[Change]) -> dict[tuple, list[Change]]:
@@ -255,7 +260,7 @@ def markdown(changes: list[Change], labels: Labels) -> str:
 
 
 def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
-    out = [MARKER, f"### bcfg diff: {labels.base} → {labels.head}", ""]
+    out = [MARKER, f"### bcfg diff: {md_text(labels.base)} → {md_text(labels.head)}", ""]
     if not changes:
         out.append("**No semantic change**: both build the same BackendConfigs.")
         return "\n".join(out) + "\n"
@@ -270,13 +275,13 @@ def _markdown(changes: list[Change], labels: Labels, origins: int) -> str:
         ]
     for backend, group in _by_backend(changes).items():
         rows = _grouped(group)
-        out += ["", f"#### {backend}", ""]
+        out += ["", f"#### {md_text(backend)}", ""]
         out.append("| change | patterns | field | before | after | severity | spec |")
         out.append("|---|---|---|---|---|---|---|")
         for (action, field, before, after, severity), items in rows.items():
             mark = "⚠️ narrowing" if severity == Severity.NARROWING else severity.value
             places = list(dict.fromkeys(w for w in map(_place, items) if w))
-            where = places[0] if len(places) == 1 else ("several" if places else "—")
+            where = md_text(places[0]) if len(places) == 1 else ("several" if places else "—")
             # A value added to or taken from a field (a dtype config) says so: `+ x`, `- x`.
             gained = field is not None and before is None and after is not None
             lost = field is not None and after is None and before is not None
@@ -310,7 +315,8 @@ def _details(backend: str, rows: dict[tuple, list[Change]], limit: int) -> list[
     lines += [f"- … and {more} more: `bcfg diff --format json` has them all"] if more > 0 else []
     if not lines:
         return []
-    return ["", f"<details><summary>Details: {backend}</summary>", "", *lines, "", "</details>"]
+    summary = f"<details><summary>Details: {html_text(backend)}</summary>"
+    return ["", summary, "", *lines, "", "</details>"]
 
 
 # ---------------------------------------------------------------- json
@@ -348,21 +354,18 @@ def as_json(changes: list[Change], labels: Labels) -> str:
             for c in changes
         ],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text(data)
 
 
 # ---------------------------------------------------------------- github
 
 
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
 def github(changes: list[Change], labels: Labels) -> str:
     """Workflow annotations at the spec line of each change; changes alike are one annotation."""
+    title = {"title": "bcfg diff"}
     if not changes:
-        return f"::notice title=bcfg diff::{_escape(f'{labels.base} → {labels.head}: no semantic change')}\n"
+        what = f"{labels.base} → {labels.head}: no semantic change"
+        return github_command("notice", what, title) + "\n"
     groups: dict[tuple, list[Change]] = {}
     for c in changes:
         key = (_where(c), c.action, c.field, c.before, c.after, c.severity)
@@ -379,12 +382,12 @@ def github(changes: list[Change], labels: Labels) -> str:
         else:
             scope = ", ".join(f"{b} ({n})" for b, n in counts.items())
         level = "warning" if severity == Severity.NARROWING else "notice"
-        props = [f"title={_escape(f'bcfg diff: {severity.value}', True)}"]
+        props = {"title": f"bcfg diff: {severity.value}"}
         if where is not None:
             file, _, line = where.rpartition(":")
-            props = [f"file={_escape(file, True)}", f"line={line}", *props]
-        lines.append(f"::{level} {','.join(props)}::{_escape(f'{scope}: {what}')}")
-    lines.append(f"::notice title=bcfg diff::{_escape(Summary.of(changes).line())}")
+            props = {"file": file, "line": line, **props}
+        lines.append(github_command(level, f"{scope}: {what}", props))
+    lines.append(github_command("notice", Summary.of(changes).line(), title))
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from ..cli import ExitCode, Report, UsageError
 from ..config import find_project
 from ..emit import words
+from ..escape import deep, json_text, terminal
 from ..pipeline import paused_gc, resolve_project
 from ..semantics import model as m
 from ..sources import Span
@@ -41,12 +41,15 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     if query:
         index = find_pattern(backends, backend, query)
         data = explain_config(backend, index)
-        text = config_text(data)
+        render = config_text
     else:
         data = explain_backend(backend)
-        text = backend_text(data)
+        render = backend_text
+    # Names, values and file names come from specs and paths: escaped for where they land.
     if args.format == "json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = json_text(data)
+    else:
+        text = render(deep(data, terminal))
     report.result(text)
     return ExitCode.OK
 
@@ -89,7 +92,7 @@ def _matches(backend: m.Backend, query: str) -> list[int]:
 
 def find_pattern(backends: list[m.Backend], backend: m.Backend, query: str) -> int:
     """The index of the config ``query`` names in ``backend``; a UsageError saying what is close."""
-    number = re.fullmatch(r"#(\d+)", query)
+    number = re.fullmatch(r"#([0-9]+)", query)  # ASCII digits: '#١' is no config number
     if number:
         n = int(number.group(1))
         if 1 <= n <= len(backend.configs):

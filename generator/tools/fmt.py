@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cli import ExitCode, Report
+from ..cli import ExitCode, Report, UsageError
 from ..config import Project, project_of, spec_paths
 from ..diagnostics import Diagnostic, Severity, SpecError
 from ..infra.write import atomic_write
@@ -128,7 +128,7 @@ def _would(changed: int, total: int, failed: int) -> str:
 def _stdin(args: argparse.Namespace, report: Report) -> ExitCode:
     """``bcfg fmt -``: standard input to standard output, for editors."""
     shown = args.stdin_filename or "<stdin>"
-    data = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
+    data = read_stdin(shown)
     try:
         outcome = _format(data, shown)
     except SpecError as exc:
@@ -140,3 +140,31 @@ def _stdin(args: argparse.Namespace, report: Report) -> ExitCode:
         return ExitCode.FINDINGS if outcome.changed else ExitCode.OK
     report.result(outcome.result)
     return ExitCode.OK
+
+
+# How far past the limit standard input is read to say how large it is (then: "over").
+MAX_COUNTED = 1 << 30
+
+
+def read_stdin(shown: str) -> bytes:
+    """Standard input, at most ``MAX_SPEC_BYTES`` + 1 bytes of it kept: the rest is read only to
+    say how large it is (up to ``MAX_COUNTED``). A closed or unreadable standard input is a
+    UsageError; one too large a SpecError with its size, as a file's would be."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UsageError("cannot read standard input: it is closed")
+    try:
+        data = stream.read(MAX_SPEC_BYTES + 1)
+        size = len(data)
+        if size > MAX_SPEC_BYTES:
+            while size <= MAX_COUNTED and (chunk := stream.read(1 << 20)):
+                size += len(chunk)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is closed"
+        raise UsageError(f"cannot read standard input: {why}") from None
+    if size > MAX_SPEC_BYTES:
+        try:
+            decode(data, shown, size, more=size > MAX_COUNTED)
+        except SourceError as exc:
+            raise source_error(exc) from None
+    return data

@@ -187,3 +187,43 @@ def test_the_page_loads_nothing_but_itself(browser):
     reset(b)
     requests = [e["request"]["url"] for e in b.events("Network.requestWillBeSent")]
     assert requests and set(requests) == {PAGE.as_uri()}
+
+
+HOSTILE_NAME = "</th><img src=x onerror=\"document.title='PWNED'\">--->\n| `x`\u202e"
+
+
+def test_a_hostile_page_shows_its_names_and_runs_only_its_own_script(browser, resolved, tmp_path):
+    """Names and folders that try to close the comment, add an element or run a handler are
+    shown as text; the page's own script runs (its hash is in the CSP) and a script written into
+    the page by anyone else does not."""
+    import dataclasses
+
+    from generator.emit.docs import render_docs
+
+    backend = dataclasses.replace(
+        resolved["my_backend"], name=HOSTILE_NAME, spec_file=f"specs/{HOSTILE_NAME}.bcfg"
+    )
+    html = render_docs([backend], HOSTILE_NAME)["index.html"]
+    page = tmp_path / "index.html"
+    page.write_text(html, encoding="utf-8")
+    b = browser
+    try:
+        b.open(page.as_uri())
+        assert b.js("document.title") == "Support matrix · bcfg"
+        assert b.js("document.images.length") == 0
+        assert b.js("document.childNodes[0].nodeType") == Node_COMMENT
+        title = b.js("document.querySelector('#matrix thead th[data-b]').title")
+        assert title.startswith("</th><img src=x onerror=") and "\\n" in title
+        b.js("document.getElementById('search').focus()")
+        b.call("Input.insertText", text="linear")  # the page's own script filters the rows
+        assert b.js(VISIBLE_PATTERNS) == ["nn.Linear"]
+        # The same page with a script of someone else's: the CSP does not let it run.
+        injected = html.replace("</body>", "<script>document.title = 'INJECTED';</script></body>")
+        page.write_text(injected, encoding="utf-8")
+        b.open(page.as_uri())
+        assert b.js("document.title") == "Support matrix · bcfg"
+    finally:
+        reset(b)
+
+
+Node_COMMENT = 8

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.diagnostics import SpecError
+from generator.lang.parse import parse_text
+from generator.lang.vocabulary import quote
+from tests.hostile import HOSTILE
 from tests.support import REPO
 
 
@@ -132,3 +139,25 @@ def test_the_keyword_fix_changes_no_valid_parse():
         ], path
         compared += 1
     assert compared >= 50
+
+
+# ------------------------------------------------------------------ strings
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=12) | HOSTILE)
+def test_any_string_round_trips_or_is_an_error_at_its_escape(text):
+    """What ``quote`` writes parses back to the same text; half of a surrogate pair, which no
+    text can hold, is an error located at its escape, never an internal error."""
+    source = f"backend b {quote(text)} {{\n}}\n"
+    surrogate = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    try:
+        spec = parse_text(source, "s.bcfg")
+    except SpecError as exc:
+        (d,) = exc.diagnostics
+        assert surrogate is not None, d.message
+        escape = repr(surrogate)[1:-1]
+        assert d.message == f"'{escape}' is half of a UTF-16 surrogate pair, not a character"
+        assert source[d.span.column - 1 : d.span.end_column - 1] == escape
+        return
+    assert surrogate is None and spec.decls[0].backend_name == text

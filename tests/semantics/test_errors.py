@@ -56,6 +56,10 @@ CHECKS = {
         "this string is not closed on its line",
     ),
     "syntax: bad escape": ("syntax_bad_escape", "invalid escape sequence"),
+    "syntax: half of a surrogate pair in a string": (
+        "string_lone_surrogate",
+        "is half of a UTF-16 surrogate pair, not a character",
+    ),
     "syntax: wrong closing bracket": (
         "syntax_wrong_bracket",
         "expected ')' to close the '(' opened at 3:13, found ']'",

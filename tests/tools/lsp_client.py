@@ -50,6 +50,15 @@ def make_client() -> LanguageClient:
     return client
 
 
+async def initialize(client: Any) -> None:
+    """Start a session as VS Code would (its capabilities)."""
+    from pytest_lsp import client_capabilities
+
+    await client.initialize_session(
+        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    )
+
+
 def server_config(*command: str) -> ClientServerConfig:
     env = {**os.environ, "PYTHONPATH": str(REPO), "BCFG_CACHE_DIR": CACHE}
     return ClientServerConfig(

@@ -91,6 +91,22 @@ def noisy():
     return fits()
 
 
+def raw_noisy():
+    import os
+
+    os.write(1, b"raw bytes on descriptor 1\\n")
+    print("printed by the user")
+    sys.stdout.write("written by the user\\n")
+    sys.stdout.flush()
+    return fits()
+
+
+def dies():
+    import os
+
+    os._exit(7)
+
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -145,8 +161,10 @@ def run(project, monkeypatch, capsys):
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setenv("NO_COLOR", "1")
 
-    def call(*args: str) -> tuple[int, str, str]:
-        code = cli.main(list(args))
+    def call(*args: str, in_child: bool = True) -> tuple[int, str, str]:
+        # The command runs the user's code in a child process; the tests of what it says run
+        # this process as that child (``in_child``), those of the isolation start the child.
+        code = cli.main(list(args), in_child=in_child)
         out = capsys.readouterr()
         return code, out.out, out.err
 
@@ -328,7 +346,12 @@ def test_a_disagreement_with_torch_is_an_internal_error(run, monkeypatch):
 
     monkeypatch.setattr(truth, "_agree", _disagree)
     code, _, err = run(
-        "compat", "tiny", "--qconfig-mapping", "compat_user:fits", "--model", "compat_user:model"
+        "compat",
+        "tiny",
+        "--qconfig-mapping",
+        "compat_user:fits",
+        "--model",
+        "compat_user:model",
     )
     assert code == 3
     assert (
@@ -385,3 +408,26 @@ def test_strict_from_pyproject(warned, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nstrict = "yes"\n')
     code, err = warned("generate")
     assert code == 2 and "[tool.bcfg] strict must be true or false" in err
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown"])
+def test_nothing_the_users_code_writes_reaches_standard_output(run, fmt):
+    """The command runs in a child process: even bytes written straight to descriptor 1 go to
+    standard error, and standard output is what the child-side run prints, byte for byte."""
+    args = ("compat", "tiny", "--qconfig-mapping", "compat_user:raw_noisy", "--format", fmt)
+    code, out, err = run(*args, in_child=False)
+    assert code == 0, err
+    for noise in ("raw bytes on descriptor 1", "printed by the user", "written by the user"):
+        assert noise in err and noise not in out
+    assert (code, out) == run(*args)[:2]
+    if fmt == "json":
+        assert json.loads(out)["qconfig_mapping"] == "compat_user:raw_noisy"
+
+
+def test_users_code_that_ends_the_child_is_one_line(run):
+    code, out, err = run("compat", "tiny", "--qconfig-mapping", "compat_user:dies", in_child=False)
+    assert (code, out) == (2, "")
+    assert err == (
+        "bcfg compat: the check of compat_user:dies ended (exit status 7) while starting, before "
+        "bcfg had a result: the target's code ended the process (os._exit?)\n"
+    )

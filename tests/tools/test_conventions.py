@@ -115,6 +115,15 @@ def test_fmt_stdin_to_stdout_and_diff(project):
     assert (project / "specs" / "a.bcfg").read_text() == messy, "--diff writes nothing"
 
 
+@pytest.mark.parametrize("size, said", [(3 << 20, "3.0 MB"), ((1 << 20) + 1, "1.0 MB")])
+def test_fmt_stdin_says_the_real_size_of_an_input_too_large(project, size, said):
+    done = _cli(project, "fmt", "-", stdin=b"#" * size)
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().startswith(
+        f"<stdin>:1:1: error: the file is {said}; bcfg reads specs of at most 1 MB"
+    )
+
+
 def test_fmt_stdin_bytes_are_the_file_bytes(project):
     """Editors get exactly what `bcfg fmt` would write, whatever the locale."""
     messy = 'backend a "naïve ✓" {pattern nn.ReLU {}}\n'.encode()

@@ -151,6 +151,9 @@ def test_methods_and_complex_patterns(repo, capsys):
         ),
         (["x86", "nn.Conv2dd"], "backend 'x86' has no pattern nn.Conv2dd; did you mean nn.Conv2d"),
         (["x86", "#0"], "x86 has 192 pattern configs; #0 is not one of them"),
+        # Digits of other scripts are no config number: '#١' (Arabic-Indic one) is not '#1'.
+        (["x86", "#\u0661"], "backend 'x86' has no pattern #\u0661"),
+        (["x86", "#\uff11"], "backend 'x86' has no pattern #\uff11"),
     ],
 )
 def test_unknown_names_exit_2_with_suggestions(repo, capsys, args, message):

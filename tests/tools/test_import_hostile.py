@@ -75,6 +75,48 @@ def neg_zero():
     return BackendConfig("z").set_backend_pattern_config(
         BackendPatternConfig(nn.Linear).set_dtype_configs([DTypeConfig(d, d)]))
 
+def _relu_config(name):
+    config = BackendPatternConfig(nn.ReLU).set_dtype_configs([DTypeConfig(torch.quint8, torch.quint8)])
+    return BackendConfig(name).set_backend_pattern_config(config)
+
+def _pid_file(name):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+
+def starts_a_helper():
+    # A helper that inherits standard output and would outlive the import by ten minutes.
+    import subprocess
+    code = f"import os, time; open({_pid_file('helper.pid')!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    subprocess.Popen([sys.executable, "-c", code])
+    return _relu_config("helped")
+
+def forks_a_daemon():
+    # A daemon of its own session holding every descriptor the child has.
+    if os.fork() == 0:
+        os.setsid()
+        open(_pid_file("daemon.pid"), "w").write(str(os.getpid()))
+        time.sleep(600)
+        os._exit(0)
+    return _relu_config("forked")
+
+def get_café_config():
+    return _relu_config("café—x\u202e")
+
+def get_names():
+    return _relu_config("日本")
+
+def digits():
+    return _relu_config("١٢٣")
+
+def 日本():
+    return _relu_config("١٢٣")
+
+def fusé(is_qat, a, b):
+    return nn.Sequential(a, b)
+
+def unicode_fuser():
+    return BackendConfig("u").set_backend_pattern_config(
+        BackendPatternConfig((nn.Linear, nn.ReLU)).set_fuser_method(fusé))
+
 def deep():
     p = nn.ReLU
     for _ in range(2000):
@@ -139,3 +181,46 @@ def test_what_the_target_prints_never_lands_in_the_spec(project: Path) -> None:
     assert run.stdout.startswith("# Imported by `bcfg import hostile:prints`")
     assert "HELLO" not in run.stdout and "RAW FD" not in run.stdout
     assert "HELLO FROM TARGET" in run.stderr and "RAW FD WRITE" in run.stderr
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent to reap it is dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize(
+    "target, pid_file", [("starts_a_helper", "helper.pid"), ("forks_a_daemon", "daemon.pid")]
+)
+def test_a_helper_left_running_neither_delays_the_result_nor_outlives_it(project, target, pid_file):
+    """The helper holds the child's output open for ten minutes; the import still ends with its
+    result (well inside --timeout), and the helper is gone."""
+    (project / pid_file).unlink(missing_ok=True)
+    run = bcfg_import(project, target, "--timeout", "60")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(f"# Imported by `bcfg import hostile:{target}`")
+    pid = int((project / pid_file).read_text())
+    assert not alive(pid), f"the helper {pid} still runs"
+
+
+@pytest.mark.parametrize(
+    "target, backend",
+    [
+        ("get_café_config", 'backend cafe "café—x\\u202e" {'),
+        ("get_names", 'backend names "日本" {'),
+        ("digits", 'backend digits "١٢٣" {'),
+        ("日本", 'backend imported "١٢٣" {'),
+    ],
+)
+def test_non_ascii_names_import_into_a_spec_the_grammar_accepts(project, target, backend):
+    run = bcfg_import(project, target)
+    assert run.returncode == 0, run.stderr  # parsed, resolved and verified
+    assert backend in run.stdout.splitlines()
+
+
+def test_a_user_function_a_spec_cannot_name_is_said_so_or_traced(project):
+    run = bcfg_import(project, "unicode_fuser")
+    assert "unexpected character" not in run.stderr and "fusé" not in run.stdout, run.stderr

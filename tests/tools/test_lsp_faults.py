@@ -16,13 +16,14 @@ import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from tests.support import REPO
 from tests.tools.lsp_client import (
     change,
     close_doc,
     errors,
+    initialize,
     open_doc,
     published,
     replace_all,
@@ -39,18 +40,14 @@ MUTANTS = 25
     scope="module", config=server_config(sys.executable, "-m", "tests.tools.lsp_faulty_server")
 )
 async def faulty(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
+    await initialize(lsp_client)
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest_lsp.fixture(scope="module", config=server_config())
 async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
-    )
+    await initialize(lsp_client)
     yield
     await lsp_client.shutdown_session()
 

@@ -18,6 +18,8 @@ print flat when they fit and broken otherwise; ``Fill`` packs list items.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import syntax as m
 from ..parse import parse_text
 from .comments import Comments, attach_comments
@@ -56,11 +58,19 @@ class FormatError(Exception):
     """Formatting would have changed a spec's meaning or lost a comment: a bug in bcfg."""
 
 
-def checked_format(text: str, file: str = "<spec>") -> str:
-    """``format_text``, verified: the result parses to the same meaning and keeps every comment."""
-    before = parse_text(text, file)
+def checked_format(
+    text: str, file: str = "<spec>", parse: Callable[[str, str], m.Spec] | None = None
+) -> str:
+    """``format_text``, verified: the result parses to the same meaning and keeps every comment.
+
+    ``parse(text, name)`` parses (default ``parse_text``; the language server passes its cache,
+    which parses again only the declarations it has not seen). The result is parsed under the
+    name ``file`` + `` (formatted)``, so a cache keeps the input's parse too.
+    """
+    parse = parse or parse_text
+    before = parse(text, file)
     result = format_spec(before, text)
-    after = parse_text(result, file)
+    after = parse(result, f"{file} (formatted)")
     if meaning(after) != meaning(before):
         raise FormatError(f"formatting {file} would change its meaning")
     if sorted(t.rstrip() for _, t in before.comments) != sorted(t for _, t in after.comments):

@@ -91,13 +91,23 @@ def canonical_order(spec: m.Spec) -> m.Spec:
     return replace(spec, decls=tuple(_canon_decl(d) for d in spec.decls))
 
 
+# The fields of each node type but its span, found once per type (``fields`` is slow).
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def _strip(node: Any) -> Any:
     if isinstance(node, tuple):
-        return tuple(_strip(x) for x in node)
-    if is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__,) + tuple(
-            _strip(getattr(node, f.name)) for f in fields(node) if f.name != "span"
+        return tuple(map(_strip, node))
+    kind = type(node)
+    names = _FIELDS.get(kind, ())
+    if names == ():
+        names = _FIELDS[kind] = (
+            tuple(f.name for f in fields(node) if f.name != "span")
+            if is_dataclass(node) and not isinstance(node, type)
+            else None
         )
+    if names is not None:
+        return (kind.__name__,) + tuple(_strip(getattr(node, n)) for n in names)
     if isinstance(node, float):
         return ("float", node)
     return node

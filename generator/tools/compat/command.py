@@ -1,16 +1,23 @@
-"""The ``bcfg compat`` command: 0 if everything is honoured, 1 if something is skipped, 2 on errors."""
+"""The ``bcfg compat`` command: 0 if everything is honoured, 1 if something is skipped, 2 on errors.
+
+It runs the user's code (the QConfigMapping and model functions, allow-listed modules the specs
+name), so it runs in a child process (``cli.run_in_child``): whatever that code writes to
+standard output, even straight to file descriptor 1, stays out of the report and the JSON.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from ...cli import ExitCode, Report, UsageError
+from ...cli import ExitCode, Report, UsageError, run_in_child
 from ...config import Project, find_project
 from ...semantics import model as m
 from . import render
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
+    if not args.in_child:
+        return ExitCode(run_in_child(args, report, f"the check of {args.qconfig_mapping}"))
     project = find_project()
     backend = _backend(project, args.backend, report)
     import torch

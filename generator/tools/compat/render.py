@@ -5,16 +5,17 @@ is neither honoured nor deliberate, once per distinct explanation (a
 QConfig that misses a constraint usually misses it on dozens of patterns).
 JSON is ``{"backend": ..., "skipped": [...], "honored": [...]}`` with one
 object per pattern (``"pattern"``) or node (``"node"``), each with its
-``"reason"``.
+``"reason"``. Names (of nodes, modules, patterns, files) come from the user's
+model and specs: each format escapes them for where they land (``escape``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...escape import deep, json_text, md_code, md_text, terminal
 from ...live.compat.verdict import CompatResult, Status, Verdict
 from ...semantics import model as m
 
@@ -81,6 +82,7 @@ def summary(result: CompatResult) -> str:
 
 
 def text(header: Header, result: CompatResult, table: list[Row]) -> str:
+    header, table = deep(header, terminal), deep(table, terminal)
     lines = [_title(header), ""]
     columns = _columns(result.model)
     cells = [[get(r) for _, get in columns] for r in table]
@@ -89,7 +91,7 @@ def text(header: Header, result: CompatResult, table: list[Row]) -> str:
     lines += [_line(c, widths) for c in cells]
     for group in _groups(table):
         lines += ["", *_text_details(group, result.model)]
-    lines += ["", summary(result)]
+    lines += ["", terminal(summary(result))]
     return "\n".join(lines) + "\n"
 
 
@@ -195,13 +197,14 @@ def _text_details(group: list[Row], model: bool) -> list[str]:
 
 
 def markdown(header: Header, result: CompatResult, table: list[Row]) -> str:
-    spec = f" (`{header.spec}`)" if header.spec else ""
-    model = f", model `{header.model}`" if header.model else ""
-    title = f"backend `{header.backend}`{spec}, QConfigMapping `{header.mapping}`{model}"
+    spec = f" ({md_code(header.spec)})" if header.spec else ""
+    model = f", model {md_code(header.model)}" if header.model else ""
+    backend = md_code(header.backend)
+    title = f"backend {backend}{spec}, QConfigMapping {md_code(header.mapping)}{model}"
     lines = [
-        f"# bcfg compat: backend `{header.backend}`",
+        f"# bcfg compat: backend {backend}",
         "",
-        title + f"; {header.mode}, torch {header.torch}",
+        title + f"; {header.mode}, torch {md_text(header.torch)}",
         "",
     ]
     columns = _columns(result.model)
@@ -214,17 +217,17 @@ def markdown(header: Header, result: CompatResult, table: list[Row]) -> str:
     if groups:
         lines += ["", "## Not honoured"]
     for group in groups:
-        lines += ["", f"### {_md(_subjects(group, result.model))}: {group[0].verdict.status}", ""]
         lines += [
-            "  " * d + f"- {_md(t)}" + (f"`{code}`" if code else "")
+            "",
+            f"### {md_text(_subjects(group, result.model))}: {group[0].verdict.status}",
+            "",
+        ]
+        lines += [
+            "  " * d + f"- {md_text(t)}" + (md_code(code) if code else "")
             for d, t, code in _explanation(group, result.model)
         ]
-    lines += ["", summary(result)]
+    lines += ["", md_text(summary(result))]
     return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
 
 
 def _md_cell(value: str, r: Row) -> str:
@@ -232,7 +235,7 @@ def _md_cell(value: str, r: Row) -> str:
         return value
     if value == str(r.verdict.status):
         return value if r.verdict.honoured or r.verdict.deliberate else f"**{value}**"
-    return "`" + value.replace("|", "\\|").replace("`", "'") + "`"
+    return md_code(value)
 
 
 # ------------------------------------------------------------------- json
@@ -251,7 +254,7 @@ def as_json(header: Header, result: CompatResult, table: list[Row]) -> str:
         "skipped": [_entry(r) for r in table if not r.verdict.honoured],
         "honored": [_entry(r) for r in table if r.verdict.honoured],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json_text(doc)
 
 
 def _entry(r: Row) -> dict[str, Any]:

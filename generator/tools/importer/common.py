@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 from ...lang import syntax as m
 
@@ -40,3 +42,19 @@ def getter_expr(path: tuple[int, ...]) -> m.Expr:
 
 def field_of(name: str, value: m.Expr) -> m.Field:
     return m.Field(name, value, SPAN)
+
+
+def spec_name(text: str) -> str:
+    """``text`` as a name the language can write (its names are ASCII): letters without their
+    accents, every other run of characters an underscore (``café—x`` -> ``cafe_x_``).
+
+    Empty when nothing of ``text`` can be written (``日本``); callers supply a name then.
+    """
+    words = re.sub(r"\W+", "_", text)
+    plain = unicodedata.normalize("NFKD", words).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^A-Za-z0-9_]+", "_", plain)
+
+
+def is_spec_word(text: str) -> bool:
+    """Whether the language can write ``text`` as a name as it is (an ASCII identifier)."""
+    return text.isascii() and text.isidentifier()

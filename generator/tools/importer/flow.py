@@ -28,6 +28,7 @@ from ...live.targets import ImportFailure, load_target
 from ...sources import FileSources, MemorySources, read_library
 from .assemble import Layout, ReadBackend, assemble
 from .builder import config_paths
+from .common import is_spec_word, spec_name
 from .groups import Expander, Found, discover, known_groups, recognise
 from .naming import Names
 from .reader import Config, Reader
@@ -62,17 +63,18 @@ class Result:
 
 
 def module_name_for(function: str, backend_name: str) -> str:
-    """The backend's module name: ``get_x_backend_config`` -> ``x``."""
+    """The backend's module name: ``get_x_backend_config`` -> ``x``; an ASCII name the grammar
+    accepts whatever the function or the BackendConfig is called (``café`` -> ``cafe``)."""
+    cand = ""
     for pat in (r"get_(\w+?)_backend_config\Z", r"get_(\w+?)_config\Z", r"get_(\w+)\Z"):
         mt = re.match(pat, function)
         if mt:
-            cand = mt.group(1)
+            cand = spec_name(mt.group(1)).strip("_")
             break
-    else:
-        cand = re.sub(r"\W+", "_", backend_name).strip("_") or function
-    cand = re.sub(r"\W", "_", cand)
-    if not cand.isidentifier() or keyword.iskeyword(cand):
-        cand = "imported_" + cand.lstrip("_0123456789")
+    if not cand:
+        cand = spec_name(backend_name).strip("_") or spec_name(function).strip("_")
+    if not is_spec_word(cand) or keyword.iskeyword(cand):
+        cand = "imported_" + cand.lstrip("_0123456789") if cand else "imported"
     return cand
 
 

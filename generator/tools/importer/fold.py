@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from ...lang import syntax as m
-from .common import MAX_BLOCK, MAX_VARS, SPAN
+from .common import MAX_BLOCK, MAX_VARS, SPAN, is_spec_word, spec_name
 from .naming import Names
 
 MAX_REPEAT = 96  # repetitions of one loop; a longer run becomes several loops
@@ -72,13 +72,13 @@ def _part_hole(strings: list[str], last: bool, single: bool) -> PartHole | None:
     rests = [s[len(prefix) :] for s in strings]
     suffix = os.path.commonprefix([r[::-1] for r in rests])[::-1]
     mids = [r[: len(r) - len(suffix)] for r in rests]
-    if not all(x.isdigit() for x in mids) and last and not single:
+    if not all(x.isascii() and x.isdigit() for x in mids) and last and not single:
         prefix, suffix, mids = "", "", list(strings)
     if not all(_MID.match(x) for x in mids):
         return None
     if not _NAME.match(prefix + "${v}" + suffix):
         return None
-    if not all(x.isdigit() for x in mids) and (single or not last):
+    if not all(x.isascii() and x.isdigit() for x in mids) and (single or not last):
         return None
     return PartHole(prefix, suffix, tuple(mids))
 
@@ -540,7 +540,7 @@ class Folder:
 
     def _var_name(self, kind: str, values: tuple, role: str, taken: frozenset[str]) -> str:
         if kind == "p":
-            base = "n" if all(v.isdigit() for v in values) else "name"
+            base = "n" if all(v.isascii() and v.isdigit() for v in values) else "name"
         else:
             lasts = {v.parts[-1].lower() if isinstance(v, m.DottedName) else None for v in values}
             ops = {
@@ -558,7 +558,7 @@ class Folder:
                 base = last.strip("_")
             else:
                 base = _ROLE_VARS.get(role.split(".")[0], "x")
-        base = re.sub(r"\W", "_", base) or "x"
+        base = spec_name(base) or "x"
         if base[0].isdigit():
             base = "x"
         name, n = base, 2
@@ -568,9 +568,9 @@ class Folder:
         return name
 
     def _word(self, v: str) -> m.Expr:
-        if v.isdigit() and (v == "0" or not v.startswith("0")):
+        if v.isascii() and v.isdigit() and (v == "0" or not v.startswith("0")):
             return m.Int(int(v), SPAN)
-        if v.isidentifier() and v not in self.names.taken and not keyword.iskeyword(v):
+        if is_spec_word(v) and v not in self.names.taken and not keyword.iskeyword(v):
             return m.DottedName((v,), SPAN)
         return m.Str(v, SPAN)
 

@@ -13,6 +13,7 @@ from ...lang.vocabulary import (
     OBSERVATION_WORDS,
 )
 from ...lang.vocabulary import KEYWORDS as KEYWORDS_
+from .common import spec_name
 from .reader import DT
 
 # Words a generated name must not be.
@@ -88,7 +89,7 @@ class Names:
         )
 
     def fresh(self, base: str) -> str:
-        base = re.sub(r"\W", "_", base) or "x"
+        base = spec_name(base) or "x"
         if base[0].isdigit():
             base = "_" + base
         name, n = base, 2

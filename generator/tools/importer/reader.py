@@ -14,6 +14,7 @@ from ...live.getters import pick_paths
 from ...live.names import PublicNames, sequential_class
 from ...live.targets import ImportFailure
 from ...semantics.model import DefinedFuser, FuseArg, FuseConst, FuseQat, reversed_nested
+from .common import is_spec_word
 from .prove import Call, Const, NotProvable, Param, Proof, Qat, normalised_code, trace
 
 
@@ -179,6 +180,12 @@ class Reader:
             raise self.fail(
                 i,
                 f"{role} {_show(obj)} has no importable dotted path (a lambda or a local function?)",
+            )
+        if not _writable(name.path):
+            raise self.fail(
+                i,
+                f"{role} {name.path} cannot be named in a spec: spec names are ASCII "
+                "(give it an ASCII name, or an ASCII alias in its module)",
             )
         return Sym(name.path)
 
@@ -346,7 +353,7 @@ class Reader:
         if isinstance(defined, DefinedFuser):  # built by bcfg from a fuse declaration
             return ("fuse", _from_model(defined))
         name = self.table.name(fn)
-        if name is not None:  # the function itself, by its dotted path
+        if name is not None and _writable(name.path):  # the function itself, by its dotted path
             return ("path", Sym(name.path))
         shape, types_of = param_shape(pattern)
         try:
@@ -492,6 +499,11 @@ _PARAM_WORDS = {
 }
 
 
+def _writable(path: str) -> bool:
+    """Whether a spec can write the dotted path ``path`` (its names are ASCII identifiers)."""
+    return all(is_spec_word(part) for part in path.split("."))
+
+
 def _param_name(atom: Any) -> str:
     """A fuser parameter's name from the pattern element it takes: ``Conv2d`` -> ``conv``."""
     if isinstance(atom, str):
@@ -502,7 +514,7 @@ def _param_name(atom: Any) -> str:
     word = _PARAM_WORDS.get(word, word)
     if word.startswith("batchnorm"):
         word = "bn"
-    ok = word.isidentifier() and not keyword.iskeyword(word) and word != "is_qat"
+    ok = word.isascii() and word.isidentifier() and not keyword.iskeyword(word) and word != "is_qat"
     return word if ok else "m"
 
 

@@ -21,6 +21,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
                 f"the language server needs {exc.name.split('.')[0]}: pip install 'bcfg[lsp]'"
             ) from None
         raise
+    for stream, what in (
+        (sys.stdin, "read standard input"),
+        (sys.stdout, "write to standard output"),
+    ):
+        if getattr(stream, "buffer", None) is None:  # closed: there is no client to talk to
+            raise UsageError(f"cannot {what}: it is closed (an editor starts bcfg lsp on pipes)")
     if sys.stdin.isatty():
         report.message(
             "serving the Language Server Protocol on standard input"

@@ -10,13 +10,16 @@ the syntax nodes around the cursor (``syntax.path_to``).
 
 from __future__ import annotations
 
+import bisect
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from ...diagnostics import SpecError
 from ...emit.backend_config import getter_name
+from ...escape import md_code, md_fence, md_text
 from ...lang import syntax as syn
 from ...lang.fmt import checked_format
 from ...lang.vocabulary import (
@@ -30,6 +33,7 @@ from ...lang.vocabulary import (
     KEYWORD_DOCS,
     OBSERVATIONS,
     QUANT_RANGES,
+    quote,
 )
 from ...semantics import model as m
 from ...semantics.context import Fail
@@ -126,15 +130,18 @@ def binding(cur: Cursor, name: str) -> tuple[str, int] | None:
                 continue  # the list a loop runs over sees the names outside the loop
             iterable = words.text_of(node.iterable)
             found = tx.find_name(cur.text, start, end, name)
-            what = f"loop variable `{name}` of `for {', '.join(node.targets)} in {iterable}`"
+            loop = md_code(f"for {', '.join(node.targets)} in {iterable}")
+            what = f"loop variable {md_code(name)} of {loop}"
             return (what, found.start) if found else None
         if isinstance(node, syn.GroupDecl) and name in node.params:
             found = tx.find_name(cur.text, start + len("group"), _body_start(node, index), name)
-            return (f"parameter `{name}` of group `{node.name}`", found.start) if found else None
+            what = f"parameter {md_code(name)} of group {md_code(node.name)}"
+            return (what, found.start) if found else None
         if isinstance(node, syn.FuseDecl) and name in _param_names(node.params):
             end = index.span_offset(node.body.span.line, node.body.span.column)
             found = tx.find_name(cur.text, start + len("fuse"), end, name)
-            return (f"parameter `{name}` of fuser `{node.name}`", found.start) if found else None
+            what = f"parameter {md_code(name)} of fuser {md_code(node.name)}"
+            return (what, found.start) if found else None
     return None
 
 
@@ -208,7 +215,7 @@ def hover(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Hover | Non
         target = _import_target(ws, snap, path, cur)
         if target is None:
             return None
-        return Hover(f"imports `{target.path}`", cur.start, cur.end)
+        return Hover(f"imports {md_code(str(target.path))}", cur.start, cur.end)
     if cur is None:
         return None
     var = tx.hole_at(cur.tok, offset)
@@ -314,7 +321,7 @@ def _object_hover(cur: Cursor) -> str | None:
     if f is None:
         return None
     if "${" in text:
-        return f"`{text}`: a name filled in for each loop element or group argument"
+        return f"{md_code(text)}: a name filled in for each loop element or group argument"
     span = syn.Span(f.name, 1, 1, 1, 1)
     before = len(cur.scope.ctx.diag.diagnostics)
     try:
@@ -323,7 +330,9 @@ def _object_hover(cur: Cursor) -> str | None:
         errors = cur.scope.ctx.diag.diagnostics[before:]
         return (
             "\n\n".join(
-                f"`{text}`: {d.message}" + (f" ({d.hint})" if d.hint else "") for d in errors
+                f"{md_code(text)}: {md_text(d.message)}"
+                + (f" ({md_text(d.hint)})" if d.hint else "")
+                for d in errors
             )
             or None
         )
@@ -336,10 +345,10 @@ def _value_line(text: str, value: Value) -> str | None:
     if isinstance(value, Sym):
         s = value.symbol
         imported = s.module and s.kind != m.SymbolKind.NAMESPACE
-        return f"`{text}` is {describe(value)}" + (
-            f", imported from `{s.module}`" if imported else ""
+        return f"{md_code(text)} is {md_text(describe(value))}" + (
+            f", imported from {md_code(s.module)}" if imported else ""
         )
-    return f"`{text}` is {describe(value)}"
+    return f"{md_code(text)} is {md_text(describe(value))}"
 
 
 # ------------------------------------------------------------------ definitions, expanded
@@ -348,14 +357,15 @@ def _value_line(text: str, value: Value) -> str | None:
 def definition_hover(ws: Workspace, snap: Snapshot, cur: Cursor, name: str) -> str:
     """A definition as written and, below, what it means: resolved in spec words."""
     decl, where = cur.defs[name]
-    head = f"**{_KINDS[type(decl)]}** `{name}` ({where}:{decl.span.line})"
+    head = f"**{_KINDS[type(decl)]}** {md_code(name)} ({md_text(f'{where}:{decl.span.line}')})"
     written = words.text_of(decl)
     if isinstance(decl, syn.GroupDecl):
-        return f"{head}\n```bcfg\n{_clip(written)}\n```\n{group_uses(ws, snap, cur.path, decl)}"
+        uses = group_uses(ws, snap, cur.path, decl)
+        return f"{head}\n{md_fence(_clip(written), 'bcfg')}\n{uses}"
     meaning = _meaning(cur.scope, decl, where)
-    parts = [head, f"```bcfg\n{written}\n```"]
+    parts = [head, md_fence(written, "bcfg")]
     if meaning and meaning.strip() != written.strip():
-        parts.append(f"means\n```bcfg\n{meaning}\n```")
+        parts.append(f"means\n{md_fence(meaning, 'bcfg')}")
     return "\n".join(parts)
 
 
@@ -395,7 +405,8 @@ def group_uses(ws: Workspace, snap: Snapshot, path: Path, decl: syn.GroupDecl) -
     if not counts:
         return "no backend uses it"
     rows = [
-        f"- `use {a}` at {s}: {n} config{'s' if n != 1 else ''}" for (a, s), n in counts.items()
+        f"- {md_code(f'use {a}')} at {md_text(str(s))}: {n} config{'s' if n != 1 else ''}"
+        for (a, s), n in counts.items()
     ]
     return "used by\n" + "\n".join(rows[:20]) + ("\n- ..." if len(rows) > 20 else "")
 
@@ -407,9 +418,10 @@ def backend_hover(ws: Workspace, snap: Snapshot, cur: Cursor, decl: syn.BackendD
     configs = (
         f"{len(found.configs)} pattern configs" if found else "not resolved (the spec has errors)"
     )
-    label = f' named "{decl.backend_name}"' if decl.backend_name else ""
+    label = f" named {md_code(quote(decl.backend_name))}" if decl.backend_name else ""
     getter = getter_name(decl.name)
-    return f"**backend** `{decl.name}`{label}: {configs}\n\n`bcfg generate` writes `{out}` with `{getter}()`"
+    writes = f"`bcfg generate` writes {md_code(out)} with {md_code(getter + '()')}"
+    return f"**backend** {md_code(decl.name)}{label}: {configs}\n\n{writes}"
 
 
 def pattern_hover(ws: Workspace, snap: Snapshot, cur: Cursor, item: syn.PatternItem) -> str:
@@ -427,14 +439,13 @@ def pattern_hover(ws: Workspace, snap: Snapshot, cur: Cursor, item: syn.PatternI
     shown, per_backend = 0, max(1, MAX_CONFIGS_SHOWN // len(by_backend))
     for module, configs in by_backend.items():
         for c in configs[: per_backend if shown < MAX_CONFIGS_SHOWN else 0]:
-            out.append(
-                f"`{module}`" + (f" via {_steps(c.origin)}" if c.origin and c.origin.chain else "")
-            )
-            out.append(f"```bcfg\n{words.config_text(c)}\n```")
+            via = f" via {md_text(_steps(c.origin))}" if c.origin and c.origin.chain else ""
+            out.append(md_code(module) + via)
+            out.append(md_fence(words.config_text(c), "bcfg"))
             shown += 1
     if shown < total:
         rest = ", ".join(f"{mod} {len(cs)}" for mod, cs in by_backend.items())
-        out.append(f"{total - shown} more not shown; configs per backend: {rest}")
+        out.append(f"{total - shown} more not shown; configs per backend: {md_text(rest)}")
     return "\n".join(out)
 
 
@@ -446,15 +457,18 @@ def _steps(origin: m.Origin) -> str:
 # ------------------------------------------------------------------ formatting
 
 
-def format_edits(text: str, display: str) -> list[tuple[int, int, str]] | None:
+def format_edits(
+    text: str, display: str, parse: Callable[[str, str], syn.Spec] | None = None
+) -> list[tuple[int, int, str]] | None:
     """``bcfg fmt``'s result as whole-line edits (start, end offset, new text); None if the text
     does not parse (its diagnostics say why), [] if it is already formatted.
 
     ``bcfg fmt`` writes ``\\n`` line ends; a buffer with other line ends gets one edit of the
-    whole text, so that the result is byte for byte what ``bcfg fmt`` writes.
+    whole text, so that the result is byte for byte what ``bcfg fmt`` writes. ``parse`` is the
+    workspace's parse cache, if there is one (``checked_format``).
     """
     try:
-        result = checked_format(normalize_newlines(text), display)
+        result = checked_format(normalize_newlines(text), display, parse)
     except SpecError:
         return None
     if result == text:
@@ -465,9 +479,86 @@ def format_edits(text: str, display: str) -> list[tuple[int, int, str]] | None:
     starts = [0]
     for line in old:
         starts.append(starts[-1] + len(line))
-    edits = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            edits.append((starts[i1], starts[i2], "".join(new[j1:j2])))
-    return edits
+    return [
+        (starts[i1], starts[i2], "".join(new[j1:j2])) for i1, i2, j1, j2 in line_edits(old, new)
+    ]
+
+
+# How deep ``line_edits`` splits a region at lines found once in each text before it replaces
+# the region whole: the depth bounds its time at n log n times this.
+MAX_SPLITS = 48
+SMALL_REGION = 4096  # lines x lines: a region this small is diffed by difflib, finely
+
+
+def line_edits(old: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
+    """Edits ``(i1, i2, j1, j2)`` (``old[i1:i2]`` becomes ``new[j1:j2]``, in order) that turn
+    ``old`` into ``new``, in near-linear time whatever the lines (a patience diff).
+
+    Equal lines at both ends of a region are kept; lines that occur once in each side of the
+    region and in the same order (the longest run of them) are kept and split it; a small
+    region (``SMALL_REGION``) is diffed by difflib; a region with no such line, or split
+    ``MAX_SPLITS`` deep, is replaced whole. ``difflib`` with
+    ``autojunk=False`` takes quadratic time and more on the many equal lines of a spec (``}``,
+    blank lines): a minute for 6,000 lines.
+    """
+    out: list[tuple[int, int, int, int]] = []
+    todo = [(0, len(old), 0, len(new), 0)]
+    while todo:
+        a0, a1, b0, b1, depth = todo.pop()
+        while a0 < a1 and b0 < b1 and old[a0] == new[b0]:
+            a0, b0 = a0 + 1, b0 + 1
+        while a0 < a1 and b0 < b1 and old[a1 - 1] == new[b1 - 1]:
+            a1, b1 = a1 - 1, b1 - 1
+        if a0 == a1 and b0 == b1:
+            continue
+        if (a1 - a0) * (b1 - b0) <= SMALL_REGION:  # small enough for difflib's finer edits
+            matcher = difflib.SequenceMatcher(None, old[a0:a1], new[b0:b1], autojunk=False)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+                if tag != "equal":
+                    out.append((a0 + i1, a0 + i2, b0 + j1, b0 + j2))
+            continue
+        anchors = [] if depth >= MAX_SPLITS else _unique_in_order(old, a0, a1, new, b0, b1)
+        if not anchors:
+            out.append((a0, a1, b0, b1))
+            continue
+        bounds = [(a0 - 1, b0 - 1), *anchors, (a1, b1)]
+        for (i, j), (k, m_) in zip(bounds, bounds[1:]):
+            todo.append((i + 1, k, j + 1, m_, depth + 1))
+    return sorted(out)
+
+
+def _unique_in_order(
+    old: list[str], a0: int, a1: int, new: list[str], b0: int, b1: int
+) -> list[tuple[int, int]]:
+    """The longest run of lines found exactly once in ``old[a0:a1]`` and once in
+    ``new[b0:b1]``, in the same order in both: their positions (patience sorting)."""
+    seen: dict[str, list[int]] = {}
+    for i in range(a0, a1):
+        seen.setdefault(old[i], [0, -1, 0, -1])
+        entry = seen[old[i]]
+        entry[0] += 1
+        entry[1] = i
+    for j in range(b0, b1):
+        found = seen.get(new[j])
+        if found is not None:
+            found[2] += 1
+            found[3] = j
+    pairs = sorted((e[1], e[3]) for e in seen.values() if e[0] == 1 and e[2] == 1)
+    # The longest increasing run of new positions, in old order (patience sorting).
+    tails: list[int] = []  # index into pairs of the smallest tail of each run length
+    tail_js: list[int] = []  # and its new position
+    back: list[int] = []
+    for k, (_, j) in enumerate(pairs):
+        at = bisect.bisect_left(tail_js, j)
+        back.append(tails[at - 1] if at > 0 else -1)
+        if at == len(tails):
+            tails.append(k)
+            tail_js.append(j)
+        else:
+            tails[at], tail_js[at] = k, j
+    run: list[tuple[int, int]] = []
+    k = tails[-1] if tails else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = back[k]
+    return run[::-1]

@@ -12,7 +12,11 @@ are the union of what the checks of its importers and its own say.
 
 Every compiler call runs on the engine thread: the workspace's caches are not
 locked, and the loop stays free. A request that fails answers with an error
-and the server goes on; a check that fails says so as a diagnostic.
+and the server goes on; a check that fails says so as a diagnostic. One bad
+document (a URI that names no file, a link loop, a path that cannot be read)
+gets a diagnostic saying so, and every other document is served as before. A
+request whose params do not fit its method, or that comes after ``shutdown``,
+gets an error response (``BcfgProtocol``), never silence.
 """
 
 from __future__ import annotations
@@ -27,17 +31,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import FeatureNotificationError
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
 from ... import __version__
-from ...diagnostics import Diagnostic, Severity
+from ...diagnostics import Diagnostic, Severity, printable
+from ...lang import syntax as syn
+from ...sources import Source
 from . import completion, features
 from . import text as tx
-from .workspace import FileReport, Snapshot, Workspace, closure, place_of
+from .workspace import FileReport, Snapshot, Workspace, closure, file_at, place_of
 
 log = logging.getLogger("bcfg.lsp")
 T = TypeVar("T")
@@ -65,9 +74,70 @@ _COMPLETION_KINDS = {
 
 
 def path_of(uri: str) -> Path | None:
-    """The file a ``file:`` URI names (resolved), or None for any other URI."""
-    fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
+    """The file a ``file:`` URI names (resolved), or None if it names none (``locate`` says why)."""
+    found = locate(uri)
+    return found if isinstance(found, Path) else None
+
+
+def locate(uri: str) -> Path | str:
+    """The file a ``file:`` URI names, its links followed (a loop of links: as written), or why
+    the server cannot check it."""
+    try:
+        fs = to_fs_path(uri) if uri.startswith("file:") else None
+    except Exception:  # noqa: BLE001  (whatever the URI holds: it names no file)
+        fs = None
+    if not fs:
+        return f"bcfg checks specs saved as files; {uri[:80]!r} is no file: URI it can read"
+    path = Path(fs)
+    if not path.is_absolute():
+        return f"the URI {uri[:80]!r} names no absolute path"
+    found = file_at(path)
+    if found is None:
+        return "the file name in this document's URI holds a NUL character, which no file can have"
+    return found
+
+
+class BcfgProtocol(LanguageServerProtocol):
+    """pygls' protocol, answering what it would leave unanswered: a request whose params do not
+    fit its method gets an InvalidParams error, a request after ``shutdown`` an InvalidRequest
+    error (the LSP says so), never silence."""
+
+    def structure_message(self, data: Any) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                return _Refused(data["id"], str(data["method"]), exc)
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Refused) and self._shutdown:
+            refused = JsonRpcInvalidRequest(f"{message.method}: the server is shut down; send exit")
+            self._send_response(message.id, None, refused.to_response_error())  # type: ignore[arg-type]
+            return
+        if isinstance(message, _Refused):
+            error = message.error
+            error.message = f"{message.method}: {error.message} (the params do not fit the method)"
+            # JSON-RPC answers a request whose id cannot be read with id null.
+            self._send_response(message.id, None, error.to_response_error())  # type: ignore[arg-type]
+            return
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, lsp.EXIT) and hasattr(message, "id"):
+            refused = JsonRpcInvalidRequest(f"{method}: the server is shut down; send exit")
+            self._send_response(message.id, None, refused.to_response_error())
+            return
+        super().handle_message(message)
+
+
+class _Refused:
+    """A request pygls could not read into its method's params: answered with ``error``."""
+
+    jsonrpc = "2.0"
+
+    def __init__(self, msg_id: Any, method: str, error: JsonRpcException):
+        self.id = msg_id if isinstance(msg_id, (int, str)) else None
+        self.method = method
+        self.error = error
 
 
 class BcfgServer(LanguageServer):
@@ -75,7 +145,10 @@ class BcfgServer(LanguageServer):
 
     def __init__(self, verbose: bool = False) -> None:
         super().__init__(
-            "bcfg", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental
+            "bcfg",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=BcfgProtocol,
         )
         self.engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcfg-engine")
         self.compiler = Workspace()
@@ -100,12 +173,20 @@ class BcfgServer(LanguageServer):
         """The open ``.bcfg`` buffers now, and the URI each was opened under (taken on the loop)."""
         texts: dict[Path, str] = {}
         uris: dict[Path, str] = {}
-        for uri, doc in self.workspace.text_documents.items():
-            path = path_of(uri)
+        for doc in self.workspace.text_documents.values():
+            path = path_of(doc.uri)
             if path is not None and path.suffix == ".bcfg":
                 texts[path] = doc.source
-                uris[path] = uri
+                uris[path] = doc.uri
         return Snapshot(texts), uris
+
+    def parse(self, text: str, name: str) -> syn.Spec:
+        """``text`` parsed through the workspace's cache (engine thread only)."""
+        return self.compiler.parses.parse(Source.of(name, text))
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document of ``uri`` (pygls keeps them by the URI percent-decoded)."""
+        return self.workspace.text_documents.get(unquote(uri))
 
     def uri_of(self, path: Path, uris: dict[Path, str]) -> str:
         """The URI the client opened ``path`` under (its own spelling), else one made from it."""
@@ -146,24 +227,35 @@ class BcfgServer(LanguageServer):
                     continue
                 uri = next(iter(self.dirty))
                 del self.dirty[uri]
-                await self._check(uri)
+                try:
+                    await self._check(uri)
+                except Exception as exc:  # a bug on this document: said there; the rest go on
+                    log.exception("checking %s failed", printable(uri))
+                    self.unlocated(uri, f"bcfg: internal error: {type(exc).__name__}: {exc}")
         except Exception as exc:
             log.exception("the diagnostics runner failed")
             self.report_server_error(exc, FeatureNotificationError)
 
     async def _check(self, uri: str) -> None:
-        path = path_of(uri)
-        if uri not in self.workspace.text_documents or path is None:
+        if self.document(uri) is None:
             return
+        found = locate(uri)
+        if not isinstance(found, Path):  # this document only: said where the user looks
+            self.unlocated(uri, found)
+            return
+        path = found
         snap, uris = self.snapshot()
-        versions = {u: doc.version for u, doc in self.workspace.text_documents.items()}
-        version = versions[uri]
+        versions = {doc.uri: doc.version for doc in self.workspace.text_documents.values()}
+        version = versions.get(uri)
         t0 = time.perf_counter()
         had_torch = "torch" in sys.modules
         converted = await self.run(self._check_on_engine, path, snap, uris)
         if self.verbose:
             log.warning(
-                "checked %s v%s in %.1f ms", path.name, version, (time.perf_counter() - t0) * 1e3
+                "checked %s v%s in %.1f ms",
+                printable(path.name),
+                version,
+                (time.perf_counter() - t0) * 1e3,
             )
         if not had_torch and "torch" in sys.modules:
             await self.run(freeze_heap)  # torch's objects stay out of every later collection
@@ -177,12 +269,26 @@ class BcfgServer(LanguageServer):
         try:
             reports = self.compiler.check(path, snap)
         except Exception as exc:  # a bug in bcfg: say so where the user looks, and keep serving
-            log.exception("checking %s failed", path)
+            log.exception("checking %s failed", printable(str(path)))
             message = f"bcfg: internal error: {type(exc).__name__}: {exc}"
             reports = {
                 path: FileReport(snap.read(path), [Diagnostic(Severity.ERROR, None, message)])
             }
         return {self.uri_of(p, uris): self.to_lsp(r) for p, r in reports.items()}
+
+    def unlocated(self, uri: str, why: str) -> None:
+        """Publish, for a document that names no file the server can read (or whose check failed),
+        why it is not checked."""
+        doc = self.document(uri)
+        said = lsp.Diagnostic(
+            range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+            message=f"not checked: {why}",
+            severity=lsp.DiagnosticSeverity.Warning,
+            source="bcfg",
+        )
+        version = doc.version if doc is not None else None
+        params = lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[said], version=version)
+        self.text_document_publish_diagnostics(params)
 
     def to_lsp(self, report: FileReport) -> list[lsp.Diagnostic]:
         index = tx.TextIndex(report.text or "", self.encoding)
@@ -203,7 +309,7 @@ class BcfgServer(LanguageServer):
     def publish(self, target: str) -> None:
         """The union of what every check found in ``target``, counting only the checks that read
         the text it has now: a check of an older text may point at lines that have moved."""
-        doc = self.workspace.text_documents.get(target)
+        doc = self.document(target)
         version = doc.version if doc else None
         merged: list[lsp.Diagnostic] = []
         seen: set[tuple[int, int, str]] = set()
@@ -234,8 +340,9 @@ def diagnostic(d: Diagnostic, index: tx.TextIndex) -> lsp.Diagnostic:
     else:
         start = index.span_offset(d.span.line, d.span.column)
         end = max(start, index.span_offset(d.span.end_line, d.span.end_column))
-    message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-    message += "".join(f"\nnote: {n}" for n in d.notes)
+    # Each part shown as the terminal shows it: no control or bidi character of a spec's acts.
+    message = printable(d.message) + (f"\nhint: {printable(d.hint)}" if d.hint else "")
+    message += "".join(f"\nnote: {printable(n)}" for n in d.notes)
     return lsp.Diagnostic(
         range=lsp_range(index, start, end),
         message=message,
@@ -301,9 +408,7 @@ def register(server: BcfgServer) -> None:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: BcfgServer, params: lsp.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:  # a spec changed on disk (git checkout, bcfg fmt)
-            ls.schedule(
-                ls.affected(change.uri, include_self=change.uri in ls.workspace.text_documents)
-            )
+            ls.schedule(ls.affected(change.uri, include_self=ls.document(change.uri) is not None))
 
     register_requests(server)
 
@@ -311,7 +416,7 @@ def register(server: BcfgServer) -> None:
 def _where(ls: BcfgServer, uri: str, position: lsp.Position) -> tuple[Path, int, Snapshot] | None:
     """The file, the offset of ``position`` in its buffer, and a snapshot of the buffers."""
     path = path_of(uri)
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.document(uri)
     if path is None or doc is None:
         return None
     snap, _ = ls.snapshot()
@@ -353,11 +458,11 @@ async def definition(ls: BcfgServer, params: lsp.DefinitionParams) -> lsp.Locati
 
 async def formatting(ls: BcfgServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
     path = path_of(params.text_document.uri)
-    doc = ls.workspace.text_documents.get(params.text_document.uri)
+    doc = ls.document(params.text_document.uri)
     if path is None or doc is None:
         return []
     text = doc.source
-    edits = await ls.run(features.format_edits, text, place_of(path).project.rel(path))
+    edits = await ls.run(features.format_edits, text, place_of(path).project.rel(path), ls.parse)
     if not edits or doc.source != text:  # does not parse, already formatted, or edited meanwhile
         return []
     index = tx.TextIndex(text, ls.encoding)

@@ -17,6 +17,8 @@ Runs on one thread (the server's engine thread): the caches are not locked.
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +39,10 @@ from ...sources import (
     Source,
     SourceError,
     SourceSet,
+    Span,
     decode,
     read_regular_file,
+    resolved_path,
 )
 from . import text as tx
 from .parsing import ParseCache
@@ -60,7 +64,7 @@ class Snapshot:
             return tx.lexable(self.texts[path])
         try:
             return decode(read_regular_file(path, MAX_SPEC_BYTES), path.name)
-        except (OSError, SourceError):
+        except (OSError, SourceError, ValueError):  # ValueError: a NUL in the path
             return None
 
 
@@ -76,7 +80,7 @@ class Place:
         return self.files.name(path)
 
     def path(self, name: str) -> Path:
-        return self.files.path(name).resolve()
+        return resolved_path(self.files.path(name))
 
 
 def place_of(path: Path) -> Place:
@@ -84,13 +88,15 @@ def place_of(path: Path) -> Place:
     problem = None
     try:
         project = find_project(path.parent)
-    except (ConfigError, SpecError) as exc:
-        folder = path.parent.resolve()
+    except (ConfigError, SpecError, OSError) as exc:
+        folder = resolved_path(path.parent)
         project = Project(folder, folder / "specs", folder / "generated", DEFAULT_ALLOW)
         if isinstance(exc, SpecError):
             problem = "; ".join(
                 f"{d.span}: {d.message}" if d.span else d.message for d in exc.diagnostics
             )
+        elif isinstance(exc, OSError):
+            problem = f"cannot find the project of {path.name}: {exc.strerror or exc}"
         else:
             problem = str(exc)
     return Place(project, FileSources(project.root), problem)
@@ -170,6 +176,9 @@ class Workspace:
         """What ``bcfg generate`` says about the spec at ``path``, by the file each finding is in."""
         place = place_of(path)
         reports: dict[Path, FileReport] = {path: FileReport(snap.read(path))}
+        looped = _link_loop(path, place.name(path)) if path in snap.texts else None
+        if looped is not None:  # the buffer is checked, and what bcfg generate would say is said
+            reports[path].diagnostics.append(looped)
         if place.problem is not None:
             diag = Diagnostic(Severity.ERROR, None, place.problem, "fix pyproject.toml")
             reports[path].diagnostics.append(diag)
@@ -259,8 +268,11 @@ class Workspace:
         """The specs of the project's spec folder and the open buffers that import ``path``."""
         place = place or place_of(path)
         candidates = set(snap.texts)
-        if place.project.specs.is_dir():
-            candidates |= {p.resolve() for p in place.project.specs.glob("*.bcfg")}
+        try:
+            if place.project.specs.is_dir():
+                candidates |= {resolved_path(p) for p in place.project.specs.glob("*.bcfg")}
+        except OSError:  # an unreadable spec folder: the open buffers are what there is
+            pass
         return sorted(c for c in candidates - {path} if path in closure(c, snap))
 
 
@@ -300,5 +312,31 @@ def closure(path: Path, snap: Snapshot) -> set[Path]:
         seen.add(p)
         text = snap.read(p)
         if text is not None:
-            todo.extend((p.parent / target).resolve() for target, _, _ in tx.imports_in(text))
+            found = (file_at(p.parent / target) for target, _, _ in tx.imports_in(text))
+            todo.extend(f for f in found if f is not None)
     return seen
+
+
+def file_at(path: Path) -> Path | None:
+    """``path`` resolved as the kernel would (a loop of links: as written); None if no file can
+    have that name (a NUL in it)."""
+    if "\0" in str(path):
+        return None
+    return resolved_path(path)
+
+
+def _link_loop(path: Path, name: str) -> Diagnostic | None:
+    """What ``bcfg generate`` says of a spec whose file is a loop of symbolic links, if it is."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Diagnostic(
+                Severity.ERROR,
+                Span(name, 1, 1, 1, 1),
+                f"cannot read {name}: {os.strerror(errno.ELOOP)} (on disk; the buffer is checked)",
+                "point the link at a file: bcfg generate reads the file, not this buffer",
+            )
+    except ValueError:
+        return None
+    return None
