@@ -263,7 +263,9 @@ def fused(tmp_path_factory) -> Path:
     return project(tmp_path_factory.mktemp("fused") / "project", files, pyproject)
 
 
-def test_a_fused_module_whose_fusion_the_quantizer_leaves_out_is_the_error_shown(fused, cache, tmp_path):
+def test_a_fused_module_whose_fusion_the_quantizer_leaves_out_is_the_error_shown(
+    fused, cache, tmp_path
+):
     pytest.importorskip("torchao", reason="the pt2e extra is not installed")
     root = tmp_path / "project"
     shutil.copytree(fused, root)
