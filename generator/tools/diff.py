@@ -28,10 +28,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     if args.configs:
         if args.base is not None:
             raise UsageError("give either two revisions or --configs A B, not both")
+        find_project().make_importable()  # the getters may be the project's own modules
         base, head, labels, identity = _live(args.configs)
         quantizers: tuple[list[m.Quantizer], list[m.Quantizer]] = ([], [])
     else:
         project = find_project()
+        project.make_importable()  # allowed modules resolve from the working tree at every revision
         try:
             base, head, labels, identity, quantizers = _revisions(
                 project, args.base or "HEAD", args.head
