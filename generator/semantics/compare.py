@@ -53,7 +53,8 @@ class Change:
     ``before`` and ``after`` are None where they do not apply. ``origin`` is
     the config's origin anchor (the newer one; the older one when removed).
     ``where`` is always in the newer specs (for a removed pattern, its
-    backend); ``was`` is where a removed pattern was written.
+    backend; None for a removed backend or quantizer); ``was`` is where a
+    removed pattern, backend or quantizer was written.
     """
 
     backend: str
@@ -65,7 +66,7 @@ class Change:
     severity: Severity
     where: Span | None = None
     origin: str | None = None
-    was: Span | None = None  # where a removed pattern was written, in the older specs
+    was: Span | None = None  # where what was removed was written, in the older specs
 
 
 # How a dotted path is identified: the path itself, or the first path that names the same object.
@@ -109,7 +110,8 @@ def compare(
             out.append(Change(module, None, Action.ADDED, None, None, n, Severity.WIDENING, b.span))
         elif b is None:
             n = _configs(a)
-            out.append(Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING))
+            removed = Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING)
+            out.append(replace(removed, was=a.span))
         else:
             out.extend(_quantizer_changes(module, old_q.get(module), new_q.get(module), canon))
             out.extend(_backend_changes(a, b, canon))
@@ -133,9 +135,11 @@ def _quantizer_changes(
         rules = f"{len(q.rules)} rule{'s' if len(q.rules) != 1 else ''}"
         before, after = (None, rules) if a is None else (rules, None)
         severity = Severity.WIDENING if a is None else Severity.NARROWING
-        where = b.span if b is not None else None
+        where, was = (b.span, None) if b is not None else (None, q.span)
         return [
-            Change(module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where)
+            Change(
+                module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where, None, was
+            )
         ]
     out = []
     if canon.value(a.transforms) != canon.value(b.transforms):

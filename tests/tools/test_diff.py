@@ -203,6 +203,50 @@ def test_pt2e_quantizers_changes_are_said_too(repo, capsys):
     assert json.loads(out)["summary"]["narrowing_settings"] == 1
 
 
+def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
+    """Added, removed and moved patterns, a field, a backend added and one removed, a PT2E
+    quantizer dropped: each says where it is (or was) in the specs, as markdown and json do."""
+    tensorrt = repo / "specs" / "tensorrt.bcfg"
+    addmm = (
+        "    pattern torch.addmm {\n        dtypes: weighted_qint8\n"
+        "        input_index: {bias: 0, input: 1, weight: 2}\n    }\n"
+    )
+    hardswish = "    pattern nn.Hardswish { dtypes: non_weighted_qint8 }\n"
+    # torch.addmm moved first, nn.Hardswish added before it, the cat group removed.
+    edit(tensorrt, lambda t: t.replace(addmm + "    use cat(non_weighted_qint8)\n", ""))
+    edit(
+        tensorrt,
+        lambda t: t.replace("backend tensorrt {\n", "backend tensorrt {\n" + hardswish + addmm),
+    )
+    add_conv2d_symmetric(repo)
+    (repo / "specs" / "executorch.bcfg").unlink()
+    (repo / "specs" / "npu.bcfg").write_text(
+        "backend npu {\n    pattern nn.ReLU { dtypes: {input: quint8, output: quint8} }\n}\n"
+    )
+    xnnpack = repo / "specs" / "xnnpack.bcfg"
+    edit(xnnpack, lambda t: re.sub(r"quantizer xnnpack \{.*?\n\}\n", "", t, flags=re.S))
+    code, out, _ = bcfg(capsys)
+    assert code == 0
+    blocks = re.split(r"\n(?=  [-+~>] )", out.split("\n\n", 1)[1].rsplit("\n\n", 1)[0])
+    changes = [b for b in blocks if b.startswith("  ")]
+    unplaced = [b for b in changes if not re.search(r"\n      (at|was) specs/\S+\.bcfg:\d+", b)]
+    assert len(changes) >= 7 and unplaced == []
+    assert "  + nn.Hardswish  widening\n      at specs/tensorrt.bcfg:8\n" in out
+    assert (
+        "  > position: after F.conv_transpose3d → after nn.Hardswish  neutral\n"
+        "      in torch.addmm\n      at specs/tensorrt.bcfg:9\n" in out
+    )
+    assert "  + backend added (1 pattern config)  widening\n      at specs/npu.bcfg:1\n" in out
+    assert "  - backend removed (" in out and "      was specs/executorch.bcfg:13\n" in out
+    assert "  ~ PT2E quantizer: - 36 rules  narrowing\n      was specs/xnnpack.bcfg:18\n" in out
+    removed = re.search(r"  - torch\.cat  narrowing\n      was specs/common\.bcfg:\d+\n", out)
+    assert removed is not None
+    # Placed through use/for steps: the chain that placed it too.
+    assert (
+        "      was specs/common.bcfg: use cat(ds=non_weighted_qint8) > pattern torch.cat\n" in out
+    )
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
     add_conv2d_symmetric(repo)
 
