@@ -138,7 +138,15 @@ def _quantizer_changes(
         where, was = (b.span, None) if b is not None else (None, q.span)
         return [
             Change(
-                module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where, None, was
+                module,
+                None,
+                Action.CHANGED,
+                QUANTIZER_FIELD,
+                before,
+                after,
+                severity,
+                where,
+                was=was,
             )
         ]
     out = []

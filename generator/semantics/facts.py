@@ -166,11 +166,15 @@ def _failure(exc: BaseException) -> str:
         file, line = exc.filename, exc.lineno
         what = f"{type(exc).__name__}: {exc.msg}"
     else:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename
+        ]
         if not frames:
             return what
         file, line = frames[-1].filename, frames[-1].lineno or 0
-    shown = os.path.relpath(file) if os.path.abspath(file).startswith(os.getcwd() + os.sep) else file
+    shown = (
+        os.path.relpath(file) if os.path.abspath(file).startswith(os.getcwd() + os.sep) else file
+    )
     return f"{what} ({shown}:{line})"
 
 

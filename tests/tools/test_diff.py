@@ -300,6 +300,33 @@ def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path_fact
     )
 
 
+def test_at_a_broken_revision_the_errors_come_first_and_its_warnings_only_with_v(repo, capsys):
+    """What a reviewer needs: why nothing was compared. The revision's warnings (here a fusion
+    into a module no config names, found before the error) are counted, and shown with -v."""
+    (repo / "specs" / "a_broken.bcfg").write_text(
+        "dtypes q = {input: quint8, output: quint8}\n"
+        "backend a_broken {\n"
+        "    pattern (nn.Conv2d, nn.ReLU) { dtypes: q  fuser: sequential(nni.ConvReLU2d)"
+        "  fused: nni.ConvReLU2d }\n"
+        "    pattern (nn.Linear, nn.ReLU) { dtypes: q  fuser: sequential(nni.LinearReLU)"
+        "  fused: nni.LinearReLU }\n"
+        "}\n"
+        "backend b_broken { pattern nn.Conv2dd { dtypes: q } }\n"
+    )
+    commit(repo, "broken")
+    code, out, err = bcfg(capsys, "HEAD~1", "HEAD")
+    assert (code, out) == (2, "")
+    assert err.startswith("specs/a_broken.bcfg:6:28: error: unknown symbol 'torch.nn.Conv2dd'\n")
+    assert ": warning:" not in err
+    assert err.endswith(
+        "do not resolve (1 error); nothing compared (2 warnings there not shown; -v shows them)\n"
+    )
+    code, _, err = bcfg(capsys, "-v", "HEAD~1", "HEAD")
+    assert code == 2 and err.startswith("specs/a_broken.bcfg:6:28: error: ")
+    assert err.count(": warning: pattern (nn.") == 2 and err.index("warning") > err.index("error")
+    assert err.rstrip().endswith("do not resolve (1 error); nothing compared")
+
+
 def test_a_warm_diff_does_not_import_torch(repo):
     add_conv2d_symmetric(repo)
     commit(repo, "conv2d")

@@ -235,3 +235,22 @@ def test_the_ci_workflow_runs_in_a_project_with_its_own_modules(tmp_path, cache)
     comment = (pr.root / "bcfg-diff.md").read_text()
     assert comment.startswith(MARKER + "\n### bcfg diff: origin/main")
     assert "narrows 1 pattern" in comment and "`int16`" in comment
+
+
+def test_diff_says_the_base_revision_resolves_against_the_working_trees_modules(acme):
+    """A pull request renames a class of acme_ops and the spec with it: the base revision's spec
+    names the old class, which the working tree's module no longer has. The error says so."""
+    acme.edit("acme_ops/fused.py", "class LinearGELU(", "class LinearGelu(")
+    acme.edit("acme_ops/__init__.py", "import LinearGELU", "import LinearGelu")
+    acme.edit("acme_ops/__init__.py", '"LinearGELU"', '"LinearGelu"')
+    acme.edit("acme_ops/fusers.py", "LinearGELU", "LinearGelu")
+    spec = acme.root / SPEC
+    spec.write_text(spec.read_text().replace("LinearGELU", "LinearGelu"))
+    done = acme.bcfg("diff", "HEAD")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"{SPEC}:10:16: error: unknown symbol 'acme_ops.LinearGELU'" in done.stderr
+    assert (
+        "note: the project's own modules are imported from the working tree "
+        f"({acme.root.resolve()}) for every revision\n" in done.stderr
+    )
+    assert "the specs at HEAD (" in done.stderr
