@@ -166,9 +166,8 @@ def _failure(exc: BaseException) -> str:
         file, line = exc.filename, exc.lineno
         what = f"{type(exc).__name__}: {exc.msg}"
     else:
-        frames = [
-            f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename
-        ]
+        tb = traceback.extract_tb(exc.__traceback__)
+        frames = [f for f in tb if not f.filename.startswith("<frozen ")]
         if not frames:
             return what
         file, line = frames[-1].filename, frames[-1].lineno or 0
