@@ -55,7 +55,7 @@ def _pt2e_files(result: Analysis, full: bool, spec_dir: str) -> dict[str, str]:
         f"{m.quantizer_module(q.module)}.py": _cached("quantizer", q, render_quantizer)
         for q in result.quantizers
     }
-    files[f"{m.RUNTIME_MODULE}.py"] = render_runtime()
+    files.update(render_runtime())
     return files
 
 

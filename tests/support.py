@@ -33,6 +33,16 @@ CONFIG_COUNTS = {
 }
 
 
+def tree(folder: Path) -> dict[str, Path]:
+    """Every file under ``folder`` (a generated package: the runtime's sub-folder too), by its
+    relative POSIX path, caches left out."""
+    return {
+        p.relative_to(folder).as_posix(): p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
 def torch_getter(name: str):
     """torch's own getter for a backend."""
     import torch.ao.quantization.backend_config as bc

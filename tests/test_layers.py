@@ -58,6 +58,8 @@ BUDGETS: list[tuple[str, set[str], set[str]]] = [
     ),
     ("generator.pipeline", FAST_PATH | {"generator.semantics.model"}, set()),
     ("generator.live", None, {"torch"}),  # type: ignore[list-item]
+    # The PT2E runtime, copied beside generated quantizers: torch and torchao, never bcfg.
+    ("generator.runtime", {"generator.runtime"}, {"torch", "torchao"}),
     ("generator.tools", None, None),  # type: ignore[list-item]
     ("generator", set(), set()),
 ]
@@ -147,3 +149,28 @@ def test_sub_package_inits_import_nothing() -> None:
 def test_every_module_has_a_budget() -> None:
     for path in MODULES:
         budget(module_name(path))
+
+
+def test_nothing_in_the_compiler_imports_the_pt2e_runtime() -> None:
+    """``generator/runtime`` is copied beside generated quantizers: the compiler reads it as text.
+
+    No import of it anywhere else in the package, inside functions included.
+    """
+    for path in MODULES:
+        name = module_name(path)
+        if name.startswith("generator.runtime"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                targets = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                if node.level:
+                    base = name.split(".")[: len(name.split(".")) - node.level]
+                    targets = [".".join(base + [t]) if t else ".".join(base) for t in targets]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            assert not any(
+                t == "generator.runtime" or t.startswith("generator.runtime.") for t in targets
+            ), f"{path.relative_to(REPO)}:{node.lineno} imports the PT2E runtime"

@@ -1,9 +1,10 @@
 """The PT2E emitter: resolved quantizers to ``<backend>_quantizer.py``, plus their runtime.
 
-A generated quantizer module is data over the runtime (``templates/pt2e/
-runtime.py.jinja``, written once as ``_bcfg_pt2e.py``): the quantization
-dtypes and dtype configs of the spec as ``Quant`` and ``Allows`` values, one
-``Rule`` per rule in order, and a ``SpecQuantizer`` subclass that holds them.
+A generated quantizer module is data over the runtime (the package
+``generator/runtime``, copied module for module as ``_bcfg_pt2e/``): the
+quantization dtypes and dtype configs of the spec as ``Quant`` and ``Allows``
+values, one ``Rule`` per rule in order, and a ``SpecQuantizer`` subclass that
+holds them.
 As in the BackendConfig emitter, Python decides every name and literal, the
 templates only print, each statement is laid out as black would, and the
 result is compiled before it is stamped with the header.
@@ -12,10 +13,11 @@ result is compiled before it is stamped with the header.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
-from ..semantics.model import RUNTIME_MODULE, quantizer_module
+from ..semantics.model import RUNTIME_MODULE
 from . import layout
 from .header import stamp
 from .pysource import (
@@ -29,17 +31,19 @@ from .pysource import (
     safe_text,
 )
 
-RUNTIME_TEMPLATE = "pt2e/runtime.py.jinja"
+# The runtime's sources: Python modules of this package, read as text, never imported here.
+RUNTIME_SOURCE = Path(__file__).resolve().parent.parent / "runtime"
 _ATEN = "torch.ops.aten."
-_RUNTIME_NAMES = (
-    "FLOAT",
-    "Allows",
-    "Quant",
-    "Rule",
-    "SpecQuantizer",
-    "large_scalar",
-    "scalars_to_tensors",
-)
+# What a generated module imports from the runtime, by the runtime module that defines it.
+RUNTIME_NAMES: dict[str, str] = {
+    "FLOAT": "values",
+    "Allows": "values",
+    "Quant": "values",
+    "Rule": "values",
+    "SpecQuantizer": "quantizer",
+    "large_scalar": "conditions",
+    "scalars_to_tensors": "transforms",
+}
 # Module-level names of a quantizer module (builtins and keywords: Scope knows them).
 _RESERVED = frozenset(
     {
@@ -47,7 +51,7 @@ _RESERVED = frozenset(
         "aten",
         "RULES",
         *MODULE_ALIASES.values(),
-        *_RUNTIME_NAMES,
+        *RUNTIME_NAMES,
     }
 )
 
@@ -215,9 +219,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             cls=cls,
             getter=getter,
             imports=sorted(names.imports),
-            runtime_import=layout.from_import(
-                f".{RUNTIME_MODULE}", sorted(names.runtime, key=_by_type)
-            ),
+            runtime_import=_runtime_imports(names.runtime),
             exports=frag.statement(f"__all__ = [{layout.string(cls)}, {layout.string(getter)}]", 0),
             definitions=[line for text in names.lines for line in frag.statement(text, 0)],
             rules=rules,
@@ -240,17 +242,31 @@ def _plain(label: str) -> bool:
     return label.isascii() and "\\" not in label and label == label.strip()
 
 
-def render_runtime() -> str:
-    """The text of ``generated/_bcfg_pt2e.py``: the template, as it is."""
-    source = jinja_env().get_template(RUNTIME_TEMPLATE).render()
-    body = check_source(source, "the PT2E runtime")
-    return stamp(f"templates/{RUNTIME_TEMPLATE}", body)
+def _runtime_imports(used: set[str]) -> list[str]:
+    """One ``from ._bcfg_pt2e.<module> import ...`` per runtime module the quantizer uses."""
+    by_module: dict[str, list[str]] = {}
+    for name in used:
+        by_module.setdefault(RUNTIME_NAMES[name], []).append(name)
+    return [
+        line
+        for module in sorted(by_module)
+        for line in layout.from_import(
+            f".{RUNTIME_MODULE}.{module}", sorted(by_module[module], key=_by_type)
+        )
+    ]
 
 
-def render_files(quantizers: list[m.Quantizer]) -> dict[str, str]:
-    """Every file the PT2E emitter writes for ``quantizers`` (none without quantizers)."""
-    if not quantizers:
-        return {}
-    files = {f"{quantizer_module(q.module)}.py": render_quantizer(q) for q in quantizers}
-    files[f"{RUNTIME_MODULE}.py"] = render_runtime()
+def runtime_modules() -> list[str]:
+    """The runtime's modules, by file name (``__init__.py``, ``values.py``, ...), sorted."""
+    return sorted(p.name for p in RUNTIME_SOURCE.glob("*.py"))
+
+
+def render_runtime() -> dict[str, str]:
+    """The runtime package beside generated quantizers: each module of ``generator/runtime``,
+    verbatim under the header, by its path in the output folder (``_bcfg_pt2e/values.py``)."""
+    files = {}
+    for name in runtime_modules():
+        path = RUNTIME_SOURCE / name
+        body = check_source(path.read_text(encoding="utf-8"), f"the PT2E runtime's {name}")
+        files[f"{RUNTIME_MODULE}/{name}"] = stamp(f"generator/runtime/{name}", body)
     return files

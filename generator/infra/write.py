@@ -21,8 +21,8 @@ Files that carry bcfg's mark but no longer come from any spec are removed.
 Nothing here follows a FIFO or a device: targets that are not regular files are
 refused before anything is written, and reads are bounded.
 
-One ``Outputs`` is one folder bcfg owns files in: ``generated/`` (``*.py``) or
-the docs folder (``README.md``, ``index.html``, ``backends/*.md``), each kind
+One ``Outputs`` is one folder bcfg owns files in: ``generated/`` (``*.py``, and
+the PT2E runtime's ``_bcfg_pt2e/*.py``) or the docs folder (``README.md``, ``index.html``, ``backends/*.md``), each kind
 of file recognised by the mark on the first line bcfg writes into it
 (``Owned``). ``write_all`` writes a run's folders together: every temporary of
 every folder first, then each folder's renames, so a failure anywhere before
@@ -74,7 +74,9 @@ class Owned:
         return [out_dir, *(out_dir / s for s in sorted(subs))]
 
 
-MODULES = Owned(("*.py",), HEADER_MARK)
+# Generated modules, and the PT2E runtime's package beside quantizers
+# (semantics.model.RUNTIME_MODULE; a test keeps the two names the same).
+MODULES = Owned(("*.py", "_bcfg_pt2e/*.py"), HEADER_MARK)
 DOCS = Owned(("README.md", "index.html", "backends/*.md"), DOCS_MARK)
 
 
@@ -400,6 +402,7 @@ def _commit(
             os.replace(tmp, out_dir / name)
         for path in removed:
             path.unlink(missing_ok=True)
+        _prune({p.parent for p in removed} - {out_dir})
     except OSError as exc:
         # The journal stays: the next run finishes this set before writing its own.
         raise OutputError(
@@ -408,6 +411,13 @@ def _commit(
         ) from None
     _fsync_dir(out_dir)
     (out_dir / JOURNAL).unlink(missing_ok=True)
+
+
+def _prune(folders: set[Path]) -> None:
+    """Remove the sub-folders the removals emptied (a runtime package no quantizer needs)."""
+    for folder in sorted(folders, reverse=True):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty: a __pycache__ or a file of yours keeps it
 
 
 def hand_edited(outputs: Outputs) -> list[Path]:

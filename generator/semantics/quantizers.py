@@ -14,6 +14,7 @@ equivalent, a bound no observer has) is an error at the pattern.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..lang import syntax as syn
@@ -41,6 +42,8 @@ class Quantizers:
         self.evaluator = evaluator
         self.coerce = coerce
         self._index: dict[str, tuple[tuple[str, ...], ...]] | None = None
+        # The backend being resolved: the pattern that fuses into each fused module, by identity.
+        self._fusing: dict[str, m.PatternConfig] = {}
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -162,6 +165,10 @@ class Quantizers:
         rules: list[m.Rule] = []
         positions: dict[tuple, int] = {}
         failed = False
+        self._fusing = {}
+        for c in backend.configs:
+            if c.fused_module is not None:
+                self._fusing.setdefault(self.ctx.facts.identity(c.fused_module.path), c)
         for c in backend.configs:
             try:
                 rule = self._rule(c)
@@ -175,10 +182,13 @@ class Quantizers:
                 i = positions[key]
                 rules[i] = _merge(rules[i], rule)
                 continue
-            self._order_warning(rules, rule, c)
             positions[key] = len(rules)
             rules.append(rule)
-        return None if failed else tuple(rules)
+        if failed:
+            return None
+        ordered = tried_order(rules)
+        self._order_warnings(ordered)
+        return ordered
 
     def _rule(self, c: m.PatternConfig) -> m.Rule | None:
         opts = c.pt2e or m.PT2EOptions()
@@ -308,6 +318,24 @@ class Quantizers:
                 chain = self._table().get(self.ctx.facts.lookup(e.path).identity)
             else:
                 chain = None
+            if chain is None and isinstance(e, m.Symbol):
+                fusing = self._fused_by(e)
+                if fusing is not None:
+                    if self._covered(fusing):
+                        return (
+                            None  # FX-only: PT2E graphs hold the ops it fuses, a rule of their own
+                        )
+                    raise self._fail(
+                        c,
+                        None,
+                        f"{spell(e.path)} is FX's fused module of pattern {_shown(fusing.pattern)}"
+                        + (f" ({fusing.origin.item})" if fusing.origin is not None else "")
+                        + "; an exported graph holds that pattern's ops unfused, but the PT2E "
+                        f"quantizer leaves it out, so nothing covers pattern {_shown(c.pattern)}",
+                        f"give pattern {_shown(fusing.pattern)} a PT2E rule (pt2e: {{aten: ...}} "
+                        "or pt2e: {annotate: ...}), or leave this pattern out of the quantizer "
+                        "with pt2e: {aten: []}",
+                    )
             if chain is None:
                 shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
                 raise self._fail(
@@ -320,6 +348,19 @@ class Quantizers:
                 )
             out.extend(tuple(self._op(path) for path in ops) for ops in chain)
         return tuple(out)
+
+    def _fused_by(self, e: m.Symbol) -> m.PatternConfig | None:
+        """The pattern of the backend whose ``fused:`` module ``e`` is, if any."""
+        if e.kind != m.SymbolKind.MODULE:
+            return None
+        return self._fusing.get(self.ctx.facts.identity(e.path))
+
+    def _covered(self, fusing: m.PatternConfig) -> bool:
+        """Whether the quantizer has a rule for a fusion's own (unfused) pattern."""
+        opts = fusing.pt2e or m.PT2EOptions()
+        if opts.aten == () or fusing.observation == NOT_OBSERVED:
+            return False
+        return not fusing.complex or opts.annotate is not None
 
     def _op(self, path: str) -> m.Symbol:
         facts = self.ctx.facts.lookup(path)
@@ -373,22 +414,35 @@ class Quantizers:
 
     # ------------------------------------------------------------ checks
 
-    def _order_warning(self, rules: list[m.Rule], rule: m.Rule, c: m.PatternConfig) -> None:
-        """A fused chain after a single-op rule of its first op can never match: say so."""
-        if rule.kind is not m.RuleKind.CHAIN or len(rule.chain) < 2 or c.origin is None:
-            return
-        for earlier in rules:
-            single = earlier.kind is m.RuleKind.CHAIN and len(earlier.chain) == 1
-            if single and set(rule.chain[0]) <= set(earlier.chain[0]) and not earlier.sources:
+    def _order_warnings(self, rules: tuple[m.Rule, ...]) -> None:
+        """A fused chain tried after a single-op rule of its first op never matches: say so.
+
+        ``tried_order`` puts longer chains first, so this happens only where a
+        rule that keeps its place (a hook, an eager shared op) stands between them.
+        """
+        for i, rule in enumerate(rules):
+            if rule.kind is not m.RuleKind.CHAIN or len(rule.chain) < 2 or not rule.origins:
+                continue
+            for j, earlier in enumerate(rules[:i]):
+                single = earlier.kind is m.RuleKind.CHAIN and len(earlier.chain) == 1
+                if not (single and set(rule.chain[0]) <= set(earlier.chain[0])):
+                    continue
+                if earlier.sources:
+                    continue
+                fixed = next((r for r in rules[j + 1 : i] if r.kind in _KEEP_PLACE), None)
+                if fixed is None:  # tried_order never leaves them so; nothing to say
+                    continue
                 where = earlier.origins[0].item if earlier.origins else None
                 self.ctx.warning(
-                    c.origin.item,
-                    f"pattern {rule.name} comes after pattern {earlier.name}"
+                    rule.origins[0].item,
+                    f"pattern {rule.name} is tried after pattern {earlier.name}"
                     + (f" ({where})" if where is not None else "")
-                    + ", which annotates its first op before it: the PT2E quantizer never fuses it",
-                    "the quantizer tries patterns in order; write fused patterns before their first op's",
+                    + f", which annotates its first op first: pattern {fixed.name} between them "
+                    "keeps its place, so the PT2E quantizer never fuses it",
+                    f"write pattern {rule.name} before pattern {fixed.name}, or pattern "
+                    f"{earlier.name} after it",
                 )
-                return
+                break
 
     def _fail(self, c: m.PatternConfig, field: str | None, message: str, hint: str | None) -> Fail:
         """An error at the pattern (or one of its fields), with the use/for steps that placed it."""
@@ -404,6 +458,32 @@ class Quantizers:
             )
         self.ctx.diag.error(span, message, hint, notes)
         return Fail()
+
+
+# Rules that read what earlier rules annotated keep their place in the spec's order.
+_KEEP_PLACE = (m.RuleKind.SHARED, m.RuleKind.HOOK)
+
+
+def tried_order(rules: Sequence[m.Rule]) -> tuple[m.Rule, ...]:
+    """The order a PT2E quantizer tries ``rules`` (given in the spec's order), as FX orders patterns.
+
+    Chain rules are tried longest chain first, in the spec's order among equals,
+    so a spec written in torch's usual order (single ops before their fusions)
+    fuses as FX does. Rules that read what earlier rules annotated keep their
+    place: an eager shared op (its input shares its producer's spec if that is
+    already quantized) and an ``annotate`` hook; chains are sorted only between
+    two of them. Propagated shared ops are not tried in order (they follow
+    quantized ops after every rule) and keep their place too.
+    """
+    out = list(rules)
+    start = 0
+    for end in [*(i for i, r in enumerate(rules) if r.kind in _KEEP_PLACE), len(rules)]:
+        slots = [i for i in range(start, end) if rules[i].kind is m.RuleKind.CHAIN]
+        ranked = sorted((rules[i] for i in slots), key=lambda r: -len(r.chain))
+        for slot, rule in zip(slots, ranked):
+            out[slot] = rule
+        start = end + 1
+    return tuple(out)
 
 
 def _merge_key(r: m.Rule) -> tuple:

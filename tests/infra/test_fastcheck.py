@@ -22,13 +22,20 @@ from generator.cli import main
 from generator.config import find_project
 from generator.emit.header import HEADER_MARK
 from generator.infra import cache, fastcheck
-from tests.support import REPO, scratch_project
+from tests.support import REPO, scratch_project, tree
 
 # The files a full generate writes: one module per backend and quantizer, the PT2E runtime,
 # __init__.py, and the docs (a page per backend, the matrix and its HTML page).
-GENERATED = len(list((REPO / "generated").glob("*.py"))) + sum(
-    1 for p in (REPO / "docs").rglob("*") if p.is_file()
+GENERATED = (
+    len(list((REPO / "generated").glob("*.py")))
+    + len(list((REPO / "generated" / "_bcfg_pt2e").glob("*.py")))
+    + sum(1 for p in (REPO / "docs").rglob("*") if p.is_file())
 )
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every generated file under ``folder`` by its relative path (caches left out)."""
+    return {name: p.read_bytes() for name, p in tree(folder).items()}
 
 
 @pytest.fixture
@@ -82,21 +89,24 @@ def test_fast_check_imports_neither_torch_nor_lark_jinja2_black(project):
     assert f"{GENERATED} generated file(s) up to date" in out.stderr
 
 
-@pytest.mark.parametrize("where", ["body", "header"])
-def test_a_hand_edit_of_a_generated_file_is_caught(project, capsys, where):
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [("x86.py", "body"), ("x86.py", "header"), ("_bcfg_pt2e/matcher.py", "body")],
+)
+def test_a_hand_edit_of_a_generated_file_is_caught(project, capsys, name, where):
     generated_and_recorded(project)
-    target = project / "generated" / "x86.py"
+    target = project / "generated" / name
     text = target.read_text()
     if where == "body":
-        target.write_text(text.replace("nn.Conv1d", "nn.Conv2d", 1))
+        target.write_text(text.replace("nn.Conv1d", "nn.Conv2d", 1).replace("!= 1", "!= 2", 1))
     else:
         target.write_text(text.replace("body=", "body=0", 1))
     assert verified(project) is None
     capsys.readouterr()
     assert main(["check"]) == 1
     out, err = capsys.readouterr()
-    assert "generated/x86.py" in out
-    assert "generated/x86.py was edited by hand" in err
+    assert f"generated/{name}" in out
+    assert f"generated/{name} was edited by hand" in err
 
 
 @pytest.mark.parametrize("name", ["README.md", "index.html", "backends/onednn.md"])
@@ -196,9 +206,10 @@ def test_imports_outside_the_spec_folder_are_inputs(project):
     assert verified(project) is None
 
 
-def test_new_and_stale_files_are_caught(project, capsys):
+@pytest.mark.parametrize("name", ["old.py", "_bcfg_pt2e/old.py"])
+def test_new_and_stale_files_are_caught(project, capsys, name):
     generated_and_recorded(project)
-    stale = project / "generated" / "old.py"
+    stale = project / "generated" / name
     stale.write_text(HEADER_MARK + "specs/old.bcfg. DO NOT EDIT.\n")
     assert verified(project) is None
     assert main(["check"]) == 1
@@ -227,7 +238,7 @@ def test_a_generator_change_is_a_changed_input(project, monkeypatch):
 
 def test_the_cache_is_safe_to_delete_or_corrupt(project, tmp_path, capsys):
     generated_and_recorded(project)
-    expected = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    expected = _files(project / "generated")
     shutil.rmtree(tmp_path / "xdg")
     assert verified(project) is None
     assert main(["check"]) == 0  # the full path, which records again
@@ -240,7 +251,7 @@ def test_the_cache_is_safe_to_delete_or_corrupt(project, tmp_path, capsys):
     assert verified(project) is None
     shutil.rmtree(project / "generated")
     assert main(["generate"]) == 0
-    assert {p.name: p.read_bytes() for p in (project / "generated").iterdir()} == expected
+    assert _files(project / "generated") == expected
     os.environ["BCFG_NO_CACHE"] = "1"
     try:
         assert cache.cache_dir() is None and verified(project) is None
@@ -260,14 +271,14 @@ def test_the_cache_lives_under_xdg_cache_home(project, tmp_path):
 
 def test_cached_modules_are_byte_identical(project, tmp_path):
     assert main(["generate"]) == 0
-    first = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    first = _files(project / "generated")
     modules = list((tmp_path / "xdg" / "bcfg" / "module").glob("*.json"))
     assert modules and all(
         json.loads(p.read_text())["value"] in {t.decode() for t in first.values()} for p in modules
     )
     shutil.rmtree(project / "generated")
     assert main(["generate"]) == 0  # every module from the cache
-    assert {p.name: p.read_bytes() for p in (project / "generated").iterdir()} == first
+    assert _files(project / "generated") == first
 
 
 def test_warnings_are_replayed_by_the_fast_path(project, capsys):

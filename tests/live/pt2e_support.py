@@ -38,7 +38,7 @@ from torch.fx import Node
 
 from generator.emit.pt2e import render_quantizer, render_runtime
 from generator.semantics.driver import resolve_specs
-from generator.semantics.model import RUNTIME_MODULE, quantizer_module
+from generator.semantics.model import quantizer_module
 
 warnings.filterwarnings("ignore", message=".*deprecated.*")
 
@@ -399,7 +399,9 @@ def generate(tmp_path: Any, text: str, allow: tuple[str, ...] = ("torch", "opera
     pkg = tmp_path / "gen_pt2e"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / f"{RUNTIME_MODULE}.py").write_text(render_runtime())
+    for name, text in render_runtime().items():
+        (pkg / name).parent.mkdir(exist_ok=True)
+        (pkg / name).write_text(text)
     (pkg / f"{quantizer_module(q.module)}.py").write_text(render_quantizer(q))
     sys.path.insert(0, str(tmp_path))
     try:

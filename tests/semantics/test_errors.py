@@ -300,9 +300,13 @@ CHECKS = {
         "pt2e_rule_settings",
         "eager: true applies to shared_observer patterns",
     ),
-    "pt2e: a fusion after its first op's pattern (warning)": (
+    "pt2e: a fusion a kept rule leaves after its first op's pattern (warning)": (
         "pt2e_fusion_order",
-        "the PT2E quantizer never fuses it",
+        "keeps its place, so the PT2E quantizer never fuses it",
+    ),
+    "pt2e: a fused module whose fusion the quantizer leaves out": (
+        "pt2e_fused_module_uncovered",
+        "so nothing covers pattern nni.ConvAdd2d",
     ),
     "quantizer: names no backend of its file": (
         "quantizer_without_backend",

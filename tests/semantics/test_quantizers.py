@@ -178,31 +178,32 @@ def test_a_backend_without_quantizer_has_none_and_no_pt2e_errors(tmp_path):
 
 
 def test_the_xnnpack_spec(tmp_path):
-    """specs/xnnpack.bcfg: XNNPACK's annotators, in XNNPACK's order."""
+    """specs/xnnpack.bcfg: XNNPACK's annotators; longer chains first, eager shared ops in place."""
     result = resolve_specs(REPO, [REPO / "specs" / "xnnpack.bcfg"])
     (q,) = result.quantizers
     assert result.warnings == []
     kinds = [r.kind.value for r in q.rules]
     assert kinds[:8] == ["chain"] * 8 and all(r.qat for r in q.rules[:8])
     names = [r.name for r in q.rules if r.kind is not m.RuleKind.PROPAGATE]
+    assert [len(r.chain) for r in q.rules[:8]] == [3, 3, 3, 3, 2, 2, 2, 2]
     assert names[8:] == [
         "(nn.Linear, nn.ReLU)",
-        "nn.Linear",
         "(nn.Conv1d, nn.ReLU)",
         "(nn.Conv2d, nn.ReLU)",
         "(nn.Conv3d, nn.ReLU)",
-        "nn.Conv1d",
-        "nn.Conv2d",
         "(nn.ConvTranspose1d, nn.ReLU)",
         "(nn.ConvTranspose2d, nn.ReLU)",
         "(nn.ConvTranspose3d, nn.ReLU)",
-        "nn.AdaptiveAvgPool2d",
+        "nn.Linear",
+        "nn.Conv1d",
+        "nn.Conv2d",
+        "nn.AdaptiveAvgPool2d",  # eager: keeps its place, and the chains around it their side
         "(operator.add, nn.ReLU)",
         "(operator.iadd, nn.ReLU)",
-        "operator.add",
-        "operator.iadd",
         "(operator.mul, nn.ReLU)",
         "(operator.imul, nn.ReLU)",
+        "operator.add",
+        "operator.iadd",
         "operator.mul",
         "operator.imul",
         "torch.cat",
@@ -224,6 +225,100 @@ def test_the_xnnpack_spec(tmp_path):
         "view.default",
         "flatten.using_ints",
     }
+
+
+def test_rules_are_tried_longest_chain_first_as_fx_orders_patterns(tmp_path):
+    """A spec in torch's usual order (single ops before their fusions) fuses, without a warning."""
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(HEAD + """
+        backend b {
+            pattern nn.Conv2d { dtypes: s }
+            pattern nn.Linear { dtypes: [s, dyn] }
+            pattern "view" { observation: shared_observer  dtypes: io }
+            pattern (nn.Conv2d, nn.ReLU) { dtypes: s }
+            pattern (nn.Conv2d, nn.BatchNorm2d, nn.ReLU) { dtypes: s }
+            pattern (nn.Linear, nn.ReLU) { dtypes: s }
+        }
+        """))
+    result = resolve_specs(tmp_path, [spec])
+    assert result.warnings == []
+    (q,) = result.quantizers
+    assert [r.name for r in q.rules] == [
+        "(nn.Conv2d, nn.BatchNorm2d, nn.ReLU)",
+        "(nn.Conv2d, nn.ReLU)",
+        "'view'",  # propagated after every rule: its place does not matter, and it keeps it
+        "(nn.Linear, nn.ReLU)",
+        "nn.Conv2d",
+        "nn.Linear",
+    ]
+
+
+def test_a_custom_fused_module_is_fx_only_where_its_chain_covers_pt2e(tmp_path, monkeypatch):
+    """``acme_ops.ConvReLU6_2d``, the ``fused:`` of (nn.Conv2d, nn.ReLU6): no rule, no error, no
+    invented ATen name; the chain's rule quantizes what the module fuses."""
+    (tmp_path / "acme_ops.py").write_text(
+        "import torch.nn as nn\n\nclass ConvReLU6_2d(nn.Sequential):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(HEAD + """
+        backend b {
+            pattern nn.Conv2d { dtypes: [s, dyn] }
+            pattern (nn.Conv2d, nn.ReLU6) {
+                dtypes: s
+                fuser: sequential(acme_ops.ConvReLU6_2d)
+                fused: acme_ops.ConvReLU6_2d
+            }
+            pattern acme_ops.ConvReLU6_2d { dtypes: s  root: nn.Conv2d  reference: nnqr.Conv2d }
+            pattern "view" { observation: shared_observer  dtypes: io }
+        }
+        """))
+    result = resolve_specs(tmp_path, [spec], ("torch", "operator", "acme_ops"))
+    assert result.warnings == []
+    (q,) = result.quantizers
+    assert [r.name for r in q.rules] == ["(nn.Conv2d, nn.ReLU6)", "nn.Conv2d", "'view'"]
+
+    # Its chain left out of the quantizer: nothing covers the fused module, and the error says so.
+    spec.write_text(
+        spec.read_text().replace("fused: acme_ops", "pt2e: {aten: []}\n fused: acme_ops")
+    )
+    with pytest.raises(SpecError) as err:
+        resolve_specs(tmp_path, [spec], ("torch", "operator", "acme_ops"))
+    (d,) = err.value.diagnostics
+    assert d.message.startswith("acme_ops.ConvReLU6_2d is FX's fused module of pattern ")
+    assert "conv_re_lu6" not in d.message + (d.hint or "")
+
+
+def test_tried_order_keeps_hooks_and_eager_shared_ops_in_place():
+    from generator.semantics.quantizers import tried_order
+
+    def rule(name: str, n: int, kind: m.RuleKind = m.RuleKind.CHAIN) -> m.Rule:
+        op = m.Symbol(A + "relu.default", m.SymbolKind.OP, "torch")
+        return m.Rule(name, kind, tuple((op,) for _ in range(n)))
+
+    rules = [
+        rule("a1", 1),
+        rule("b2", 2),
+        rule("pool", 1, m.RuleKind.SHARED),
+        rule("c1", 1),
+        rule("d3", 3),
+        rule("e2", 2),
+        rule("hook", 2, m.RuleKind.HOOK),
+        rule("f1", 1),
+        rule("g1", 1),
+    ]
+    assert [r.name for r in tried_order(rules)] == [
+        "b2",
+        "a1",
+        "pool",
+        "d3",
+        "e2",
+        "c1",
+        "hook",
+        "f1",
+        "g1",
+    ]
+    assert tried_order(tried_order(rules)) == tried_order(rules)
 
 
 def test_errors_name_the_pattern_line(tmp_path):

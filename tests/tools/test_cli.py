@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import BACKENDS, REPO
+from tests.support import BACKENDS, REPO, tree
 
 
 def bcfg(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -29,8 +29,8 @@ def bcfg(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
     return {
-        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-        for p in sorted(folder.iterdir())
+        name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for name, p in tree(folder).items()
     }
 
 
@@ -93,8 +93,9 @@ def test_output_is_deterministic(project_copy, tmp_path):
 
     shutil.rmtree(project_copy / "generated")
     assert bcfg(project_copy, "generate").returncode == 0
-    for p in (REPO / "generated").glob("*.py"):
-        assert (project_copy / "generated" / p.name).read_bytes() == p.read_bytes(), p.name
+    assert tree(project_copy / "generated").keys() == tree(REPO / "generated").keys()
+    for name, p in tree(REPO / "generated").items():
+        assert (project_copy / "generated" / name).read_bytes() == p.read_bytes(), name
 
 
 @pytest.mark.parametrize("name", BACKENDS)

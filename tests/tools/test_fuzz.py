@@ -32,7 +32,7 @@ from generator.diagnostics import SpecError
 from generator.emit.backend_config import render_backend
 from generator.lang.parse import parse_text
 from generator.semantics.driver import resolve_specs
-from tests.support import REPO
+from tests.support import REPO, tree
 
 SPEC_NAMES = sorted(p.name for p in (REPO / "specs").glob("*.bcfg"))
 ORIGINAL = {name: (REPO / "specs" / name).read_bytes() for name in SPEC_NAMES}
@@ -161,7 +161,7 @@ def seeded_mutants(seed: int, count: int) -> list[tuple[str, bytes]]:
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    return {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in tree(folder).items()}
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from generator.semantics.driver import resolve_specs
 from generator.semantics.load import Loader
 from generator.sources import Span
 from tests import support
-from tests.support import REPO
+from tests.support import REPO, tree
 
 
 def resolve(tmp_path: Path, text: str, allow=("torch", "operator")):
@@ -49,8 +49,8 @@ def run_cli(cwd: Path, *args: str) -> tuple[int, str]:
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
     return {
-        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-        for p in sorted(folder.iterdir())
+        name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for name, p in tree(folder).items()
     }
 
 
@@ -264,7 +264,7 @@ def test_check_never_writes(project_copy, edit):
     if edit == "warning":
         assert "warning: dtype set 'never_used' is defined but never used" in err
     assert snapshot(gen) == before
-    assert sorted(p.name for p in gen.iterdir()) == sorted(before)
+    assert sorted(tree(gen)) == sorted(before)
 
 
 # ----------------------------------------------------------- internal errors

@@ -1,0 +1,207 @@
+"""How a match is annotated: chains, shared-observer ops, hooks, and propagation after them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+from torchao.quantization.pt2e.quantizer import (
+    FixedQParamsQuantizationSpec,
+    QuantizationAnnotation,
+    SharedQuantizationSpec,
+)
+
+from .conditions import skipped
+from .graph import is_annotated, is_op, mark, shared_inputs
+from .matcher import candidates, chain_at
+from .values import KEY, Accept, Rule
+
+__all__ = ["ANNOTATORS", "Annotator", "follow", "propagate"]
+
+# An annotator: (model, rule, config, scope's accept, outputs of quantized patterns
+# or None) -> whether it annotated anything.
+Annotator = Callable[[GraphModule, Rule, Any, Accept, "set[Node] | None"], bool]
+
+
+def roles(root: Node, rule: Rule) -> list[tuple[Node, str]]:
+    """The tensor arguments of ``root``, in argument order, each with its role."""
+    out: list[tuple[Node, str]] = []
+    for i, arg in enumerate(root.args):
+        if i == rule.weight or i == rule.bias:
+            if isinstance(arg, Node):
+                out.append((arg, "weight" if i == rule.weight else "bias"))
+            continue
+        for a in arg if isinstance(arg, (list, tuple)) else (arg,):
+            if isinstance(a, Node):
+                out.append((a, "input"))
+    return out
+
+
+def output_spec(rule: Rule, config: Any) -> Any:
+    """The config's output spec, or the fixed-qparams spec a dtype config fixes for its dtype."""
+    out = config.output_activation
+    for a in rule.allows:
+        q = a.output
+        if q is None or q.scale is None or q.zero_point is None:
+            continue
+        if out is not None and out.dtype == q.dtype:
+            return FixedQParamsQuantizationSpec(
+                dtype=q.dtype,
+                scale=q.scale,
+                zero_point=q.zero_point,
+                quant_min=q.quant_min,
+                quant_max=q.quant_max,
+                qscheme=torch.per_tensor_affine,
+            )
+    return out
+
+
+def annotate_chain(
+    model: GraphModule,
+    rule: Rule,
+    config: Any,
+    accept: Accept,
+    outputs: set[Node] | None,
+) -> bool:
+    """Annotate every match of a chain rule: inputs of its first op, output of its last."""
+    specs = {
+        "input": config.input_activation,
+        "weight": config.weight,
+        "bias": config.bias,
+    }
+    done = False
+    for node in list(model.graph.nodes):
+        chain = chain_at(node, rule)
+        if chain is None:
+            continue
+        root, last = chain[0], chain[-1]
+        found = roles(root, rule)
+        params = [n for n, role in found if role != "input"]
+        if is_annotated(chain[::-1] + params) or not accept(chain):
+            continue
+        if skipped(rule, [n for n, role in found if role == "input"], model):
+            continue
+        output = output_spec(rule, config)
+        if outputs is not None:
+            outputs.add(last)
+            if not isinstance(output, FixedQParamsQuantizationSpec):
+                output = None  # observed by the consumers' input specs
+        root.meta[KEY] = QuantizationAnnotation(
+            input_qspec_map={n: specs[role] for n, role in found},
+            output_qspec=output if root is last else None,
+            _annotated=True,
+        )
+        if root is not last:
+            last.meta[KEY] = QuantizationAnnotation(output_qspec=output, _annotated=True)
+        mark(params)
+        done = True
+    return done
+
+
+def share_first(node: Node, config: Any, consumers: bool) -> QuantizationAnnotation:
+    """The first input gets the input spec (or its quantized producer's); the rest share it.
+
+    ``consumers``: outputs are observed by their consumers, so the first input
+    always gets the input spec.
+    """
+    first = node.args[0]
+    if isinstance(first, (list, tuple)):
+        head = first[0]
+        qmap = {head: config.input_activation} if isinstance(head, Node) else {}
+        shared = SharedQuantizationSpec((head, node))
+        for a in shared_inputs(node):
+            qmap.setdefault(a, shared)
+    else:
+        assert isinstance(first, Node)
+        qa = first.meta.get(KEY)
+        quantized = (
+            not consumers and qa is not None and qa._annotated and qa.output_qspec is not None
+        )
+        qmap = {first: (SharedQuantizationSpec(first) if quantized else config.input_activation)}
+        shared = SharedQuantizationSpec((first, node))
+    return QuantizationAnnotation(input_qspec_map=qmap, output_qspec=shared, _annotated=True)
+
+
+def annotate_shared(
+    model: GraphModule,
+    rule: Rule,
+    config: Any,
+    accept: Accept,
+    outputs: set[Node] | None,
+) -> bool:
+    """Annotate a shared-observer op in rule order (``eager``), quantized input or not."""
+    done = False
+    for node in candidates(model, rule, accept):
+        if is_annotated([node]):
+            continue
+        inputs = shared_inputs(node)
+        if not inputs or skipped(rule, inputs, model):
+            continue
+        node.meta[KEY] = share_first(node, config, outputs is not None)
+        if outputs is not None:
+            outputs.add(node)
+        done = True
+    return done
+
+
+def annotate_hook(
+    model: GraphModule,
+    rule: Rule,
+    config: Any,
+    accept: Accept,
+    outputs: set[Node] | None,
+) -> bool:
+    """A named Python function annotates the pattern: ``fn(model, config, accept) -> bool``."""
+    assert rule.annotate is not None
+    return bool(rule.annotate(model, config, accept))
+
+
+ANNOTATORS: dict[str, Annotator] = {
+    "chain": annotate_chain,
+    "shared": annotate_shared,
+    "hook": annotate_hook,
+}
+
+
+def propagate(model: GraphModule, share: frozenset[Any]) -> None:
+    """Ops that share their producer's observer: quantized where the producer's output is."""
+    for n in model.graph.nodes:
+        if not share or not is_op(n, share):
+            continue
+        prev = n.args[0] if n.args else None
+        if not isinstance(prev, Node):
+            continue
+        qa = prev.meta.get(KEY)
+        if qa is None or not qa.output_qspec:
+            continue
+        if KEY in n.meta and n.meta[KEY]._annotated:
+            continue
+        shared = SharedQuantizationSpec(prev)
+        n.meta[KEY] = QuantizationAnnotation(
+            input_qspec_map={prev: shared}, output_qspec=shared, _annotated=True
+        )
+
+
+def follow(
+    model: GraphModule,
+    share: frozenset[Any],
+    config: Any,
+    accept: Accept,
+    outputs: set[Node],
+) -> None:
+    """Shared-observer ops whose tensor inputs all come from quantized patterns: quantized as one."""
+    for n in model.graph.nodes:
+        if not share or not is_op(n, share) or is_annotated([n]) or not accept([n]):
+            continue
+        inputs = shared_inputs(n)
+        if inputs and all(pattern_output(i, outputs) for i in inputs):
+            n.meta[KEY] = share_first(n, config, True)
+            outputs.add(n)
+
+
+def pattern_output(node: Node, outputs: set[Node]) -> bool:
+    """Whether ``node`` is the output of a quantized pattern (a hook's: it has an output spec)."""
+    qa = node.meta.get(KEY)
+    return node in outputs or (qa is not None and qa.output_qspec is not None)

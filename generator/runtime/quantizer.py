@@ -1,0 +1,123 @@
+"""``SpecQuantizer``: the torchao Quantizer every generated quantizer class derives from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from torch.fx import GraphModule, Node
+from torchao.quantization.pt2e.quantizer import Quantizer
+
+from .annotate import ANNOTATORS, follow, propagate
+from .scopes import Scope, module_scopes
+from .validate import disallowed
+from .values import Rule
+
+__all__ = ["SpecQuantizer"]
+
+
+class SpecQuantizer(Quantizer):
+    """A torchao Quantizer whose rules are the patterns of a spec.
+
+    Configure it as torchao's quantizers: ``set_global(config)``,
+    ``set_module_name(name, config)``, ``set_module_type(type, config)`` and
+    ``set_operator_type(op, config)``; each returns the quantizer. A node is
+    configured by the first of: the first module name (in the order set) whose
+    module it is in, then the first module type, then an operator type one of
+    the pattern's ops has, then the global config. A config of None leaves
+    what it selects unquantized.
+    """
+
+    backend = ""
+    spec = ""
+    rules: Sequence[Rule] = ()
+    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
+    outputs = "patterns"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.global_config: Any = None
+        self.operator_type_config: dict[Any, Any] = {}
+        self.module_type_config: dict[Any, Any] = {}
+        self.module_name_config: dict[str, Any] = {}
+        self._used: dict[tuple[int, str], Any] = {}
+
+    def set_global(self, quantization_config: Any) -> SpecQuantizer:
+        self.global_config = quantization_config
+        return self
+
+    def set_operator_type(self, operator_type: Any, quantization_config: Any) -> SpecQuantizer:
+        self.operator_type_config[operator_type] = quantization_config
+        return self
+
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> SpecQuantizer:
+        self.module_type_config[module_type] = quantization_config
+        return self
+
+    def set_module_name(self, module_name: str, quantization_config: Any) -> SpecQuantizer:
+        self.module_name_config[module_name] = quantization_config
+        return self
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        for transform in self.transforms:
+            model = transform(model)
+        return model
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        self._used = {}
+        share = frozenset(
+            op
+            for rule in self.rules
+            if rule.kind in ("propagate", "shared")
+            for op in rule.chain[0]
+        )
+        # The outputs of quantized patterns, when consumers observe them.
+        outputs: set[Node] | None = set() if self.outputs == "consumers" else None
+        for scope in self.scopes():
+            if scope.config is None:
+                continue
+            for index, rule in enumerate(self.rules):
+                if rule.kind == "propagate" or not rule.applies(scope.config):
+                    continue
+                annotator = ANNOTATORS[rule.kind]
+                if annotator(model, rule, scope.config, scope.accept, outputs):
+                    self._used.setdefault((index, scope.label), scope.config)
+            if outputs is not None:
+                follow(model, share, scope.config, scope.accept, outputs)
+        if outputs is None:
+            propagate(model, share)
+        return model
+
+    def validate(self, model: GraphModule) -> None:
+        """Raise ValueError if a config annotated a pattern whose dtype configs do not allow it."""
+        problems = self.problems()
+        if problems:
+            lines = "\n".join(f"  {p}" for p in problems)
+            raise ValueError(
+                f"{self.backend} quantizer: {len(problems)} pattern(s) of {self.spec} "
+                f"do not allow the quantization config they matched with:\n{lines}"
+            )
+
+    def problems(self) -> list[str]:
+        """Why each config the last ``annotate`` used is not allowed by its pattern (empty: all are)."""
+        out = []
+        for (index, label), config in self._used.items():
+            rule = self.rules[index]
+            if not rule.allows:
+                continue
+            reasons = [disallowed(a, config) for a in rule.allows]
+            if all(reasons):
+                why = "; or ".join(
+                    f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
+                )
+                out.append(f"pattern {rule.name}, {label} config: {why}")
+        return out
+
+    def scopes(self) -> list[Scope]:
+        """The quantizer's configs in order of precedence, each with the nodes it accepts."""
+        return module_scopes(
+            self.global_config,
+            self.module_name_config,
+            self.module_type_config,
+            self.operator_type_config,
+        )

@@ -1,0 +1,105 @@
+"""Validation: whether a quantization config is one a pattern's dtype configs allow, and why not."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+
+from .values import Allows, Quant, is_dynamic
+
+__all__ = ["disallowed"]
+
+
+def disallowed(allows: Allows, config: Any) -> str:
+    """Why ``config`` is not one ``allows`` describes; empty if it is."""
+    if allows.dynamic is not None and is_dynamic(config) != allows.dynamic:
+        want = "dynamic" if allows.dynamic else "static"
+        return f"input_activation.is_dynamic is {is_dynamic(config)}, the dtype config is {want}"
+    for field, quant in (
+        ("input_activation", allows.input),
+        ("output_activation", allows.output),
+        ("weight", allows.weight),
+        ("bias", allows.bias),
+    ):
+        problem = spec_problem(field, getattr(config, field), quant)
+        if problem:
+            return problem
+    return ""
+
+
+def spec_problem(field: str, spec: Any, quant: Quant | None) -> str:
+    """Why the spec of one field of a config is not what ``quant`` allows; empty if it is."""
+    if quant is None:
+        return ""
+    dtype = getattr(spec, "dtype", None)
+    if quant.dtype is None:
+        if spec is None or dtype == torch.float32:
+            return ""
+        return f"{field} quantizes to {dtype}, the spec leaves it float"
+    if spec is None:
+        return f"{field} is None, the spec quantizes it to {quant.dtype}"
+    if dtype != quant.dtype:
+        return f"{field}.dtype is {dtype}, the spec allows {quant.dtype}"
+    if quant.scale is not None:
+        return ""  # fixed qparams: the quantizer supplies the spec
+    low, high = _range(spec)
+    if isinstance(dtype, torch.dtype) and not dtype.is_floating_point and low is not None:
+        info = torch.iinfo(dtype)
+        if low < info.min or high is None or high > info.max:
+            return f"{field} range {low}..{high} is outside {dtype}'s {info.min}..{info.max}"
+    if quant.quant_min is not None and low is not None and low < quant.quant_min:
+        return f"{field}.quant_min is {low}, the spec allows {quant.quant_min} or more"
+    if quant.quant_max is not None and high is not None and high > quant.quant_max:
+        return f"{field}.quant_max is {high}, the spec allows {quant.quant_max} or less"
+    if quant.scale_min is not None:
+        eps = _eps(spec)
+        if eps is None or eps < quant.scale_min:
+            shown = "not set" if eps is None else repr(eps)
+            return f"{field} observer eps is {shown}, the spec's scale_min is {quant.scale_min!r}"
+    return ""
+
+
+def _range(spec: Any) -> tuple[int | None, int | None]:
+    low, high = getattr(spec, "quant_min", None), getattr(spec, "quant_max", None)
+    dtype = getattr(spec, "dtype", None)
+    if isinstance(dtype, torch.dtype) and not dtype.is_floating_point and dtype != torch.bool:
+        info = torch.iinfo(dtype)
+        low = info.min if low is None else low
+        high = info.max if high is None else high
+    return low, high
+
+
+def _keywords(ctr: Any) -> dict[str, Any]:
+    """The keyword arguments a with_args() constructor passes (the outermost call wins)."""
+    out: dict[str, Any] = {}
+    seen = 0
+    while ctr is not None and seen < 16:
+        seen += 1
+        partial = getattr(ctr, "p", None)
+        if isinstance(partial, functools.partial):
+            ctr = partial
+        if isinstance(ctr, functools.partial):
+            for k, v in ctr.keywords.items():
+                out.setdefault(k, v)
+            ctr = ctr.func
+            continue
+        break
+    return out
+
+
+def _eps(spec: Any) -> float | None:
+    """The smallest scale the spec's observer produces (its eps), or None if it cannot be told."""
+    ctr = getattr(spec, "observer_or_fake_quant_ctr", None)
+    eps = _keywords(ctr).get("eps")
+    if eps is None and ctr is not None:
+        try:
+            observer = ctr()
+        except Exception:  # an observer that needs arguments: eps cannot be told
+            return None
+        observer = getattr(observer, "activation_post_process", observer)
+        eps = getattr(observer, "eps", None)
+    if isinstance(eps, torch.Tensor):
+        eps = eps.item()
+    return None if eps is None else float(eps)

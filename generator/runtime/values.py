@@ -1,0 +1,79 @@
+"""The values a generated quantizer's tables hold: dtypes, dtype configs and rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+__all__ = ["FLOAT", "KEY", "Accept", "Allows", "Quant", "Rule", "is_dynamic"]
+
+# Where torchao keeps a node's annotation.
+KEY = "quantization_annotation"
+# A scope's test of the nodes of a match: whether its config annotates them.
+Accept = Callable[[Sequence[Node]], bool]
+
+
+@dataclass(frozen=True)
+class Quant:
+    """A dtype a spec allows, with its constraints; dtype None: not quantized (float)."""
+
+    dtype: torch.dtype | None
+    quant_min: int | None = None
+    quant_max: int | None = None
+    scale_min: float | None = None
+    scale: float | None = None
+    zero_point: int | None = None
+
+
+FLOAT = Quant(None)
+
+
+@dataclass(frozen=True)
+class Allows:
+    """One dtype config of the spec: what a quantization config may say; None: anything."""
+
+    name: str
+    input: Quant | None = None
+    output: Quant | None = None
+    weight: Quant | None = None
+    bias: Quant | None = None
+    dynamic: bool | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of the spec, as the quantizer matches and annotates it."""
+
+    name: str
+    kind: str = "chain"
+    chain: tuple[tuple[Any, ...], ...] = ()
+    sources: tuple[Any, ...] = ()
+    weight: int | None = None
+    bias: int | None = None
+    allows: tuple[Allows, ...] = ()
+    skip: tuple[Callable[[Node, GraphModule], bool], ...] = ()
+    annotate: Callable[..., Any] | None = None
+    qat: bool = False
+
+    def __post_init__(self) -> None:
+        # Generated tables write lists; a rule holds tuples, so that it stays immutable.
+        object.__setattr__(self, "chain", tuple(tuple(ops) for ops in self.chain))
+        for name in ("sources", "allows", "skip"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def applies(self, config: Any) -> bool:
+        """Whether the rule is tried with ``config``: its dtype configs say static or dynamic."""
+        if self.qat and not config.is_qat:
+            return False
+        dynamic = is_dynamic(config)
+        return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
+
+
+def is_dynamic(config: Any) -> bool:
+    """Whether a quantization config quantizes activations dynamically."""
+    act = config.input_activation
+    return act is not None and bool(act.is_dynamic)

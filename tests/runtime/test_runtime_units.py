@@ -1,0 +1,68 @@
+"""The PT2E runtime's modules, imported as ``generator.runtime`` (the copy beside generated
+quantizers is the same code: tests/emit/test_pt2e_emit.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
+
+import torch  # noqa: E402
+from torchao.quantization.pt2e.observer import HistogramObserver  # noqa: E402
+from torchao.quantization.pt2e.quantizer import (  # noqa: E402
+    QuantizationConfig,
+    QuantizationSpec,
+)
+
+from generator.runtime.validate import disallowed  # noqa: E402
+from generator.runtime.values import FLOAT, Allows, Quant, Rule  # noqa: E402
+
+
+def spec(dtype=torch.int8, low=-128, high=127, dynamic=False, eps=2**-12):
+    return QuantizationSpec(
+        dtype,
+        HistogramObserver.with_args(eps=eps),
+        low,
+        high,
+        torch.per_tensor_affine,
+        is_dynamic=dynamic,
+    )
+
+
+def config(act, weight=None, qat=False):
+    return QuantizationConfig(act, act, weight, None, qat)
+
+
+ACT = Quant(torch.int8, scale_min=2**-12)
+STATIC = Allows("static", input=ACT, output=ACT, bias=FLOAT)
+DYNAMIC = Allows("dynamic", input=ACT, output=FLOAT, dynamic=True)
+
+
+def test_a_rule_is_tried_with_the_configs_its_dtype_configs_say():
+    static, dynamic = config(spec()), config(spec(dynamic=True))
+    assert Rule("s", allows=[STATIC]).applies(static)
+    assert not Rule("s", allows=[STATIC]).applies(dynamic)
+    assert Rule("d", allows=[STATIC, DYNAMIC]).applies(dynamic)
+    assert Rule("any").applies(dynamic)
+    assert not Rule("qat", qat=True).applies(static)
+    assert Rule("qat", qat=True).applies(config(spec(), qat=True))
+
+
+def test_disallowed_says_which_field_and_why():
+    assert disallowed(STATIC, config(spec())) == ""
+    assert disallowed(STATIC, config(spec(torch.uint8, 0, 255))) == (
+        "input_activation.dtype is torch.uint8, the spec allows torch.int8"
+    )
+    assert "observer eps is 1e-05" in disallowed(STATIC, config(spec(eps=1e-5)))
+    assert disallowed(Allows("n", input=Quant(torch.int8, quant_min=-127)), config(spec())) == (
+        "input_activation.quant_min is -128, the spec allows -127 or more"
+    )
+    assert disallowed(STATIC, config(spec(dynamic=True))) == ""  # static is not pinned here
+    assert "the dtype config is dynamic" in disallowed(DYNAMIC, config(spec()))
+
+
+def test_rules_hold_tuples_whatever_the_table_wrote():
+    rule = Rule("r", chain=[[torch.ops.aten.relu.default]], allows=[STATIC])
+    assert rule.chain == ((torch.ops.aten.relu.default,),) and rule.allows == (STATIC,)
+    with pytest.raises(AttributeError):
+        rule.name = "other"  # type: ignore[misc]
