@@ -247,6 +247,42 @@ def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
     )
 
 
+def test_a_reorder_that_changes_what_the_pt2e_quantizer_fuses_is_narrowing(repo, capsys):
+    """Moving the fusion past an eager shared op, behind nn.Conv2d: generate warns that it never
+    fuses, and diff calls the move narrowing with the rules now tried the other way round.
+    Moving nn.Conv2d before its fusion instead changes nothing the quantizer tries."""
+    fusion = (
+        "    pattern (nn.Conv2d, nn.ReLU) {\n        dtypes: w8\n"
+        "        fuser: sequential(nni.ConvReLU2d)\n        fused: nni.ConvReLU2d\n    }\n"
+    )
+    conv = "    pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }\n"
+    pool = "    pattern nn.MaxPool2d { observation: shared_observer  dtypes: w8  pt2e: {eager: true} }\n"
+    spec = repo / "specs" / "npu.bcfg"
+    spec.write_text(
+        "dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}\n"
+        "quantizer npu {}\nbackend npu {\n"
+        + fusion
+        + conv
+        + pool
+        + "    pattern nni.ConvReLU2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }\n}\n"
+    )
+    commit(repo, "npu")
+    edit(spec, lambda t: t.replace(fusion + conv, conv + fusion))
+    code, out, _ = bcfg(capsys, "--exit-code")
+    assert code == 1 and "  neutral\n" in out and out.rstrip().endswith("1 moved; no narrowing")
+    git(repo, "checkout", "-q", "specs")
+    edit(spec, lambda t: t.replace(fusion, "").replace(pool, pool + fusion))
+    code, out, _ = bcfg(capsys)
+    assert code == 0
+    assert (
+        "npu\n  > position: first → after nn.MaxPool2d  narrowing\n      in (nn.Conv2d, nn.ReLU)\n"
+        "      at specs/npu.bcfg:6\n"
+        "  ~ PT2E order: tried before nn.Conv2d → tried after nn.Conv2d  narrowing\n"
+        "      in (nn.Conv2d, nn.ReLU)\n      at specs/npu.bcfg:6\n"
+    ) in out
+    assert out.rstrip().endswith("narrows 1 pattern (user models may stop being quantized)")
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
     add_conv2d_symmetric(repo)
 
