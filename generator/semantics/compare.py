@@ -30,6 +30,7 @@ from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIEL
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
+from .quantizers import tried_order
 
 
 class Action(StrEnum):
@@ -258,9 +259,13 @@ def _order_changes(
 
 
 def _tried(q: m.Quantizer, canon: _Canon) -> dict[Any, tuple[int, m.Rule]]:
-    """The rules a quantizer tries in order (propagated shared ops are not), by what they match."""
+    """The rules a quantizer tries in order (propagated shared ops are not), by what they match.
+
+    ``q.rules`` are already in that order; ``tried_order`` is applied again (it leaves
+    an ordered list as it is) so that this judgement holds whatever order they are kept in.
+    """
     out: dict[Any, tuple[int, m.Rule]] = {}
-    for i, r in enumerate(q.rules):
+    for i, r in enumerate(tried_order(q.rules)):
         if r.kind is not m.RuleKind.PROPAGATE:
             key = canon.value((r.kind.value, r.chain, r.sources, r.annotate, r.qat))
             out.setdefault(key, (i, r))

@@ -238,7 +238,9 @@ def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
     )
     assert "  + backend added (1 pattern config)  widening\n      at specs/npu.bcfg:1\n" in out
     assert "  - backend removed (" in out and "      was specs/executorch.bcfg:13\n" in out
-    assert "  ~ PT2E quantizer: - 36 rules  narrowing\n      was specs/xnnpack.bcfg:18\n" in out
+    assert re.search(
+        r"  ~ PT2E quantizer: - \d+ rules  narrowing\n      was specs/xnnpack.bcfg:\d+\n", out
+    )
     removed = re.search(r"  - torch\.cat  narrowing\n      was specs/common\.bcfg:\d+\n", out)
     assert removed is not None
     # Placed through use/for steps: the chain that placed it too.
