@@ -8,7 +8,8 @@
 Run it with the Python that has bcfg's dependencies (torch, lark, jinja2, black).
 It works on copies of the project's specs in a temporary folder, with its own
 cache folders, and never touches the repository's generated/ or your cache.
-Timings are of whole commands (``python -m generator ...``) unless said
+Timings are of whole commands (``python -m generator ...``; the ``bcfg``
+script, without PYTHONPATH, for the project with its own modules) unless said
 otherwise, each taken in rounds that interleave all scenarios so that a noisy
 machine slows all alike; the table shows medians and the ratio of medians.
 Figures are noisy: this is a measurement, not a test.
@@ -31,6 +32,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
+# The console script next to this Python (pip install -e .), as pre-commit and CI run bcfg.
+SCRIPT = Path(PY).parent / "bcfg"
+# A vendor's project whose specs name its own package (tests/tools/acme_project/).
+ACME = REPO / "tests" / "tools" / "acme_project"
 
 # Torch's own getters, to compare build times with (see torch-facts.md).
 TORCH_GETTERS = {
@@ -200,9 +205,19 @@ def spec_lines(path: Path) -> int:
 
 
 class Workspace:
-    """A copy of the project (pyproject.toml and specs/) with its own cache folder."""
+    """A copy of the project (pyproject.toml and specs/) with its own cache folder.
 
-    def __init__(self, root: Path, name: str, specs: dict[str, str] | None = None):
+    With ``own_modules``, also the vendor project's spec and its package
+    ``acme_ops``, allow-listed: a project whose specs name its own modules.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        name: str,
+        specs: dict[str, str] | None = None,
+        own_modules: bool = False,
+    ):
         self.dir = root / name
         self.dir.mkdir()
         shutil.copy(REPO / "pyproject.toml", self.dir / "pyproject.toml")
@@ -212,6 +227,12 @@ class Workspace:
             (self.dir / "specs").mkdir()
             for fname, text in specs.items():
                 (self.dir / "specs" / fname).write_text(text, encoding="utf-8")
+        if own_modules:
+            shutil.copytree(ACME / "acme_ops", self.dir / "acme_ops")
+            shutil.copy(ACME / "specs" / "acme_npu.bcfg", self.dir / "specs")
+            pyproject = self.dir / "pyproject.toml"
+            text = pyproject.read_text(encoding="utf-8")
+            pyproject.write_text(text.replace("allow = []", 'allow = ["acme_ops"]'))
         self.cache = root / f"{name}-cache"
 
     def env(self) -> dict[str, str]:
@@ -230,6 +251,11 @@ class Workspace:
     def bcfg(self, *args: str, expect: int = 0) -> tuple[float, int, str]:
         """Run ``python -m generator args``: (seconds, peak RSS in MB, stderr)."""
         return run([PY, "-m", "generator", *args], self.dir, self.env(), expect)
+
+    def script(self, *args: str, expect: int = 0) -> tuple[float, int, str]:
+        """Run the ``bcfg`` script as a user's shell does: no PYTHONPATH."""
+        env = {k: v for k, v in self.env().items() if k != "PYTHONPATH"}
+        return run([str(SCRIPT), *args], self.dir, env, expect)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> tuple[float, int, str]:
@@ -276,8 +302,16 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
     s1 = Workspace(root, "scale-small", {"synth.bcfg": synthetic_spec(small)})
     s2 = Workspace(root, "scale-large", {"synth.bcfg": synthetic_spec(large)})
     docs = Workspace(root, "docs")
+    if not SCRIPT.exists():
+        raise SystemExit(f"no bcfg script next to {PY}: install bcfg there (pip install -e .)")
+    own = Workspace(root, "own-modules", own_modules=True)
 
     up.bcfg("generate")
+    own.script("generate")
+    if "fast check:" not in own.script("-v", "check")[2]:
+        raise SystemExit(
+            "bcfg check did not take the fast path in the project with its own modules"
+        )
     docs.bcfg("generate")  # the facts cache now knows every name: bcfg docs needs no torch
     up.bcfg("check")  # records the tree as verified
     diff = diff_workspace(root)
@@ -288,7 +322,8 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
 
     imp = Workspace(root, "import", {})
     (imp.dir / "synth_target.py").write_text(synthetic_target(scale), encoding="utf-8")
-    keys = ("torch", "check", "diff", "cold", "warm", "docs", "small", "large", "imp_s", "imp_l")
+    keys = ("torch", "check", "own", "diff", "cold", "warm", "docs", "small", "large")
+    keys += ("imp_s", "imp_l")
     times: dict[str, list] = {k: [] for k in keys}
     rss: dict[str, list] = {"small": [], "large": [], "imp_l": []}
     torch_env = up.env()
@@ -297,6 +332,7 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
         times["torch"].append(run([PY, "-c", "import torch"], up.dir, torch_env)[0])
         t, _, err = up.bcfg("check")
         times["check"].append(t)
+        times["own"].append(own.script("check")[0])
         times["diff"].append(diff.bcfg("diff", "HEAD~1", "HEAD")[0])
         cold.clear_cache()
         cold.clear_generated()
@@ -338,6 +374,7 @@ def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[st
     times["rss_imp_l"] = rss["imp_l"]
     times["_imp"] = [imp]
     times["_up"] = [up]
+    times["_own"] = [own]
     times["_docs"] = [docs]
     times["_diff"] = [diff]
     return times
@@ -736,6 +773,7 @@ Row = Callable[[str, str, str, "bool | None"], None]
 # Command timings as a ratio of `import torch`: (key, what, limit).
 COMMAND_TARGETS = (
     ("check", "bcfg check, tree up to date", 0.07),
+    ("own", "bcfg check, up to date, specs naming the project's own modules", 0.07),
     ("diff", "bcfg diff HEAD~1 HEAD (two revisions of specs/)", 1.5),
     ("cold", "bcfg generate, cold (no cache, generated/ empty)", 2.0),
     ("warm", "bcfg generate, warm, after editing one spec", 0.5),
@@ -752,6 +790,7 @@ def command_rows(root: Path, rounds: int, scale: tuple[int, int], row: Row) -> N
     row("python -c 'import torch' (the yardstick)", f"{torch_s:.3f} s", "", True)
     probes = {
         "check": (up, ["check"], 0, ("torch", "lark", "jinja2", "black")),
+        "own": (t["_own"][0], ["check"], 0, ("torch", "lark", "jinja2", "black", "acme_ops")),
         "docs": (t["_docs"][0], ["docs"], 0, ("torch", "black")),
         "diff": (
             t["_diff"][0],

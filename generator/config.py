@@ -34,21 +34,32 @@ class Project:
     allow: tuple[str, ...]
     docs: Path | None = None
     strict: bool = False  # warnings are errors in generate and check
+    pythonpath: tuple[Path, ...] = ()  # [tool.bcfg] pythonpath: folders besides the root
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
         return display_name(path, self.root)
 
-    def put_root_on_path(self) -> None:
-        """Make the project's own modules importable, as ``python -m`` from the root would.
+    def import_path(self) -> list[str]:
+        """Where the project's own modules are imported from: the root, then ``[tool.bcfg]
+        pythonpath``, as real paths, in that order."""
+        folders = [self.root, *self.pythonpath]
+        return list(dict.fromkeys(os.path.realpath(f) for f in folders))
 
-        Specs may name modules of the project (on ``[tool.bcfg] allow``); they
-        resolve from the project root whatever the working directory and
-        whether bcfg runs as the ``bcfg`` script or as ``python -m generator``.
+    def make_importable(self) -> None:
+        """Put ``import_path()`` first on ``sys.path``: THE rule for where user modules come from.
+
+        Specs may name modules of the project (on ``[tool.bcfg] allow``). Every
+        command that resolves specs (generate, check and its fast path, diff at
+        every revision, explain, docs, compat, import's child process, the
+        language server) imports them from these folders, whatever the working
+        directory, with the ``bcfg`` script as with ``python -m generator``,
+        and without PYTHONPATH. A folder already on the path moves to the front.
         """
-        root = os.path.realpath(self.root)
-        if not any(os.path.realpath(p or os.curdir) == root for p in sys.path):
-            sys.path.insert(0, root)
+        wanted = self.import_path()
+        kept = [p for p in sys.path if os.path.realpath(p or os.curdir) not in wanted]
+        if sys.path[: len(wanted)] != wanted:
+            sys.path[:] = [*wanted, *kept]
 
     def spec_files(self) -> list[Path]:
         """Every ``*.bcfg`` directly in the spec folder, sorted; SpecError if there is no folder.
@@ -172,6 +183,7 @@ KEYS = {
     "allow": "a list of top-level module names",
     "docs": "a folder name, or false to write no docs",
     "strict": "true or false (true: warnings are errors in generate and check)",
+    "pythonpath": "a list of folders, relative to the project root",
 }
 
 
@@ -235,9 +247,35 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     strict = table.get("strict", False)
     if not isinstance(strict, bool):
         bad("strict", f"[tool.bcfg] strict must be {KEYS['strict']}", "for example: strict = true")
+    folders = _pythonpath(root, table.get("pythonpath", []), bad)
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     specs, out = table.get("specs", "specs"), table.get("out", "generated")
     docs_path = None if docs is False else root / docs
-    return Project(root, root / specs, root / out, allow, docs_path, strict)
+    return Project(root, root / specs, root / out, allow, docs_path, strict, folders)
+
+
+def _pythonpath(root: Path, value: object, bad: Callable[..., None]) -> tuple[Path, ...]:
+    """The folders of ``[tool.bcfg] pythonpath``; each must be relative and exist."""
+    example = 'for example: pythonpath = ["src"]'
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        bad("pythonpath", f"[tool.bcfg] pythonpath must be {KEYS['pythonpath']}", example)
+        return ()
+    folders = []
+    for entry in value:
+        if Path(entry).is_absolute():
+            bad(
+                "pythonpath",
+                f"[tool.bcfg] pythonpath: {entry!r} is absolute",
+                "write it relative to the project root, so the project works wherever it is checked out",
+            )
+        elif not (root / entry).is_dir():
+            bad(
+                "pythonpath",
+                f"[tool.bcfg] pythonpath: no folder {entry!r} in the project root",
+                "create it or correct the path",
+            )
+        else:
+            folders.append(root / entry)
+    return tuple(folders)

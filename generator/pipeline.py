@@ -108,7 +108,7 @@ def analyze_project(project: Project, specs: list[Path] | None = None) -> Analys
     if problem is not None:
         raise ConfigError(problem)
     paths = project.spec_files() if specs is None else specs
-    project.put_root_on_path()
+    project.make_importable()
     # Facts about torch's names, cached per torch version: a run that names
     # only known symbols does not import torch. What a run learns is kept even
     # if a spec is wrong (facts are about torch, not about specs).

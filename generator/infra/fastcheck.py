@@ -17,9 +17,11 @@ allow``), whose versions the key cannot hold. ``record`` keeps, for every
 module a full run had loaded from such a package, and for every other module
 the run loaded from outside the standard library and the installed packages
 (a user module's local helpers), the file it came from and its hash, and for
-each allowed package the file Python's import system finds for it. A change
-to any of them (a function dropped, a file shadowing the package) falls back
-to the full path, which reports what the change broke.
+each allowed package the file Python's import system finds for it
+(``usermodules``). A change to any of them (a function dropped, a file
+shadowing the package, the package moved) falls back to the full path, which
+reports what the change broke. The caller makes the project importable first
+(``Project.make_importable``), so both look where a full run imports from.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import DEFAULT_ALLOW, Project
+from ..config import Project
 from ..diagnostics import Diagnostic, format_all
 from ..sources import MAX_SPEC_BYTES, is_library, read_regular_file, resolved_path
 from . import cache
+from .usermodules import found_at, loaded_files, module_digest, user_tops
 from .write import DOCS, MODULES, Outputs
 
 # Generated modules are read whole to be hashed, up to this size (10,000 patterns take ~5 MB).
@@ -119,50 +122,9 @@ def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
         str(resolved_path(out_dir)),
         str(resolved_path(project.docs)) if project.docs else None,
         list(project.allow),
+        project.import_path(),
         [project.rel(p) for p in specs],
     )
-
-
-def _user_tops(project: Project) -> list[str]:
-    """The allow-listed top-level modules whose versions the cache key does not hold."""
-    return [top for top in project.allow if top not in DEFAULT_ALLOW]
-
-
-def _found_at(top: str) -> str | None:
-    """The file Python's import system would load ``top`` from, without importing it."""
-    import importlib.util  # only for projects that allow user modules: 10 ms of imports
-
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    return None if spec is None else str(spec.origin)
-
-
-def _library_dirs() -> tuple[str, ...]:
-    """Folders of the standard library, installed packages and bcfg itself."""
-    import sysconfig
-
-    paths = sysconfig.get_paths()
-    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    dirs.add(str(Path(__file__).resolve().parent.parent))
-    return tuple(str(Path(d).resolve()) + "/" for d in dirs)
-
-
-def _loaded_user_files(project: Project, before: frozenset[str]) -> dict[str, str | None]:
-    """The files of user modules the run resolved against, with their hashes (see the module doc)."""
-    tops = set(_user_tops(project))
-    library = _library_dirs()
-    files: dict[str, str | None] = {}
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str):
-            continue
-        path = str(Path(file).resolve())
-        allowed = name.partition(".")[0] in tops
-        if allowed or (name not in before and not path.startswith(library)):
-            files[path] = _module_digest(Path(path))
-    return dict(sorted(files.items()))
 
 
 @dataclass(frozen=True)
@@ -173,22 +135,11 @@ class Snapshot:
     modules: frozenset[str]
 
 
-def _module_digest(path: Path) -> str | None:
-    """A module file's hash; past the spec size limit (an extension module), its size and mtime."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    if info.st_size > MAX_SPEC_BYTES:
-        return f"stat:{info.st_size}:{info.st_mtime_ns}"
-    return _digest(path)
-
-
 def _user_modules_unchanged(project: Project, entry: dict) -> bool:
-    tops = {top: _found_at(top) for top in _user_tops(project)}
+    tops = {top: found_at(top) for top in user_tops(project)}
     if entry["tops"] != tops:
         return False
-    return all(_module_digest(Path(f)) == digest for f, digest in entry["modules"].items())
+    return all(module_digest(Path(f)) == digest for f, digest in entry["modules"].items())
 
 
 def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | None:
@@ -230,8 +181,8 @@ def record(
         return
     value = {
         "inputs": before.inputs,
-        "tops": {top: _found_at(top) for top in _user_tops(project)},
-        "modules": _loaded_user_files(project, before.modules),
+        "tops": {top: found_at(top) for top in user_tops(project)},
+        "modules": loaded_files(project, before.modules),
         "outputs": {
             project.rel(o.out_dir / name): hashlib.sha256(text.encode("utf-8")).hexdigest()
             for o in outputs

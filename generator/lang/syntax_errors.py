@@ -11,6 +11,7 @@ Token('RBRACE', '}')". ``parse.parse_text`` is the one caller.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -135,6 +136,9 @@ _VALUE_HINTS = {
     "a dtype name": "dtypes are quint8, qint8, quint4x2, float, float16, ...",
     "a dtype set": "write {input: quint8, output: quint8}, a dtypes name or a list of them",
     "the module the fuser builds": "write: fuse f(conv, relu) = nni.ConvReLU2d(conv, relu)",
+    "a backend name": (
+        'write: backend my_backend { ... }; a string after the name sets the BackendConfig\'s name: backend my_backend "my backend" { ... }'
+    ),
 }
 
 _CONSTRUCTS = {
@@ -172,7 +176,7 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
         span = token_span(file, tok)
     found = _show_token(tok)
 
-    missing = _missing_closer(tok, at_end, span, found, file, expected, stack)
+    missing = _missing_closer(tok, at_end, span, found, file, expected, stack, text)
     if missing is not None:
         return missing
 
@@ -194,6 +198,8 @@ def syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
             hint = f"did you mean '{close[0]}'?"
     elif tok.type == "COMMA" and "a field name" in message:
         hint = "pattern fields are separated by spaces or new lines, not commas"
+    if hint is None:
+        hint = _hint(tok, expected, stack, text, span)
     return Diagnostic(Severity.ERROR, span, message, hint)
 
 
@@ -205,6 +211,7 @@ def _missing_closer(
     file: str,
     expected: set[str],
     stack: Sequence[Any],
+    text: str,
 ) -> Diagnostic | None:
     """If what was found can only start something new, the error is the bracket left open."""
     # A keyword that starts the next item where a field name was expected: a '}' is missing.
@@ -217,9 +224,9 @@ def _missing_closer(
     ):
         opener = _innermost_opener(stack[:-1])
         if opener is not None:
-            return Diagnostic(
-                Severity.ERROR, token_span(file, top), _close_message(opener, f"'{top}'")
-            )
+            at = token_span(file, top)
+            hint = _close_hint(opener, text, at, f"'{top}'")
+            return Diagnostic(Severity.ERROR, at, _close_message(opener, f"'{top}'"), hint)
     opener = _innermost_opener(stack)
     if opener is not None and _CLOSERS[opener[0].type] in expected:
         starts_new = (
@@ -234,7 +241,37 @@ def _missing_closer(
             and opener[0].type != "LBRACE"
         )
         if starts_new:
-            return Diagnostic(Severity.ERROR, span, _close_message(opener, found))
+            if tok.type in _CLOSING:
+                hint = f"the '{opener[0]}' at {opener[0].line}:{opener[0].column} pairs with '{_CLOSE_CHAR[opener[0].type]}', not '{tok}'"
+            else:
+                hint = _close_hint(opener, text, span, "the end of the file" if at_end else found)
+            return Diagnostic(Severity.ERROR, span, _close_message(opener, found), hint)
+    return None
+
+
+_CLOSE_CHAR = {"LBRACE": "}", "LPAR": ")", "LSQB": "]"}
+
+
+def _close_hint(opener: tuple[Token, str, Token], text: str, at: m.Span, found: str) -> str:
+    """Where the missing closer most likely goes: at the end of the last line with code before
+    ``at`` (a block ends after its last line), or just before what was found on that line."""
+    closer = _CLOSE_CHAR[opener[0].type]
+    line = _last_code_line(text, at)
+    if found == "the end of the file":
+        return f"add '{closer}' at the end of the file, if the {opener[1]} ends there"
+    if line is None or line == at.line:
+        return f"add '{closer}' before {found}"
+    return f"add '{closer}' at the end of line {line}, if the {opener[1]} ends there"
+
+
+def _last_code_line(text: str, at: m.Span) -> int | None:
+    """The last line before ``at`` (or the part of ``at``'s line before it) with code on it,
+    comments aside; None if there is none."""
+    lines = text.split("\n")
+    for n in range(min(at.line, len(lines)), 0, -1):
+        code = lines[n - 1][: at.column - 1] if n == at.line else lines[n - 1]
+        if code.split("#", 1)[0].strip():
+            return n
     return None
 
 
@@ -258,12 +295,139 @@ def _unexpected_character(
             span,
             "'$' may only start a ${variable} hole in a name, like nn.Conv${n}d",
         )
+    if ch in _CHARACTER_HINTS:
+        return Diagnostic(
+            Severity.ERROR, span, f"unexpected character {_show_char(ch)}", _CHARACTER_HINTS[ch]
+        )
     return Diagnostic(
         Severity.ERROR,
         span,
         f"unexpected character {_show_char(ch)}",
         _expected_hint(expected, stack),
     )
+
+
+_CHARACTER_HINTS = {
+    ";": "no ';' is needed: new lines or spaces separate items and fields",
+    "'": 'strings are written in double quotes: "relu"',
+    "`": 'strings are written in double quotes: "relu"',
+}
+
+# What a construct's braces hold, said by example, for a '{' that is missing.
+_BRACES = {
+    "PATTERN_KW": "a pattern's fields go in braces, even none: pattern nn.Linear {}",
+    "BACKEND": "a backend's items go in braces: backend b { pattern nn.Linear {} }",
+    "QUANTIZER": "write: quantizer b {} (with the name of a backend of this file)",
+    "GROUP": "a group's items go in braces: group g(ds) { pattern nn.Linear { dtypes: ds } }",
+    "FOR": "a loop's items go in braces: for n in [1, 2] { ... }",
+}
+
+
+def _hint(
+    tok: Token, expected: set[str], stack: Sequence[Any], text: str, span: m.Span
+) -> str | None:
+    """A hint for the common syntax errors whose fix can be told from where the parser stopped:
+    '=' for ':' and back, a missing ',' or '{', a loop's values without a list, a pattern
+    outside a backend, a stray '}', a comment in another language's syntax."""
+    top = stack[-1] if stack and isinstance(stack[-1], Token) else None
+    top_type = top.type if top is not None else None
+    tokens = _tokens(stack)
+    opener = _innermost_opener(stack)
+    rest = _rest_of_line(text, _offset(text, span))
+    if expected == {"COLON"} and top is not None and top.type in _FIELD_KEYS:
+        return _field_hint(top, tok, opener, text, rest)
+    if expected == {"EQUAL"} and tok.type == "COLON" and top is not None:
+        kw = next((t for t in reversed(tokens) if t.type in _DECL_START), None)
+        if kw is not None:
+            return f"a definition takes '=': {kw} {top} = ...; ':' is for fields"
+    if tok.type == "SLASH" and text[_offset(text, span) :][:2] in ("//", "/*"):
+        return "comments start with '#'"
+    if "LBRACE" in expected and tok.type != "LBRACE":
+        if tok.type == "COMMA" and any(t.type == "IN" for t in tokens):
+            return "write the loop's values as a list: for n in [1, 2] { ... }"
+        kw = next((t for t in reversed(tokens) if t.type in _BRACES), None)
+        if kw is not None:
+            return _BRACES[kw.type]
+    if expected == {"PATTERN_KW"} and top_type == "OVERRIDE":
+        return f"write: override pattern {rest}"
+    if "$END" in expected and _DECL_START <= expected:  # at the top level
+        if tok.type in _ITEM_START:
+            early = " (or the '}' before it closed its backend or group too early)"
+            where = "patterns, use, for and override go inside a backend or a group"
+            return where + (early if top_type == "RBRACE" else "")
+        if tok.type == "RBRACE":
+            return "this '}' closes nothing: remove it, or add the '{' it should close"
+    if tok.type == "EQUAL" and opener is not None and opener[1] == "'('":
+        use = next((i for i, t in enumerate(tokens) if t.type == "USE"), None)
+        if use is not None and use + 1 < len(tokens):
+            value = re.split(r"[,)]", rest[1:], maxsplit=1)[0].strip()
+            return (
+                "a group's arguments are written in order, without names: "
+                f"use {tokens[use + 1]}({value or '...'})"
+            )
+    if tok.type == "COLON" and "RBRACE" in expected:
+        return _value_missing_hint(text[: _offset(text, span)])
+    if "COMMA" in expected and tok.type in _VALUE_START - {"LBRACE"}:
+        return f"a ',' missing before {_show_token(tok)}?"
+    return None
+
+
+_FIELD_KEYS = ("NAME", "DTYPES_KW", "FUSER_KW")
+
+
+def _field_hint(
+    key: Token, tok: Token, opener: tuple[Token, str, Token] | None, text: str, rest: str
+) -> str:
+    """A field name, then not ':' (``dtypes = x``, ``dtypes x``, ``sequential nni.X``); ``rest``
+    is the line from what was found on."""
+    value = rest[1:].split(")", 1)[0] if tok.type in ("EQUAL", "LPAR") else rest
+    value = re.split(r"[,}]", value, maxsplit=1)[0].strip() or "..."
+    if opener is not None and opener[1] == "record":
+        return f"write '{key}: {value}': a record's entries take ':'"
+    line = text.split("\n")[key.line - 1] if key.line else ""
+    column = (key.column or 1) - 1
+    if line[:column].rstrip().endswith("sequential"):
+        module = re.match(r"[\w.]+", line[column:])
+        shown = module.group() if module else str(key)
+        return f"sequential takes its module in parentheses: sequential({shown})"
+    if tok.type == "EQUAL":
+        return (
+            f"write '{key}: {value}': a field takes ':' ('=' defines a name at the top level, "
+            "as in dtypes int8 = {...})"
+        )
+    return f"write '{key}: {value}': a field takes ':' before its value"
+
+
+# `key:` at the end of a line, then a lone name on the next: the name became the key's value.
+_VALUE_MISSING = re.compile(r"([A-Za-z_]\w*)[ \t]*:[ \t]*(?:#[^\n]*)?\n\s*([A-Za-z_]\w*)[ \t]*$")
+
+
+def _value_missing_hint(before: str) -> str | None:
+    """A ':' where a field name was expected, after ``key:`` left without a value on its line."""
+    found = _VALUE_MISSING.search(before)
+    if found is None:
+        return None
+    line = before.count("\n", 0, found.start(1)) + 1
+    key, taken = found.group(1), found.group(2)
+    return f"'{key}:' on line {line} has no value, so '{taken}' was read as its value"
+
+
+def _rest_of_line(text: str, offset: int, limit: int = 40) -> str:
+    """The line of ``text`` from ``offset`` on, without its comment, shortened to ``limit``."""
+    end = text.find("\n", offset)
+    line = text[offset : end if end >= 0 else len(text)].split("#", 1)[0].strip()
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _offset(text: str, span: m.Span) -> int:
+    """The offset in ``text`` of the start of ``span`` (clamped to the text)."""
+    start = 0
+    for _ in range(span.line - 1):
+        nl = text.find("\n", start)
+        if nl < 0:
+            return len(text)
+        start = nl + 1
+    return min(start + span.column - 1, len(text))
 
 
 def _tokens(stack: Sequence[Any]) -> list[Token]:

@@ -30,6 +30,7 @@ from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIEL
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
+from .quantizers import tried_order
 
 
 class Action(StrEnum):
@@ -53,7 +54,8 @@ class Change:
     ``before`` and ``after`` are None where they do not apply. ``origin`` is
     the config's origin anchor (the newer one; the older one when removed).
     ``where`` is always in the newer specs (for a removed pattern, its
-    backend); ``was`` is where a removed pattern was written.
+    backend; None for a removed backend or quantizer); ``was`` is where a
+    removed pattern, backend or quantizer was written.
     """
 
     backend: str
@@ -65,7 +67,7 @@ class Change:
     severity: Severity
     where: Span | None = None
     origin: str | None = None
-    was: Span | None = None  # where a removed pattern was written, in the older specs
+    was: Span | None = None  # where what was removed was written, in the older specs
 
 
 # How a dotted path is identified: the path itself, or the first path that names the same object.
@@ -109,14 +111,17 @@ def compare(
             out.append(Change(module, None, Action.ADDED, None, None, n, Severity.WIDENING, b.span))
         elif b is None:
             n = _configs(a)
-            out.append(Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING))
+            removed = Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING)
+            out.append(replace(removed, was=a.span))
         else:
-            out.extend(_quantizer_changes(module, old_q.get(module), new_q.get(module), canon))
-            out.extend(_backend_changes(a, b, canon))
+            qa, qb = old_q.get(module), new_q.get(module)
+            out.extend(_quantizer_changes(module, qa, qb, canon))
+            out.extend(_order_changes(b, qa, qb, _backend_changes(a, b, canon), canon))
     return out
 
 
 QUANTIZER_FIELD = "PT2E quantizer"
+ORDER_FIELD = "PT2E order"
 TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
 
@@ -133,9 +138,19 @@ def _quantizer_changes(
         rules = f"{len(q.rules)} rule{'s' if len(q.rules) != 1 else ''}"
         before, after = (None, rules) if a is None else (rules, None)
         severity = Severity.WIDENING if a is None else Severity.NARROWING
-        where = b.span if b is not None else None
+        where, was = (b.span, None) if b is not None else (None, q.span)
         return [
-            Change(module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where)
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                QUANTIZER_FIELD,
+                before,
+                after,
+                severity,
+                where,
+                was=was,
+            )
         ]
     out = []
     if canon.value(a.transforms) != canon.value(b.transforms):
@@ -162,6 +177,130 @@ def _quantizer_changes(
             )
         )
     return out
+
+
+def _order_changes(
+    b: m.Backend,
+    qa: m.Quantizer | None,
+    qb: m.Quantizer | None,
+    changes: list[Change],
+    canon: _Canon,
+) -> list[Change]:
+    """Moves that change which PT2E rule claims a node are narrowing, and say so.
+
+    A quantizer's rules are in the order it tries them (``quantizers.tried_order``:
+    chains longest first, hooks and eager shared ops in their place), and a node
+    belongs to the first rule that annotates it. Two rules that share an op (or a
+    hook, which may annotate anything) compete for nodes: if a reorder of the
+    spec flips their order in the quantizer, some node is claimed by the other
+    rule (a fusion now lost, or now made), so the move is narrowing, and a
+    ``PT2E order`` row says which rules now come the other way round. A move
+    that leaves the tried order of competing rules as it was stays neutral.
+    """
+    if qa is None or qb is None or not any(c.action == Action.MOVED for c in changes):
+        return changes
+    before, after = _tried(qa, canon), _tried(qb, canon)
+    common = [k for k in after if k in before]
+    if sorted(common, key=lambda k: before[k][0]) == common:
+        return changes
+    # rule -> [(a rule it swapped places with, whether it was tried before that one at base)]
+    flipped: dict[Any, list[tuple[Any, bool]]] = {}
+    for k, other in _competing(common, after, canon):  # k is tried before other now
+        if before[k][0] > before[other][0]:
+            flipped.setdefault(k, []).append((other, False))
+            flipped.setdefault(other, []).append((k, True))
+    configs = {c.origin.anchor: c for c in b.configs if c.origin is not None}
+    rule_of = {o.anchor: k for k in after for o in after[k][1].origins}
+    moved = {rule_of[c.origin] for c in changes if c.action == Action.MOVED and c.origin in rule_of}
+
+    def first_config(k: Any) -> m.PatternConfig | None:
+        return next((configs[o.anchor] for o in after[k][1].origins if o.anchor in configs), None)
+
+    def shown(k: Any) -> str:
+        config = first_config(k)
+        return spelling.pattern(config) if config is not None else after[k][1].name
+
+    # Said at the rule that moved; where neither of two rules moved (a hook moved between
+    # them), at both.
+    said = [k for k, ps in flipped.items() if k in moved or not any(p in moved for p, _ in ps)]
+
+    def row(k: Any, pattern: str, where: Span | None, origin: str | None) -> Change:
+        was, now = _relative(flipped[k], shown, base=True), _relative(flipped[k], shown, base=False)
+        return Change(
+            b.module,
+            pattern,
+            Action.CHANGED,
+            ORDER_FIELD,
+            was,
+            now,
+            Severity.NARROWING,
+            where,
+            origin,
+        )
+
+    out = []
+    for c in changes:
+        k = rule_of.get(c.origin) if c.action == Action.MOVED and c.origin else None
+        if k is not None and k in said:
+            out += [
+                replace(c, severity=Severity.NARROWING),
+                row(k, c.pattern or shown(k), c.where, c.origin),
+            ]
+            said.remove(k)
+        else:
+            out.append(c)
+    for k in said:
+        config = first_config(k)
+        origin = config.origin if config is not None else None
+        out.append(
+            row(k, shown(k), origin.item if origin else None, origin.anchor if origin else None)
+        )
+    return out
+
+
+def _tried(q: m.Quantizer, canon: _Canon) -> dict[Any, tuple[int, m.Rule]]:
+    """The rules a quantizer tries in order (propagated shared ops are not), by what they match.
+
+    ``q.rules`` are already in that order; ``tried_order`` is applied again (it leaves
+    an ordered list as it is) so that this judgement holds whatever order they are kept in.
+    """
+    out: dict[Any, tuple[int, m.Rule]] = {}
+    for i, r in enumerate(tried_order(q.rules)):
+        if r.kind is not m.RuleKind.PROPAGATE:
+            key = canon.value((r.kind.value, r.chain, r.sources, r.annotate, r.qat))
+            out.setdefault(key, (i, r))
+    return out
+
+
+def _competing(
+    keys: list[Any], rules: dict[Any, tuple[int, m.Rule]], canon: _Canon
+) -> list[tuple[Any, Any]]:
+    """The pairs of ``keys`` (in order) whose rules may claim the same node: rules that share an
+    op (or a source callable), and a hook with any rule (it may annotate anything)."""
+    by_op: dict[Any, list[Any]] = {}
+    hooks = []
+    for k in keys:
+        r = rules[k][1]
+        if r.kind is m.RuleKind.HOOK:
+            hooks.append(k)
+        ops = {canon.value(op) for step in r.chain for op in step}
+        for op in ops | {canon.value(src) for src in r.sources}:
+            by_op.setdefault(op, []).append(k)
+    rank = {k: i for i, k in enumerate(keys)}
+    pairs = {
+        (a, b) for group in by_op.values() for i, a in enumerate(group) for b in group[i + 1 :]
+    }
+    pairs |= {tuple(sorted((h, k), key=rank.__getitem__)) for h in hooks for k in keys if k != h}
+    return sorted(pairs, key=lambda p: (rank[p[0]], rank[p[1]]))
+
+
+def _relative(partners: list[tuple[Any, bool]], shown: Callable[[Any], str], base: bool) -> str:
+    """``tried before A, B; after C``: where a rule stood among the rules it swapped with."""
+    first = [shown(p) for p, was_first in partners if was_first == base]
+    then = [shown(p) for p, was_first in partners if was_first != base]
+    parts = [f"before {', '.join(first)}"] if first else []
+    parts += [f"after {', '.join(then)}"] if then else []
+    return "tried " + "; ".join(parts)
 
 
 def _configs(b: m.Backend) -> str:

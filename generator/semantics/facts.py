@@ -75,6 +75,13 @@ def resolve(path: str, allow: tuple[str, ...] = DEFAULT_ALLOW) -> Resolved:
 _found: dict[tuple[str, tuple[str, ...]], Resolved] = {}
 
 
+def forget(tops: set[str]) -> None:
+    """Forget the objects found under the top-level modules ``tops``: they are being imported
+    afresh (a long-running process whose user modules changed; see ``infra.usermodules``)."""
+    for key in [k for k in _found if k[0].partition(".")[0] in tops]:
+        del _found[key]
+
+
 def check_allowed(path: str, allow: tuple[str, ...]) -> None:
     """Raise UnknownSymbol unless the top-level module of ``path`` is on the allow-list."""
     top = path.split(".")[0]
@@ -90,19 +97,20 @@ def check_allowed(path: str, allow: tuple[str, ...]) -> None:
 def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
     parts = path.split(".")
     check_allowed(path, allow)
-    try:
-        obj: Any = importlib.import_module(parts[0])
-    except ImportError:
-        raise UnknownSymbol(path, f"cannot import module '{parts[0]}'") from None
+    obj: Any = _import(path, parts[0])
+    if obj is _MISSING:
+        raise UnknownSymbol(
+            path,
+            f"cannot import module '{parts[0]}'",
+            "bcfg imports the project's modules from its root and [tool.bcfg] pythonpath, "
+            "and installed packages from the environment bcfg runs in",
+        )
     module = parts[0]
     for i, part in enumerate(parts[1:], start=1):
         prefix = ".".join(parts[: i + 1])
         nxt = getattr(obj, part, _MISSING) if not part.startswith("__") else _MISSING
         if nxt is _MISSING and isinstance(obj, types.ModuleType):
-            try:
-                nxt = importlib.import_module(prefix)
-            except ImportError:
-                nxt = _MISSING
+            nxt = _import(path, prefix)
         if nxt is _MISSING:
             raise UnknownSymbol(
                 path, f"unknown symbol '{path}'", _did_you_mean(obj, parts[:i], part)
@@ -115,6 +123,58 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
 
 
 _MISSING = object()
+
+
+def _import(path: str, name: str) -> Any:
+    """The module ``name`` (on the walk to ``path``), or ``_MISSING`` if there is none.
+
+    Importing runs the module's code: an allowed user module that raises (or
+    fails to import one of its own imports, or exits) is an error about the
+    spec's name, saying what failed and where, never bcfg's crash. What the
+    module prints goes to standard error, never into a command's output.
+    """
+    import contextlib
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return importlib.import_module(name)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (any failure of the module's code)
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing is not None and (name == missing or name.startswith(missing + ".")):
+            return _MISSING
+        raise UnknownSymbol(
+            path,
+            f"importing '{name}' failed: {_failure(exc)}",
+            "fix the module: bcfg imports it to resolve the names the spec uses",
+        ) from None
+
+
+def _failure(exc: BaseException) -> str:
+    """One line: the exception, and the file and line of the module's code that raised it."""
+    import os
+    import traceback
+
+    if isinstance(exc, SystemExit):
+        what = f"it called sys.exit({exc.code!r})"
+    else:
+        try:
+            lines = str(exc).strip().splitlines()
+        except Exception:  # noqa: BLE001  (an exception whose __str__ raises)
+            lines = []
+        what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        file, line = exc.filename, exc.lineno
+        what = f"{type(exc).__name__}: {exc.msg}"
+    else:
+        tb = traceback.extract_tb(exc.__traceback__)
+        frames = [f for f in tb if not f.filename.startswith("<frozen ")]
+        if not frames:
+            return what
+        file, line = frames[-1].filename, frames[-1].lineno or 0
+    shown = (
+        os.path.relpath(file) if os.path.abspath(file).startswith(os.getcwd() + os.sep) else file
+    )
+    return f"{what} ({shown}:{line})"
 
 
 def home(obj: Any) -> str | None:

@@ -17,7 +17,8 @@ import dataclasses
 
 from ..cli import ExitCode, Report, UsageError, run_in_child
 from ..config import Project, find_project
-from ..diagnostics import Severity, SpecError
+from ..diagnostics import Diagnostic, Severity, SpecError
+from ..infra.usermodules import user_tops
 from ..semantics import model as m
 from ..semantics.compare import Identity, compare
 from ..semantics.facts import TorchFacts
@@ -33,17 +34,27 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
             return ExitCode(
                 run_in_child(args, report, f"the comparison of {' and '.join(args.configs)}")
             )
+        find_project().make_importable()  # the getters may be the project's own modules
         base, head, labels, identity = _live(args.configs)
         quantizers: tuple[list[m.Quantizer], list[m.Quantizer]] = ([], [])
     else:
         project = find_project()
+        project.make_importable()  # allowed modules resolve from the working tree at every revision
         try:
             base, head, labels, identity, quantizers = _revisions(
                 project, args.base or "HEAD", args.head
             )
         except _Unresolved as exc:
+            # The errors say why nothing was compared: they come first, and the warnings of
+            # that revision only with -v (a review is not the place to fix them).
             report.diagnostics(exc.error.diagnostics, exc.error.sources)
-            report.message(exc.message)
+            message = exc.message
+            if exc.warnings and report.verbosity > 0:
+                report.diagnostics(exc.warnings, exc.error.sources)
+            elif exc.warnings:
+                n = len(exc.warnings)
+                message += f" ({n} warning{'s' if n != 1 else ''} there not shown; -v shows them)"
+            report.message(message)
             return ExitCode.ERROR
     changes = compare(base, head, identity, quantizers)
     if args.format == "text":
@@ -54,12 +65,14 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
 
 
 class _Unresolved(Exception):
-    """The specs at one side do not resolve: the diagnostics, and a line naming the side."""
+    """The specs at one side do not resolve: the errors, a line naming the side, and the
+    warnings found there."""
 
-    def __init__(self, error: SpecError, message: str):
+    def __init__(self, error: SpecError, message: str, warnings: list[Diagnostic]):
         super().__init__(message)
         self.error = error
         self.message = message
+        self.warnings = warnings
 
 
 def _revisions(project: Project, base: str, head: str | None) -> tuple[
@@ -110,15 +123,30 @@ def _side(
     try:
         analysis = analyze(sources, names, project.allow, facts)
     except SpecError as exc:
-        n = sum(d.severity == Severity.ERROR for d in exc.diagnostics)
         where = f"at {label}" if revision is not None else "in the working tree"
         note = f"at revision {label}" if revision is not None else "in the working tree"
-        notes = [dataclasses.replace(d, notes=(*d.notes, note)) for d in exc.diagnostics]
+        errors: list[Diagnostic] = []
+        warnings: list[Diagnostic] = []
+        for d in exc.diagnostics:
+            notes = (*d.notes, note)
+            if revision is not None and _names_user_module(d, project):
+                notes += (
+                    "the project's own modules are imported from the working tree "
+                    f"({', '.join(project.import_path())}) for every revision",
+                )
+            noted = dataclasses.replace(d, notes=notes)
+            (errors if d.severity == Severity.ERROR else warnings).append(noted)
+        n = len(errors)
         message = (
             f"the specs {where} do not resolve ({n} error{'s' if n != 1 else ''}); nothing compared"
         )
-        raise _Unresolved(SpecError(notes, exc.sources), message) from None
+        raise _Unresolved(SpecError(errors, exc.sources), message, warnings) from None
     return analysis.backends, analysis.quantizers, label
+
+
+def _names_user_module(d: Diagnostic, project: Project) -> bool:
+    """The diagnostic is about a name in one of the project's own modules."""
+    return any(f"'{top}'" in d.message or f"'{top}." in d.message for top in user_tops(project))
 
 
 def _live(targets: list[str]) -> tuple[list[m.Backend], list[m.Backend], Labels, Identity]:

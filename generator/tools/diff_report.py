@@ -130,8 +130,9 @@ def _field_text(c: Change, arrow: str = "→", none: str = "—") -> str:
 
 
 def _place(c: Change) -> str | None:
-    """Where a reviewer should look: in the newer specs, or where a removed pattern was."""
-    if c.action == Action.REMOVED and c.was is not None and c.was.line >= 1:
+    """Where a reviewer should look: in the newer specs, or where what was removed was."""
+    removed = c.action == Action.REMOVED or c.where is None
+    if removed and c.was is not None and c.was.line >= 1:
         return f"was {c.was.file}:{c.was.line}"
     return _where(c)
 
@@ -181,29 +182,46 @@ def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
                     else f"backend {action.value} ({first.after or first.before})"
                 )
                 lines.append(f"  {sign} {what}  {tag}")
+                lines += _places_lines(rows)
             elif field is None:  # patterns added or removed
                 for c in rows:
                     lines.append(f"  {sign} {c.pattern}  {tag}")
-                    if c.origin:
+                    lines += _places_lines([c])
+                    if _through_steps(c.origin):
                         lines.append(
                             f"      {'was ' if action == Action.REMOVED else ''}{c.origin}"
                         )
             else:
                 lines.append(f"  {sign} {_field_text(first)}  {tag}")
                 lines += _patterns_lines([c.pattern for c in rows if c.pattern is not None])
-                places = list(dict.fromkeys(w for w in map(_where, rows) if w))
-                if len(places) == 1:
-                    lines.append(f"      at {places[0]}")
+                lines += _places_lines(rows)
                 if len(rows) == 1 and _through_steps(first.origin):
                     lines.append(f"      {first.origin}")
     lines += ["", Summary.of(changes).line()]
     return "\n".join(lines) + "\n"
 
 
-def _patterns_lines(patterns: list[str], width: int = 100) -> list[str]:
+def _places_lines(rows: list[Change]) -> list[str]:
+    """Where each change is in the specs: ``at file:line`` (``was file:line`` for what was
+    removed), every place named."""
+    places = list(dict.fromkeys(p for p in map(_place, rows) if p))
+    now = [p for p in places if not p.startswith("was ")]
+    was = [p.removeprefix("was ") for p in places if p.startswith("was ")]
+    return _listed("at", now) + _listed("was", was)
+
+
+def _patterns_lines(patterns: list[str]) -> list[str]:
     """``in 3 patterns: a, b, c`` wrapped, every pattern named."""
-    names = list(dict.fromkeys(patterns))
-    words = (f"in {len(names)} patterns:" if len(names) > 1 else "in").split(" ")
+    return _listed("in", patterns, "patterns")
+
+
+def _listed(head: str, items: list[str], plural: str = "", width: int = 100) -> list[str]:
+    """``head a, b, c`` wrapped (``head 3 plural: a, b, c`` with a plural), each item once."""
+    names = list(dict.fromkeys(items))
+    if not names:
+        return []
+    counted = plural and len(names) > 1
+    words = (f"{head} {len(names)} {plural}:" if counted else head).split(" ")
     words += [n + ("," if i < len(names) - 1 else "") for i, n in enumerate(names)]
     lines, line = [], "     "
     for w in words:

@@ -25,9 +25,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     out_dir = args.out or project.out
     report.detail(
         f"project {project.root}: specs in {project.rel(project.specs)}/, output in "
-        f"{project.rel(out_dir)}/, allowed modules {', '.join(project.allow)}"
+        f"{project.rel(out_dir)}/, allowed modules {', '.join(project.allow)}, "
+        f"imported from {', '.join(project.import_path())}"
     )
     strict = "--strict" if args.strict else "[tool.bcfg] strict" if project.strict else None
+    # Before the fast check, which asks where the import system finds the allowed modules.
+    project.make_importable()
     if specs is None:
         # The fast path: a full run already found this very tree up to date.
         paths = project.spec_files()

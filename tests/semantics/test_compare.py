@@ -369,3 +369,67 @@ def test_quantizer_outputs_changed():
     assert pt2e_diff(Q, before=consumers)[0][-1] == "widening"
     # written as the default, it is no change
     assert pt2e_diff(consumers.replace("consumers", "patterns")) == []
+
+
+# The order a PT2E quantizer tries its rules (quantizers.tried_order): chains longest first,
+# an eager shared op (or an annotate hook) in its place, chains sorted only between them.
+ORDERED = """
+dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+quantizer o {}
+backend o {
+    pattern (nn.Conv2d, nn.ReLU) { dtypes: w8  fuser: sequential(nni.ConvReLU2d)  fused: nni.ConvReLU2d }
+    pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }
+    pattern nn.MaxPool2d { observation: shared_observer  dtypes: w8  pt2e: {eager: true} }
+    pattern nni.ConvReLU2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }
+    pattern nn.Linear { dtypes: w8  root: nn.Linear  reference: nnqr.Linear }
+}
+"""
+FUSION = "    pattern (nn.Conv2d, nn.ReLU) { dtypes: w8  fuser: sequential(nni.ConvReLU2d)  fused: nni.ConvReLU2d }\n"
+CONV = "    pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }\n"
+POOL = (
+    "    pattern nn.MaxPool2d { observation: shared_observer  dtypes: w8  pt2e: {eager: true} }\n"
+)
+LINEAR = "    pattern nn.Linear { dtypes: w8  root: nn.Linear  reference: nnqr.Linear }\n"
+
+
+def test_a_move_that_leaves_the_tried_order_as_it_was_is_neutral():
+    """nn.Conv2d before its fusion: the quantizer still tries the longer chain first (as FX does)."""
+    moved = ORDERED.replace(FUSION + CONV, CONV + FUSION)
+    assert pt2e_diff(moved, before=ORDERED) == [
+        ("o", "(nn.Conv2d, nn.ReLU)", "moved", "position", "first", "after nn.Conv2d", "neutral")
+    ]
+    # A chain that shares no op with those it passes, across the eager op: nothing competes.
+    moved = ORDERED.replace(POOL, "").replace(LINEAR, LINEAR + POOL)
+    assert [r[-1] for r in pt2e_diff(moved, before=ORDERED)] == ["neutral"]
+
+
+def test_a_move_that_changes_which_rule_claims_a_node_is_narrowing():
+    """The fusion moved past the eager max pool: nn.Conv2d, now tried before it, claims every conv,
+    so conv + relu is never fused; and back, fused again: both change what models get."""
+    moved = ORDERED.replace(FUSION, "").replace(POOL, POOL + FUSION)
+    order = ("tried before nn.Conv2d", "tried after nn.Conv2d")
+    assert pt2e_diff(moved, before=ORDERED) == [
+        (
+            "o",
+            "(nn.Conv2d, nn.ReLU)",
+            "moved",
+            "position",
+            "first",
+            "after nn.MaxPool2d",
+            "narrowing",
+        ),
+        ("o", "(nn.Conv2d, nn.ReLU)", "changed", "PT2E order", *order, "narrowing"),
+    ]
+    back = pt2e_diff(ORDERED, before=moved)
+    assert back[-1] == (
+        "o",
+        "(nn.Conv2d, nn.ReLU)",
+        "changed",
+        "PT2E order",
+        *order[::-1],
+        "narrowing",
+    )
+    assert {r[-1] for r in back} == {"narrowing"}
+    # FX alone sorts its patterns itself: without a quantizer the same move is neutral.
+    no_quantizer = [s.replace("quantizer o {}\n", "") for s in (ORDERED, moved)]
+    assert [r[-1] for r in pt2e_diff(no_quantizer[1], before=no_quantizer[0])] == ["neutral"]

@@ -155,6 +155,72 @@ CHECKS = {
         "dtype_missing",
         "warning: pattern nn.ReLU has no dtype configs: FX never quantizes it",
     ),
+    "syntax: a missing '}', with where it most likely goes": (
+        "syntax_unclosed_pattern",
+        "hint: add '}' at the end of line 6, if the pattern ends there",
+    ),
+    "syntax: the wrong closing bracket, with the one that pairs": (
+        "syntax_wrong_bracket",
+        "hint: the '(' at 3:13 pairs with ')', not ']'",
+    ),
+    "syntax: a field written with '='": (
+        "syntax_field_equals",
+        "hint: write 'dtypes: int8': a field takes ':' ('=' defines a name at the top level",
+    ),
+    "syntax: a field without ':'": (
+        "syntax_field_without_colon",
+        "hint: write 'dtypes: int8': a field takes ':' before its value",
+    ),
+    "syntax: a definition written with ':'": (
+        "syntax_definition_colon",
+        "hint: a definition takes '=': dtypes int8 = ...; ':' is for fields",
+    ),
+    "syntax: a record entry written with '='": (
+        "syntax_record_equals",
+        "hint: write 'input: quint8': a record's entries take ':'",
+    ),
+    "syntax: a C comment": ("syntax_slash_comment", "hint: comments start with '#'"),
+    "syntax: single quotes": (
+        "syntax_single_quotes",
+        'hint: strings are written in double quotes: "relu"',
+    ),
+    "syntax: a loop's values without a list": (
+        "syntax_loop_without_list",
+        "hint: write the loop's values as a list: for n in [1, 2] { ... }",
+    ),
+    "syntax: a pattern without braces": (
+        "syntax_pattern_without_braces",
+        "hint: a pattern's fields go in braces, even none: pattern nn.Linear {}",
+    ),
+    "syntax: a pattern after its backend was closed": (
+        "syntax_pattern_outside_backend",
+        "(or the '}' before it closed its backend or group too early)",
+    ),
+    "syntax: a '}' that closes nothing": (
+        "syntax_stray_brace",
+        "hint: this '}' closes nothing: remove it, or add the '{' it should close",
+    ),
+    "syntax: override without 'pattern'": (
+        "syntax_override_without_pattern",
+        "hint: write: override pattern nn.ReLU { dtypes: int8 }",
+    ),
+    "syntax: sequential without parentheses": (
+        "syntax_sequential_without_parens",
+        "hint: sequential takes its module in parentheses: sequential(nni.ConvReLU2d)",
+    ),
+    "syntax: a group argument by name": (
+        "syntax_use_named_argument",
+        "hint: a group's arguments are written in order, without names: use g(int8)",
+    ),
+    "syntax: a field left without a value": (
+        "syntax_value_missing",
+        "hint: 'dtypes:' on line 5 has no value, so 'root' was read as its value",
+    ),
+    "syntax: a backend named by a string": (
+        "syntax_backend_string_name",
+        'a string after the name sets the BackendConfig\'s name: backend my_backend "my backend"',
+    ),
+    "syntax: a ';'": ("syntax_unexpected_character", "hint: no ';' is needed"),
     "syntax: commas between pattern fields": (
         "syntax_comma_between_fields",
         "hint: pattern fields are separated by spaces or new lines, not commas",

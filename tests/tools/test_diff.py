@@ -203,6 +203,88 @@ def test_pt2e_quantizers_changes_are_said_too(repo, capsys):
     assert json.loads(out)["summary"]["narrowing_settings"] == 1
 
 
+def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
+    """Added, removed and moved patterns, a field, a backend added and one removed, a PT2E
+    quantizer dropped: each says where it is (or was) in the specs, as markdown and json do."""
+    tensorrt = repo / "specs" / "tensorrt.bcfg"
+    addmm = (
+        "    pattern torch.addmm {\n        dtypes: weighted_qint8\n"
+        "        input_index: {bias: 0, input: 1, weight: 2}\n    }\n"
+    )
+    hardswish = "    pattern nn.Hardswish { dtypes: non_weighted_qint8 }\n"
+    # torch.addmm moved first, nn.Hardswish added before it, the cat group removed.
+    edit(tensorrt, lambda t: t.replace(addmm + "    use cat(non_weighted_qint8)\n", ""))
+    edit(
+        tensorrt,
+        lambda t: t.replace("backend tensorrt {\n", "backend tensorrt {\n" + hardswish + addmm),
+    )
+    add_conv2d_symmetric(repo)
+    (repo / "specs" / "executorch.bcfg").unlink()
+    (repo / "specs" / "npu.bcfg").write_text(
+        "backend npu {\n    pattern nn.ReLU { dtypes: {input: quint8, output: quint8} }\n}\n"
+    )
+    xnnpack = repo / "specs" / "xnnpack.bcfg"
+    edit(xnnpack, lambda t: re.sub(r"quantizer xnnpack \{.*?\n\}\n", "", t, flags=re.S))
+    code, out, _ = bcfg(capsys)
+    assert code == 0
+    blocks = re.split(r"\n(?=  [-+~>] )", out.split("\n\n", 1)[1].rsplit("\n\n", 1)[0])
+    changes = [b for b in blocks if b.startswith("  ")]
+    unplaced = [b for b in changes if not re.search(r"\n      (at|was) specs/\S+\.bcfg:\d+", b)]
+    assert len(changes) >= 7 and unplaced == []
+    assert "  + nn.Hardswish  widening\n      at specs/tensorrt.bcfg:8\n" in out
+    assert (
+        "  > position: after F.conv_transpose3d → after nn.Hardswish  neutral\n"
+        "      in torch.addmm\n      at specs/tensorrt.bcfg:9\n" in out
+    )
+    assert "  + backend added (1 pattern config)  widening\n      at specs/npu.bcfg:1\n" in out
+    assert "  - backend removed (" in out and "      was specs/executorch.bcfg:13\n" in out
+    assert re.search(
+        r"  ~ PT2E quantizer: - \d+ rules  narrowing\n      was specs/xnnpack.bcfg:\d+\n", out
+    )
+    removed = re.search(r"  - torch\.cat  narrowing\n      was specs/common\.bcfg:\d+\n", out)
+    assert removed is not None
+    # Placed through use/for steps: the chain that placed it too.
+    assert (
+        "      was specs/common.bcfg: use cat(ds=non_weighted_qint8) > pattern torch.cat\n" in out
+    )
+
+
+def test_a_reorder_that_changes_what_the_pt2e_quantizer_fuses_is_narrowing(repo, capsys):
+    """Moving the fusion past an eager shared op, behind nn.Conv2d: generate warns that it never
+    fuses, and diff calls the move narrowing with the rules now tried the other way round.
+    Moving nn.Conv2d before its fusion instead changes nothing the quantizer tries."""
+    fusion = (
+        "    pattern (nn.Conv2d, nn.ReLU) {\n        dtypes: w8\n"
+        "        fuser: sequential(nni.ConvReLU2d)\n        fused: nni.ConvReLU2d\n    }\n"
+    )
+    conv = "    pattern nn.Conv2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }\n"
+    pool = "    pattern nn.MaxPool2d { observation: shared_observer  dtypes: w8  pt2e: {eager: true} }\n"
+    spec = repo / "specs" / "npu.bcfg"
+    spec.write_text(
+        "dtypes w8 = {input: quint8, output: quint8, weight: qint8, bias: float}\n"
+        "quantizer npu {}\nbackend npu {\n"
+        + fusion
+        + conv
+        + pool
+        + "    pattern nni.ConvReLU2d { dtypes: w8  root: nn.Conv2d  reference: nnqr.Conv2d }\n}\n"
+    )
+    commit(repo, "npu")
+    edit(spec, lambda t: t.replace(fusion + conv, conv + fusion))
+    code, out, _ = bcfg(capsys, "--exit-code")
+    assert code == 1 and "  neutral\n" in out and out.rstrip().endswith("1 moved; no narrowing")
+    git(repo, "checkout", "-q", "specs")
+    edit(spec, lambda t: t.replace(fusion, "").replace(pool, pool + fusion))
+    code, out, _ = bcfg(capsys)
+    assert code == 0
+    assert (
+        "npu\n  > position: first → after nn.MaxPool2d  narrowing\n      in (nn.Conv2d, nn.ReLU)\n"
+        "      at specs/npu.bcfg:6\n"
+        "  ~ PT2E order: tried before nn.Conv2d → tried after nn.Conv2d  narrowing\n"
+        "      in (nn.Conv2d, nn.ReLU)\n      at specs/npu.bcfg:6\n"
+    ) in out
+    assert out.rstrip().endswith("narrows 1 pattern (user models may stop being quantized)")
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(repo, monkeypatch):
     add_conv2d_symmetric(repo)
 
@@ -254,6 +336,33 @@ def test_bad_revisions_and_specs_that_do_not_resolve(repo, capsys, tmp_path_fact
         "bcfg diff: this repository has no commits yet: commit the specs, then bcfg diff "
         "compares the working tree with them\n",
     )
+
+
+def test_at_a_broken_revision_the_errors_come_first_and_its_warnings_only_with_v(repo, capsys):
+    """What a reviewer needs: why nothing was compared. The revision's warnings (here a fusion
+    into a module no config names, found before the error) are counted, and shown with -v."""
+    (repo / "specs" / "a_broken.bcfg").write_text(
+        "dtypes q = {input: quint8, output: quint8}\n"
+        "backend a_broken {\n"
+        "    pattern (nn.Conv2d, nn.ReLU) { dtypes: q  fuser: sequential(nni.ConvReLU2d)"
+        "  fused: nni.ConvReLU2d }\n"
+        "    pattern (nn.Linear, nn.ReLU) { dtypes: q  fuser: sequential(nni.LinearReLU)"
+        "  fused: nni.LinearReLU }\n"
+        "}\n"
+        "backend b_broken { pattern nn.Conv2dd { dtypes: q } }\n"
+    )
+    commit(repo, "broken")
+    code, out, err = bcfg(capsys, "HEAD~1", "HEAD")
+    assert (code, out) == (2, "")
+    assert err.startswith("specs/a_broken.bcfg:6:28: error: unknown symbol 'torch.nn.Conv2dd'\n")
+    assert ": warning:" not in err
+    assert err.endswith(
+        "do not resolve (1 error); nothing compared (2 warnings there not shown; -v shows them)\n"
+    )
+    code, _, err = bcfg(capsys, "-v", "HEAD~1", "HEAD")
+    assert code == 2 and err.startswith("specs/a_broken.bcfg:6:28: error: ")
+    assert err.count(": warning: pattern (nn.") == 2 and err.index("warning") > err.index("error")
+    assert err.rstrip().endswith("do not resolve (1 error); nothing compared")
 
 
 def test_a_warm_diff_does_not_import_torch(repo):

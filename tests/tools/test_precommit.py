@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
+from tests.tools.projects import SPEC, acme_project
 
 BIN = Path(sys.executable).parent
 
@@ -53,18 +54,27 @@ def project(tmp_path):
         "GIT_COMMITTER_EMAIL": "t@t",
         "GIT_CONFIG_GLOBAL": os.devnull,
     }
-    hooks = tmp_path / "hooks"
+    root = tmp_path / "proj"
+    (root / "specs").mkdir(parents=True)
+    shutil.copy(REPO / "specs" / "my_backend.bcfg", root / "specs")
+    (root / "pyproject.toml").write_text('[tool.bcfg]\nspecs = "specs"\nout = "generated"\n')
+    use_hooks(root, tmp_path / "hooks", env)
+    assert run(root, str(BIN / "bcfg"), "generate", env=env).returncode == 0
+    git(root, "init", "-q", env=env)
+    git(root, "add", "-A", env=env)
+    git(root, "commit", "-qm", "project", env=env)
+    return root, env
+
+
+def use_hooks(root: Path, hooks: Path, env: dict[str, str]) -> None:
+    """This working tree's hooks file as a hook repository at ``hooks``, named by ``root``'s
+    .pre-commit-config.yaml."""
     hooks.mkdir()
     shutil.copy(REPO / ".pre-commit-hooks.yaml", hooks / ".pre-commit-hooks.yaml")
     git(hooks, "init", "-q", env=env)
     git(hooks, "add", "-A", env=env)
     git(hooks, "commit", "-qm", "hooks", env=env)
     rev = git(hooks, "rev-parse", "HEAD", env=env)
-
-    root = tmp_path / "proj"
-    (root / "specs").mkdir(parents=True)
-    shutil.copy(REPO / "specs" / "my_backend.bcfg", root / "specs")
-    (root / "pyproject.toml").write_text('[tool.bcfg]\nspecs = "specs"\nout = "generated"\n')
     (root / ".pre-commit-config.yaml").write_text(
         "repos:\n"
         f"- repo: {hooks}\n"
@@ -73,11 +83,6 @@ def project(tmp_path):
         "  - id: bcfg-fmt\n"
         "  - id: bcfg-check\n"
     )
-    assert run(root, str(BIN / "bcfg"), "generate", env=env).returncode == 0
-    git(root, "init", "-q", env=env)
-    git(root, "add", "-A", env=env)
-    git(root, "commit", "-qm", "project", env=env)
-    return root, env
 
 
 def pre_commit(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -115,3 +120,27 @@ def test_hooks_pass_on_a_clean_project_and_catch_what_they_should(project):
     assert out.returncode == 1
     assert "generated/my_backend.py was edited by hand" in out.stdout
     assert "network" not in out.stdout.lower()
+
+
+def test_hooks_in_a_project_whose_specs_name_its_own_modules(tmp_path):
+    """The vendor project (allow = ["acme_ops"]): bcfg-check imports acme_ops from the project
+    root, passes, and fails a commit whose module edit the spec breaks on, saying why."""
+    acme = acme_project(tmp_path / "acme", tmp_path / "xdg")
+    env = acme.env | {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    use_hooks(acme.root, tmp_path / "hooks", env)
+    acme.commit("hooks")
+    out = pre_commit(acme.root, env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "bcfg check" in out.stdout and "Passed" in out.stdout
+
+    # A commit that touches only the package: bcfg-check runs (files: .py) and says why it fails.
+    acme.edit("acme_ops/fused.py", "class LinearGELU(", "class LinearGelu(")
+    acme.edit("acme_ops/__init__.py", "import LinearGELU", "import LinearGelu")
+    acme.edit("acme_ops/__init__.py", '"LinearGELU"', '"LinearGelu"')
+    acme.edit("acme_ops/fusers.py", "LinearGELU", "LinearGelu")
+    assert run(acme.root, str(BIN / "pre-commit"), "install", env=env).returncode == 0
+    acme.git("add", "-A")
+    out = run(acme.root, "git", "commit", "-qm", "rename", env=env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"{SPEC}:10:16: error: unknown symbol 'acme_ops.LinearGELU'" in out.stdout + out.stderr
+    assert "did you mean 'acme_ops.LinearGelu'?" in out.stdout + out.stderr

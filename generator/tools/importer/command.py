@@ -46,6 +46,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         "specs": str(project.specs),
         "out": str(project.out),
         "allow": list(project.allow),
+        "pythonpath": [str(p) for p in project.pythonpath],
     }
     what = f"the import of {' '.join(targets)}"
     try:

@@ -27,8 +27,9 @@ def work(request: dict, channel: Channel) -> dict:
         Path(request["specs"]),
         Path(request["out"]),
         tuple(request["allow"]),
+        pythonpath=tuple(Path(p) for p in request["pythonpath"]),
     )
-    project.put_root_on_path()
+    project.make_importable()
     from .flow import Request, run_import
 
     req = Request(request["targets"], request["output"], request["folder"], request["verify"])

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from ...config import DEFAULT_ALLOW, ConfigError, Project, find_project
 from ...diagnostics import Diagnostic, Severity, SpecError
+from ...infra import usermodules
 from ...lang import syntax as syn
+from ...semantics import facts as symbol_facts
 from ...semantics import model as m
 from ...semantics.coerce import Coercions
 from ...semantics.context import Ctx
@@ -158,6 +160,23 @@ class Workspace:
         self._facts: dict[tuple[str, ...], TorchFacts] = {}
         self._recovered: dict[str, tuple[str, str]] = {}  # name -> (digest, recovered text)
         self._backends: tuple[tuple[object, ...], list[m.Backend]] | None = None
+        self._modules = usermodules.Watch()
+
+    def importable(self, place: Place) -> None:
+        """Before resolving a project's specs: its modules importable as every ``bcfg`` command
+        imports them (``Project.make_importable``), and imported afresh if a file they were
+        loaded from changed or they would now be found elsewhere, as the next ``bcfg`` run would
+        import them. What was found in the stale modules is forgotten."""
+        project = place.project
+        project.make_importable()
+        stale = self._modules.stale(project)
+        if not stale:
+            return
+        usermodules.forget(stale)
+        tops = set(usermodules.user_tops(project))
+        symbol_facts.forget(tops)
+        self._facts = {a: t for a, t in self._facts.items() if not tops & set(a)}
+        self._backends = None
 
     def facts(self, allow: tuple[str, ...]) -> TorchFacts:
         """The symbol-fact table of an allow-list (cached per torch version, kept for the session)."""
@@ -183,6 +202,7 @@ class Workspace:
             diag = Diagnostic(Severity.ERROR, None, place.problem, "fix pyproject.toml")
             reports[path].diagnostics.append(diag)
             return reports
+        self.importable(place)
         facts = self.facts(place.project.allow)
         try:
             analysis, found = analyze_partial(
@@ -197,6 +217,7 @@ class Workspace:
             found, texts = exc.diagnostics, exc.sources
         finally:
             facts.save()  # what was learned about torch's names (nothing is written otherwise)
+            self._modules.note(place.project)
         for d in found:
             where = place.path(d.span.file) if d.span is not None else path
             reports.setdefault(where, FileReport(None)).diagnostics.append(d)
@@ -232,6 +253,7 @@ class Workspace:
     def scope(self, path: Path, snap: Snapshot) -> Scope:
         """The program the spec at ``path`` sees, made of what parses of it and its imports."""
         place = place_of(path)
+        self.importable(place)
         sources = RecoveredSources(self.sources(place, snap), self)
         ctx = Ctx(self.facts(place.project.allow))
         program = Program()
@@ -243,6 +265,7 @@ class Workspace:
         """The backends of ``path`` and of every spec of its project that imports it, resolved as
         far as they go (items with errors are left out)."""
         place = place_of(path)
+        self.importable(place)
         roots = [path, *self.dependants(path, snap, place)]
         names = [place.name(p) for p in roots]
         sources = RecoveredSources(self.sources(place, snap), self)
