@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import inspect
 import json
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -134,12 +135,17 @@ def _ops_rule(owner: Any, hook: Callable[..., Any]) -> set[str]:
 
 # sha256 of a hook's source -> how to enumerate the names it can answer. Each was
 # read: it returns for those names only and raises AttributeError for any other.
-REVIEWED_HOOKS: dict[str, Callable[[Any, Callable[..., Any]], set[str]]] = {
+# None: it answers any name, so its namespace has no listing.
+REVIEWED_HOOKS: dict[str, Callable[[Any, Callable[..., Any]], set[str]] | None] = {
+    # torch._ops._Ops.__getattr__ (2.13): torch.ops.<anything> is a namespace.
+    "cb2750a7f57cb71f7dd21a198c3cd6aa9fc9f4f5887cf5b007032dc4230f5c0f": None,
     # torch.__getattr__ (2.13): the deprecated attributes, the lazy modules, "set_vital".
     "4a3e2668a8a0dc92ee8723890f41314222dc64d054cbc2c06e2ed7ad1b661f4a": _names_rule,
-    # torch.ao.__getattr__, torch.ao.nn.__getattr__ (2.13): the submodules in __all__.
+    # torch.__getattr__ (2.14): the same, annotated -> _Any.
+    "32c9e9e4c507d59f0a399394302b9d439717e94f0ecda311473230fe781ec55f": _names_rule,
+    # torch.ao.__getattr__, torch.ao.nn.__getattr__ (2.13, 2.14): the submodules in __all__.
     "4c4d23768b5d9aeb0a1a5ad13f9eefc2f851ce06ce0f09c75ba7bca2f7730942": _names_rule,
-    # torch.ao.nn.intrinsic.__getattr__ (2.13): the same, annotated types.ModuleType.
+    # torch.ao.nn.intrinsic.__getattr__ (2.13, 2.14): the same, annotated types.ModuleType.
     "8dafcc62c08ff58b1c75e0c1b3973b2854957c477d1d21ff12776b64651456c5": _names_rule,
     # torch._ops._OpNamespace.__getattr__ (2.13): the operators the JIT registry has, as
     # torch._C._jit_get_operation finds them ("__origin__" and "__self__" never).
@@ -185,17 +191,17 @@ class Builder:
         first = next(k for k in cls.__mro__ if "__getattribute__" in vars(k))
         if first not in (object, type, types.ModuleType):
             return None
-        hooks = [(k, vars(k)["__getattr__"]) for k in cls.__mro__ if "__getattr__" in vars(k)]
+        hooks = [vars(k)["__getattr__"] for k in cls.__mro__ if "__getattr__" in vars(k)]
         if isinstance(obj, types.ModuleType) and "__getattr__" in vars(obj):
-            hooks.append((obj, vars(obj)["__getattr__"]))
+            hooks.append(vars(obj)["__getattr__"])
         made_up: set[str] = set()
-        for _, hook in hooks:
-            try:
-                rule = REVIEWED_HOOKS.get(hook_digest(hook))
-            except (OSError, TypeError):
-                rule = None
+        for hook in hooks:
+            digest = _digest_or(hook)
+            if digest not in REVIEWED_HOOKS:
+                self.unreviewed.append(f"{path}: {_hook_name(hook)} {digest}")
+                return None
+            rule = REVIEWED_HOOKS[digest]
             if rule is None:
-                self.unreviewed.append(f"{path}: {_hook_name(hook)} {_digest_or(hook)}")
                 return None
             made_up |= rule(obj, hook)
         attrs = set(vars(obj)) if hasattr(obj, "__dict__") else set()
@@ -219,7 +225,7 @@ class Builder:
             "dir": listed,
             "more": sorted(n for n in more if not n.startswith("__")),
             "subs": sorted(n for n in subs - set(listed) - more if not n.startswith("__")),
-            "ops": any(REVIEWED_HOOKS.get(_digest_or(h)) is _ops_rule for _, h in hooks),
+            "ops": any(REVIEWED_HOOKS.get(_digest_or(h)) is _ops_rule for h in hooks),
         }
 
     def table(self, names: list[str]) -> dict[str, Any]:
@@ -263,7 +269,10 @@ class Builder:
             table_facts[path] = [str(kind), found.module, identity, dtype]
             if kind in (SymbolKind.MODULE, SymbolKind.CLASS, SymbolKind.FUNCTION):
                 sig = facts.CallSignature.of(found.obj)
-                sigs[path] = None if sig is None else [sig.text, [list(x) for x in sig.params]]
+                if sig is None:
+                    sigs[path] = None
+                elif portable(sig.text):
+                    sigs[path] = [sig.text, [list(x) for x in sig.params]]
         data = {"facts": table_facts, "sigs": sigs, "unknown": {}, "spaces": spaces}
         check = shipped.Shipped(data, "")
         unknown: dict[str, list[Any]] = {}
@@ -277,6 +286,19 @@ class Builder:
                 raise AssertionError(f"{path}: the listing says {derived}, torch says {live}")
         data["unknown"] = unknown
         return data
+
+
+_QUALIFIED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.[A-Za-z_]")
+
+
+def portable(text: str) -> bool:
+    """True if a signature prints the same in every install of this build: no module repr
+    (it holds a path) and no annotation from a package other than torch and the standard
+    library (its version could print it otherwise). Others are left to live resolution."""
+    if "<module " in text:
+        return False
+    tops = set(_QUALIFIED.findall(text))
+    return all(t == "torch" or t in sys.stdlib_module_names for t in tops)
 
 
 def _hook_name(hook: Any) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -268,6 +269,9 @@ class Facts:
     dtype: str | None = None
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
 @dataclass(frozen=True)
 class CallSignature:
     """What a callable takes: each parameter's name, kind and whether it has a default."""
@@ -285,7 +289,8 @@ class CallSignature:
         params = tuple(
             (p.name, p.kind.name, p.default is not p.empty) for p in sig.parameters.values()
         )
-        return cls(params, str(sig))
+        # Defaults print as their repr; an address in one would change from run to run.
+        return cls(params, _ADDRESS.sub(">", str(sig)))
 
     def bind_error(self, n: int) -> str | None:
         """inspect's reason why ``n`` positional arguments do not bind; None if they do."""
