@@ -199,12 +199,21 @@ def code_html(text: str) -> Any:
     """
     from markupsafe import Markup
     from pygments import highlight
+
+    lexer, formatter = _highlighter()
+    html = highlight(text, lexer, formatter)
+    return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
+
+
+@functools.cache
+def _highlighter() -> tuple[Any, Any]:
+    """bcfg's Pygments lexer and the HTML formatter, made once (a formatter builds its whole
+    style sheet when it is made)."""
     from pygments.formatters import HtmlFormatter
 
     from ..lang.pygments_lexer import BcfgLexer
 
-    html = highlight(text, BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True))
-    return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
+    return BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True)
 
 
 def _keep_together(part: str) -> str:
