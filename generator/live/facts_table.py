@@ -274,7 +274,7 @@ class Builder:
                 elif portable(sig.text):
                     sigs[path] = [sig.text, [list(x) for x in sig.params]]
         data = {"facts": table_facts, "sigs": sigs, "unknown": {}, "spaces": spaces}
-        check = shipped.Shipped(data, "")
+        check = shipped.Shipped.of(data)
         unknown: dict[str, list[Any]] = {}
         for path in sorted(self.negative):
             exc = self.negative[path]
@@ -324,8 +324,9 @@ def _modules_under(prefix: str) -> list[str]:
     return [m for m in list(sys.modules) if m.startswith(prefix + ".")]
 
 
-def loaded_files(build: shipped.Build) -> list[str]:
-    """The files of torch's modules loaded now, and its native libraries, relative to ``site``."""
+def loaded_files(build: shipped.Build) -> list[list[Any]]:
+    """The files of torch's modules loaded now, and its native libraries, relative to ``site``,
+    each with its size as RECORD gives it."""
     _, entries = shipped.record_digest(build.record.read_bytes())
     out = set()
     root = (build.site / "torch").resolve()
@@ -343,7 +344,7 @@ def loaded_files(build: shipped.Build) -> list[str]:
     missing = sorted(p for p in out if p not in entries)
     if missing:
         raise SystemExit(f"files loaded from torch that its RECORD does not list: {missing[:5]}")
-    return sorted(out)
+    return [[p, entries[p][1]] for p in sorted(out)]
 
 
 def make(repo: Path = REPO) -> tuple[str, dict[str, Any], list[str]]:
@@ -366,10 +367,15 @@ def make(repo: Path = REPO) -> tuple[str, dict[str, Any], list[str]]:
     return shipped.table_name(build.version, digest), data, builder.unreviewed
 
 
+HEADER = ("format", "torch", "python", "record", "files")
+
+
 def dumps(data: dict[str, Any]) -> str:
-    """The table as JSON, one fact, signature, name or namespace a line (reviewable diffs)."""
-    out = ["{"]
-    items = list(data.items())
+    """The table as ``shipped.load`` reads it: the header on the first line (what it applies
+    to), then the facts, one fact, signature, name or namespace a line (reviewable diffs)."""
+    header = {k: data[k] for k in HEADER}
+    out = [json.dumps(header, separators=(",", ":")), "{"]
+    items = [(k, v) for k, v in data.items() if k not in HEADER]
     for i, (key, value) in enumerate(items):
         end = "," if i < len(items) - 1 else ""
         if isinstance(value, dict) and value:

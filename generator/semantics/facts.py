@@ -314,13 +314,15 @@ class CallSignature:
 
 
 class TorchFacts:
-    """Facts about dotted paths: shipped or cached when known, else found live.
+    """Facts about dotted paths: cached, shipped or found live.
 
-    ``cached`` starts from the table bcfg ships for the installed torch build
-    (``semantics.shipped``; none for a build it has no table for) and the table
-    cached for this torch, generator and allow-list; ``save`` writes back to
-    the cache what was learned beyond both. A table made directly knows
-    nothing: every fact is found live (and remembered for the table's life).
+    ``cached`` starts from the table cached for this torch build, generator and
+    allow-list, over the table bcfg ships for the installed torch build
+    (``semantics.shipped``; none for a build it has no table for): the cached
+    one holds what the project's runs used, so that a warm run does not read
+    the shipped one at all. ``save`` writes back what a run used or learned.
+    A table made directly knows nothing: every fact is found live (and
+    remembered for the table's life).
     """
 
     def __init__(
@@ -332,10 +334,10 @@ class TorchFacts:
         self.allow = tuple(allow)
         self._key = key
         self._base = base
-        self._facts: dict[str, Facts] = {}  # learned, cached, or made from the base
+        self._facts: dict[str, Facts] = {}  # cached, taken from the base, or learned
         self._sigs: dict[str, CallSignature | None] = {}
-        self._learned: set[str] = set()  # what ``save`` keeps: learned or cached, not shipped
-        self._sigs_kept: set[str] = set()  # signatures ``save`` keeps (of learned or shipped paths)
+        self._kept: set[str] = set()  # what ``save`` writes: facts cached, taken or learned
+        self._sigs_kept: set[str] = set()  # and the signatures of those
         # Objects found live: id -> (object, identity). Before a path is learned,
         # the known identities of its kind whose top-level module is imported
         # are resolved live and added (``_link``), so that a path to an object
@@ -346,7 +348,7 @@ class TorchFacts:
 
     @classmethod
     def cached(cls, allow: tuple[str, ...] = DEFAULT_ALLOW) -> TorchFacts:
-        """The shipped table of this torch build and the table cached for it (empty on a miss)."""
+        """The cached and shipped tables of this torch build (empty on a miss)."""
         base = shipped.load()
         k = cache.key("symbols", list(allow), base.digest if base is not None else None)
         table = cls(allow, k, base)
@@ -378,14 +380,22 @@ class TorchFacts:
         if self._base is not None:
             raw = self._base.facts.get(path)
             if raw is not None:
-                found = self._facts[path] = Facts(path, SymbolKind(raw[0]), raw[1], raw[2], raw[3])
-                return found
+                return self._take(path, raw)
             # A missing name, as a fresh process that imports torch would find it.
             # Once torch is imported here (a user module may have added to it), live.
             missing = None if torch_imported() else self._base.missing(path)
             if missing is not None:
                 raise UnknownSymbol(path, missing[0], missing[1])
         return self._learn(path)
+
+    def _take(self, path: str, raw: list[Any]) -> Facts:
+        """The base's facts of ``path``, kept for the cache (with its identity's)."""
+        found = self._facts[path] = Facts(path, SymbolKind(raw[0]), raw[1], raw[2], raw[3])
+        self._kept.add(path)
+        self._dirty = True
+        if raw[2] != path and raw[2] not in self._facts:
+            self._take(raw[2], self._base.facts[raw[2]])  # type: ignore[union-attr]
+        return found
 
     def identity(self, path: str) -> str:
         """One name for everything ``path`` may name (``nn.ReLU``, ``torch.nn.ReLU``); ``path``
@@ -406,13 +416,14 @@ class TorchFacts:
         if path in self._sigs:
             return self._sigs[path]
         if self._base is not None and path in self._base.sigs:
-            sig = self._sigs[path] = _signature(self._base.sigs[path])
-            return sig
-        self._sigs[path] = CallSignature.of(self._object(path))
-        if path in self._learned or (self._base is not None and path in self._base.facts):
+            sig = _signature(self._base.sigs[path])
+        else:
+            sig = CallSignature.of(self._object(path))
+        self._sigs[path] = sig
+        if path in self._kept:
             self._sigs_kept.add(path)
             self._dirty = True
-        return self._sigs[path]
+        return sig
 
     def _object(self, path: str) -> Any:
         return _resolve_allowed(path, self.allow).obj
@@ -428,8 +439,12 @@ class TorchFacts:
         facts = Facts(path, kind, found.module, identity, dtype)
         self._facts[path] = facts
         if found.contained and path.partition(".")[0] in CACHED_TOPS:
-            self._learned.add(path)
+            self._kept.add(path)
             self._dirty = True
+            if identity not in self._facts and self._base is not None:
+                raw = self._base.facts.get(identity)
+                if raw is not None:
+                    self._take(identity, raw)
         return facts
 
     def _link(self, kind: SymbolKind) -> None:
@@ -457,41 +472,35 @@ class TorchFacts:
 
     def _load(self, data: Any) -> None:
         """Take the facts of a cache entry; any entry that is not exactly as ``save`` writes is ignored."""
-        base = self._base.facts if self._base is not None else {}
         try:
             facts = {}
             for path, (kind, module, identity, dtype) in data["facts"].items():
                 strings = all(isinstance(x, str) for x in (path, kind, module, identity))
                 if not strings or kind not in _KINDS or not isinstance(dtype, (str, type(None))):
                     return
-                if path in base:
-                    return
                 facts[path] = Facts(path, SymbolKind(kind), module, identity, dtype)
-            for f in facts.values():  # each identity is a path of the tables, its own identity
-                if f.identity in facts:
-                    if facts[f.identity].identity != f.identity:
-                        return
-                elif f.identity not in base or base[f.identity][2] != f.identity:
+            for f in facts.values():  # each identity is a path of the table, its own identity
+                if f.identity not in facts or facts[f.identity].identity != f.identity:
                     return
             sigs: dict[str, CallSignature | None] = {}
             for path, sig in data["sigs"].items():
-                if (path not in facts and path not in base) or not _valid_signature(sig):
+                if path not in facts or not _valid_signature(sig):
                     return
                 sigs[path] = _signature(sig)
         except (KeyError, TypeError, ValueError, AttributeError):
             return
-        self._facts, self._sigs, self._learned, self._sigs_kept = facts, sigs, set(facts), set(sigs)
+        self._facts, self._sigs, self._kept, self._sigs_kept = facts, sigs, set(facts), set(sigs)
 
     def save(self) -> None:
-        """Write the table back to the cache if anything was learned (a cached table only)."""
+        """Write the table back to the cache if anything was used or learned (a cached table
+        only)."""
         if self._key is None or not self._dirty:
             return
-        kept = {p: self._facts[p] for p in self._learned}
-        base = self._base.facts if self._base is not None else {}
+        kept = {p: self._facts[p] for p in self._kept}
         # An identity that is a path not kept becomes the first kept path naming that object.
         first: dict[str, str] = {}
         for p, f in kept.items():
-            if f.identity not in kept and f.identity not in base:
+            if f.identity not in kept:
                 first.setdefault(f.identity, p)
         value = {
             "facts": {

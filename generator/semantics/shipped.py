@@ -40,7 +40,7 @@ from typing import Any
 from ..infra import cache
 
 # Bump when the layout of a table changes; tables of another format are not read.
-FORMAT = 1
+FORMAT = 2
 # Where the tables are: package data.
 FOLDER = Path(__file__).resolve().parent.parent / "torch_facts"
 # Set to 0 to use no shipped table (every torch fact found live, as for a build without one).
@@ -117,8 +117,27 @@ def record_digest(record: bytes) -> tuple[str, dict[str, tuple[str, int]]]:
     return hashlib.sha256(b"\n".join(lines)).hexdigest(), entries
 
 
+def _digest_of(build: Build, record: os.stat_result) -> str | None:
+    """``record_digest`` of the build's RECORD, cached per state of the file (it is 1.5 MB)."""
+    state = [str(build.record), record.st_size, record.st_mtime_ns, record.st_ino]
+    k = cache.key("torch-record", state)
+    found = cache.load("torch-record", k)
+    if isinstance(found, str):
+        return found
+    try:
+        digest, _ = record_digest(build.record.read_bytes())
+    except OSError:
+        return None
+    cache.store("torch-record", k, digest)
+    return digest
+
+
 def load(build: Build | None = None) -> Shipped | None:
-    """The table of the installed torch build, checked against the install; None if there is none."""
+    """The table of the installed torch build, checked against the install; None if there is none.
+
+    A table's first line is its header (what it applies to, and the files to
+    check); the facts after it are read on first use (``Shipped``).
+    """
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     build = build or installed_build()
@@ -132,47 +151,42 @@ def load(build: Build | None = None) -> Shipped | None:
     if not names:
         return None  # not a version bcfg ships facts for: do not even read RECORD
     try:
-        record = build.record.read_bytes()
-        record_mtime = build.record.stat().st_mtime_ns
+        record = build.record.stat()
     except OSError:
         return None
-    digest, entries = record_digest(record)
-    name = table_name(build.version, digest)
-    if name not in names:
+    digest = _digest_of(build, record)
+    name = table_name(build.version, digest or "")
+    if digest is None or name not in names:
         return None
     try:
-        with open(FOLDER / name, encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(FOLDER / name, "rb") as fh:
+            header = json.loads(fh.readline())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
         return None
-    if data.get("record") != digest or data.get("python") != python_tag():
+    if header.get("record") != digest or header.get("python") != python_tag():
         return None
-    files = data.get("files")
-    if not isinstance(files, list) or not _unedited(build, files, entries, record_mtime, digest):
+    files = header.get("files")
+    if not isinstance(files, list) or not _unedited(build, files, record.st_mtime_ns, digest):
         return None
-    return Shipped(data, digest)
+    return Shipped(FOLDER / name, digest, str(header.get("torch")))
 
 
-def _unedited(
-    build: Build,
-    files: list[Any],
-    entries: dict[str, tuple[str, int]],
-    record_mtime: int,
-    digest: str,
-) -> bool:
-    """True if every file the facts were read from is as RECORD has it (see the module doc)."""
+def _unedited(build: Build, files: list[Any], record_mtime: int, digest: str) -> bool:
+    """True if every file the facts were read from is as RECORD has it (see the module doc).
+
+    The table holds each file's size as RECORD gives it (the digest says RECORD
+    is the one the table was made from).
+    """
     newer: list[tuple[str, os.stat_result]] = []
-    for rel in files:
-        entry = entries.get(rel) if isinstance(rel, str) else None
-        if entry is None:
-            return False
+    for entry in files:
         try:
+            rel, size = entry
             st = os.stat(build.site / rel)
-        except OSError:
+        except (OSError, TypeError, ValueError):
             return False
-        if st.st_size != entry[1]:
+        if st.st_size != size:
             return False
         if st.st_mtime_ns > record_mtime:
             newer.append((rel, st))
@@ -183,8 +197,12 @@ def _unedited(
     k = cache.key("torch-files", digest, str(build.site), state)
     if cache.load("torch-files", k) is True:
         return True
+    try:
+        _, entries = record_digest(build.record.read_bytes())
+    except OSError:
+        return False
     for rel, _ in newer:
-        if not _same_content(build.site / rel, entries[rel][0]):
+        if rel not in entries or not _same_content(build.site / rel, entries[rel][0]):
             return False
     cache.store("torch-files", k, True)
     return True
@@ -208,18 +226,46 @@ def _same_content(path: Path, recorded: str) -> bool:
 class Shipped:
     """One build's table, read-only: facts, signatures, missing names, namespace listings.
 
-    The raw JSON values are kept; ``TorchFacts`` makes its objects from them on
-    first use.
+    The facts are read from the file on first use (a run whose names the cache
+    knows never reads them); the raw JSON values are kept, and ``TorchFacts``
+    makes its objects from them.
     """
 
-    def __init__(self, data: dict[str, Any], digest: str):
+    def __init__(self, path: Path | None, digest: str, version: str, body: Any = None):
+        self.path = path
         self.digest = digest
-        self.version = str(data.get("torch"))
-        self.facts: dict[str, list[Any]] = data.get("facts", {})
-        self.sigs: dict[str, Any] = data.get("sigs", {})
-        self.unknown: dict[str, list[Any]] = data.get("unknown", {})
-        self.spaces: dict[str, dict[str, Any]] = data.get("spaces", {})
+        self.version = version
+        self._body: dict[str, Any] | None = body
         self._attrs: dict[str, frozenset[str]] = {}
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Shipped:
+        """A table from its JSON value (header and body in one dict), not from a file."""
+        return cls(None, str(data.get("record", "")), str(data.get("torch")), data)
+
+    def _read(self) -> dict[str, Any]:
+        if self._body is None:
+            assert self.path is not None
+            with open(self.path, "rb") as fh:
+                fh.readline()  # the header, read by ``load``
+                self._body = json.loads(fh.read())
+        return self._body
+
+    @property
+    def facts(self) -> dict[str, list[Any]]:
+        return self._read()["facts"]
+
+    @property
+    def sigs(self) -> dict[str, Any]:
+        return self._read()["sigs"]
+
+    @property
+    def unknown(self) -> dict[str, list[Any]]:
+        return self._read()["unknown"]
+
+    @property
+    def spaces(self) -> dict[str, dict[str, Any]]:
+        return self._read()["spaces"]
 
     def missing(self, path: str) -> tuple[str, str | None] | None:
         """The error of a path this torch does not have, as live resolution gives it; None if
@@ -227,12 +273,13 @@ class Shipped:
         exact = self.unknown.get(path)
         if exact is not None:
             return exact[0], exact[1]
+        facts = self.facts
         parts = path.split(".")
         for i in range(1, len(parts)):
             prefix = ".".join(parts[:i])
-            if prefix not in self.facts:
+            if prefix not in facts:
                 return None
-            if ".".join(parts[: i + 1]) in self.facts:
+            if ".".join(parts[: i + 1]) in facts:
                 continue
             space = self.spaces.get(prefix)
             if space is None:
@@ -254,8 +301,3 @@ class Shipped:
             names = frozenset(space["dir"]) | frozenset(space["more"]) | frozenset(space["subs"])
             self._attrs[prefix] = names
         return names
-
-    def members(self, prefix: str) -> list[str]:
-        """The names ``dir()`` lists in the namespace ``prefix`` (for completion); [] if unlisted."""
-        space = self.spaces.get(prefix)
-        return list(space["dir"]) if space is not None else []

@@ -63,20 +63,22 @@ class FakeInstall:
 
     def write_table(self, **changes) -> Path:
         digest, _ = shipped.record_digest((self.info / "RECORD").read_bytes())
-        data = {
+        header = {
             "format": shipped.FORMAT,
             "torch": self.version,
             "python": shipped.python_tag(),
             "record": digest,
-            "files": ["torch/x.py"],
+            "files": [["torch/x.py", len(self.files["torch/x.py"])]],
+            **changes,
+        }
+        body = {
             "facts": {"torch": ["namespace", "torch", "torch", None]},
             "sigs": {},
             "unknown": {},
             "spaces": {"torch": {"module": True, "dir": ["x"], "more": [], "subs": ["x"]}},
-            **changes,
         }
         path = self.tables / shipped.table_name(self.version, digest)
-        path.write_text(json.dumps(data))
+        path.write_text(json.dumps(header) + "\n" + json.dumps(body))
         return path
 
 
