@@ -43,8 +43,9 @@ __all__ = [
     "source_error",
 ]
 
-# Deeper bracket nesting than this is refused before parsing: the model, the
-# resolver and the generated Python are all walked recursively.
+# Deeper bracket nesting than this is refused, before any other error of the
+# text (``parse_with``): the model, the resolver and the generated Python are
+# all walked recursively.
 MAX_NESTING = 32
 # Expressions deeper than this are refused as the parser builds them. An
 # unbracketed chain of n operators (1 + 1 + ... + 1) is n deep, and so is a
@@ -259,15 +260,24 @@ def parse_text(text: str, file: str) -> m.Spec:
 
 
 def parse_with(parser: Lark, text: str, file: str) -> m.Spec:
-    """``parse_text`` with a given parser (tests compare the lexers with it)."""
-    _check_nesting(text, file)
+    """``parse_text`` with a given parser (tests compare the lexers with it).
+
+    Brackets nested too deep are refused before anything else is said about the
+    text: ``_FastLexer`` counts them as it goes, and a text that fails for
+    another reason is scanned for them (``_check_nesting``) before that reason
+    is given. With Lark's own lexer, the text is scanned first.
+    """
+    if not isinstance(getattr(parser.parser, "lexer", None), _FastLexer):
+        _check_nesting(text, file)
     state = _State(file)
     token = _current.set(state)
     try:
         decls = parser.parse(text)
     except UnexpectedInput as exc:
+        _check_nesting(text, file)
         raise SpecError([syntax_diagnostic(exc, text, file)], {file: text}) from None
     except SpecError as exc:
+        _check_nesting(text, file)
         raise SpecError(exc.diagnostics, {**exc.sources, file: text}) from None
     finally:
         _current.reset(token)
@@ -286,19 +296,27 @@ def _check_nesting(text: str, file: str) -> None:
         if c in "([{":
             depth += 1
             if depth > MAX_NESTING:
-                raise SpecError(
-                    [
-                        Diagnostic(
-                            Severity.ERROR,
-                            offset_span(text, mt.start(), file),
-                            f"brackets are nested more than {MAX_NESTING} deep here",
-                            "flatten the pattern or the value; no torch pattern nests that deep",
-                        )
-                    ],
-                    {file: text},
-                )
+                raise _too_deep(text, mt.start(), file)
         elif c in ")]}":
             depth = max(0, depth - 1)
+
+
+def _too_deep(text: str, offset: int, file: str) -> SpecError:
+    return SpecError(
+        [
+            Diagnostic(
+                Severity.ERROR,
+                offset_span(text, offset, file),
+                f"brackets are nested more than {MAX_NESTING} deep here",
+                "flatten the pattern or the value; no torch pattern nests that deep",
+            )
+        ],
+        {file: text},
+    )
+
+
+# What a bracket token does to the nesting depth (``_FastLexer``).
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
 def _unquote(tok: Token, file: str) -> str:
@@ -361,30 +379,51 @@ def _shape_source(shape: _Shape, name: str) -> str:
     """
     kinds, expand1, inlined, counted = shape
     kept = [(i, k) for i, k in enumerate(kinds) if k != "f"]
+    spliced = any(k == "s" for _, k in kept)
     items = ", ".join(f"*c[{i}]" if k == "s" else f"c[{i}]" for i, k in kept)
-    values = f"[{items}]"
-    if inlined:  # hand the children to the parent
-        body = [f"return _Splice({values})"]
-    elif expand1 and "s" not in kinds and len(kept) == 1:
+    if inlined and kinds[:1] == "s":  # `x*`'s helper: its own children so far, extended in place
+        body = ["out = c[0]"]
+        body += [f"out.{'extend' if k == 's' else 'append'}(c[{i}])" for i, k in kept[1:]]
+        body.append("return out")
+    elif inlined:  # hand the children to the parent
+        body = [f"return _Splice([{items}])"]
+    elif expand1 and not spliced and len(kept) == 1:
         body = [f"return c[{kept[0][0]}]"]
     else:
-        body = [f"kept = {values}"]
-        if expand1:
+        body = [f"kept = [{items}]"] if spliced else []
+        args = "*kept" if spliced else ", ".join(f"c[{i}]" for i, _ in kept)
+        if expand1 and spliced:
             body += ["if len(kept) == 1:", "    return kept[0]"]
-        body += [
-            f"first = {_edge_code(kinds, False)}",
-            f"last = {_edge_code(kinds, True)}",
-            "if first is None or last is None:",
-            "    span = Span(_current.get().file, 1, 1, 1, 1)",
-            "else:",
-            "    span = Span(_current.get().file, first[0], first[1], last[0], last[1])",
-            "node = build(span, *kept)",
-        ]
+        body += _span_code(kinds)
+        body.append(f"node = build(span, {args})")
         if counted:
-            body.append("_count_depth(node, kept, span)")
+            children = "kept" if spliced else f"({args},)" if args else "()"
+            body.append(f"_count_depth(node, {children}, span)")
         body.append("return node")
     lines = "".join(f"        {line}\n" for line in body)
     return f"def {name}(build):\n    def reduce(c):\n{lines}    return reduce\n"
+
+
+def _span_code(kinds: str) -> list[str]:
+    """Lines that set ``span``: from the first child's start to the last child's end."""
+    if not kinds:
+        return ["span = Span(_current.get().file, 1, 1, 1, 1)"]
+    last = len(kinds) - 1
+    if "s" not in (kinds[0], kinds[last]):  # a token, or a node with its span
+        first = "c[0]" if kinds[0] in "tf" else "c[0].span"
+        end = f"c[{last}]" if kinds[last] in "tf" else f"c[{last}].span"
+        return [
+            f"a, b = {first}, {end}",
+            "span = Span(_current.get().file, a.line, a.column, b.end_line, b.end_column)",
+        ]
+    return [
+        f"first = {_edge_code(kinds, False)}",
+        f"last = {_edge_code(kinds, True)}",
+        "if first is None or last is None:",
+        "    span = Span(_current.get().file, 1, 1, 1, 1)",
+        "else:",
+        "    span = Span(_current.get().file, first[0], first[1], last[0], last[1])",
+    ]
 
 
 def _factories(shapes: list[_Shape]) -> dict[_Shape, Callable[..., Any]]:
@@ -509,7 +548,8 @@ class _FastLexer:
     types, positions, keyword and comment callbacks, ``last_token`` and line counter.
 
     Where no terminal matches, Lark's own lexer takes over at that very position,
-    so every error is raised by Lark's code, as before.
+    so every error is raised by Lark's code, as before. It also counts bracket
+    tokens and refuses the first nested more than MAX_NESTING deep.
     """
 
     def __init__(self, lark_lexer: ContextualLexer):
@@ -533,6 +573,7 @@ class _FastLexer:
         stack = parser_state.state_stack
         plans = self.plans
         new = str.__new__
+        depth = 0
         while pos < end:
             plan = plans.get(stack[-1]) or self._plan(stack[-1])
             found = plan.match(text, pos, end)
@@ -569,6 +610,11 @@ class _FastLexer:
             if callback is not None:
                 tok = callback(tok)
             if not ignored:
+                step = _DEPTH.get(value)
+                if step is not None:
+                    depth = depth + step if depth + step > 0 else 0
+                    if depth > MAX_NESTING:
+                        raise _too_deep(text, start, _current.get().file)
                 ctr.char_pos, ctr.line, ctr.line_start_pos = pos, line, line_start
                 ctr.column = pos - line_start + 1
                 lexer_state.last_token = tok

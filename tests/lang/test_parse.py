@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support import REPO
 
 
@@ -208,3 +210,19 @@ def test_a_saved_analysis_that_does_not_fit_is_made_again(tmp_path, monkeypatch)
         (REPO / "grammar" / "bcfg.lark").read_bytes()
     )
     assert parser.parse("backend b {}")
+
+
+def test_brackets_nested_too_deep_are_the_error_whatever_comes_first():
+    """The lexer counts brackets as it goes; a text that fails earlier for another reason (a
+    syntax error, a bad string) still reports the nesting, as a scan before parsing did."""
+    from generator.diagnostics import SpecError
+    from generator.lang import parse
+
+    deep = "dtypes d = " + "(" * 40 + "1" + ")" * 40 + "\n"
+    for before in ("", "backend b {\n  pattern 1 +\n}\n", 'import "\\q"\n'):
+        text = before + deep
+        with pytest.raises(SpecError) as exc:
+            parse.parse_text(text, "t.bcfg")
+        (d,) = exc.value.diagnostics
+        assert d.message == f"brackets are nested more than {parse.MAX_NESTING} deep here"
+        assert (d.span.line, d.span.column) == (text.count("\n"), 12 + parse.MAX_NESTING)
