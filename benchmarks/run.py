@@ -235,13 +235,16 @@ class Workspace:
     def clear_generated(self) -> None:
         shutil.rmtree(self.dir / "generated", ignore_errors=True)
 
-    def bcfg(self, *args: str, expect: int = 0) -> tuple[float, int, str]:
-        """Run ``python -m generator args``: (seconds, peak RSS in MB, stderr)."""
+    def bcfg(self, *args: str, expect: int = 0) -> tuple[float, int, str, float]:
+        """Run ``python -m generator args``: (seconds, peak RSS in MB, stderr, CPU seconds)."""
         return run([PY, "-m", "generator", *args], self.dir, self.env(), expect)
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> tuple[float, int, str]:
-    """Run a command; return wall time, its peak resident memory (MB) and its stderr."""
+def run(
+    cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0
+) -> tuple[float, int, str, float]:
+    """Run a command; return wall time, its peak resident memory (MB), its stderr, and the CPU
+    time it and the processes it waited for used (user and system)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -254,7 +257,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> tupl
         raise SystemExit(
             f"{' '.join(cmd)} in {cwd} exited {proc.returncode}, expected {expect}:\n{stderr}"
         )
-    return elapsed, usage.ru_maxrss // 1024, stderr
+    return elapsed, usage.ru_maxrss // 1024, stderr, usage.ru_utime + usage.ru_stime
 
 
 def python_out(code: str, cwd: Path, env: dict[str, str]) -> str:
@@ -296,38 +299,42 @@ class Side:
         self.original = self.edited.read_text(encoding="utf-8")
 
     def round(self, r: int, small: int, times: dict[str, list]) -> None:
-        """One round of the scenarios both checkouts run; ``times`` by key with the tag."""
+        """One round of the scenarios both checkouts run; ``times`` by key with the tag (and
+        ``<key>_cpu``: CPU seconds)."""
         t = self.tag
-        times[f"{t}check"].append(self.up.bcfg("check")[0])
-        times[f"{t}diff"].append(self.diff.bcfg("diff", "HEAD~1", "HEAD")[0])
+
+        def took(key: str, result: tuple[float, int, str, float]) -> str:
+            times[f"{t}{key}"].append(result[0])
+            times[f"{t}{key}_cpu"].append(result[3])
+            return result[2]
+
+        took("check", self.up.bcfg("check"))
+        took("diff", self.diff.bcfg("diff", "HEAD~1", "HEAD"))
         self.cold.clear_cache()
         self.cold.clear_generated()
         shutil.rmtree(self.cold.dir / "docs", ignore_errors=True)
-        times[f"{t}cold"].append(self.cold.bcfg("generate")[0])
+        took("cold", self.cold.bcfg("generate"))
         # A real edit: one more pattern in the x86 backend, a different one each round.
         extra = f"    pattern (nn.Softmax, nn.{_MODULES[r % len(_MODULES)]}) {{ dtypes: default_quint8 }}\n}}"
         self.edited.write_text(
             self.original.rstrip().removesuffix("}") + extra + f"\n# edit {time.time()}\n",
             encoding="utf-8",
         )
-        took, _, err = self.warm.bcfg("generate")
+        err = took("warm", self.warm.bcfg("generate"))
         # x86.py, and the docs: README.md, index.html, backends/x86.md (not __init__.py)
         if "wrote generated/x86.py" not in err or "4 written" not in err:
             raise SystemExit(
                 f"warm generate after one edit wrote an unexpected set of files:\n{err}"
             )
-        times[f"{t}warm"].append(took)
         shutil.rmtree(self.docs.dir / "docs", ignore_errors=True)  # every docs file to write
-        took, _, err = self.docs.bcfg("docs")
+        err = took("docs", self.docs.bcfg("docs"))
         # README.md, index.html and one page per backend of specs/
         expected = 2 + len(list((REPO / "specs").glob("*.bcfg"))) - 1  # common.bcfg has none
         if f" {expected} written" not in err:
             raise SystemExit(f"bcfg docs wrote an unexpected set of files:\n{err}")
-        times[f"{t}docs"].append(took)
         self.imp.clear_cache()
         target = f"synth_target:get_synth_{small}_backend_config"
-        took, peak, _ = self.imp.bcfg("import", target, "-o", f"specs/synth_{small}.bcfg")
-        times[f"{t}imp_s"].append(took)
+        took("imp_s", self.imp.bcfg("import", target, "-o", f"specs/synth_{small}.bcfg"))
 
 
 # The scenarios both checkouts run when the benchmark compares with --against.
@@ -363,13 +370,13 @@ def measure_commands(
         for key, ws in (("small", s1), ("large", s2)):
             ws.clear_cache()
             ws.clear_generated()
-            t, peak, _ = ws.bcfg("generate")
+            t, peak, _, _ = ws.bcfg("generate")
             times[key].append(t)
             rss[key].append(peak)
         imp = sides[0].imp
         imp.clear_cache()
         target = f"synth_target:get_synth_{large}_backend_config"
-        t, peak, _ = imp.bcfg("import", target, "-o", f"specs/synth_{large}.bcfg")
+        t, peak, _, _ = imp.bcfg("import", target, "-o", f"specs/synth_{large}.bcfg")
         times["imp_l"].append(t)
         rss["imp_l"].append(peak)
     times["rss_small"] = rss["small"]
@@ -897,16 +904,18 @@ COMPARED_WHAT = {
 
 
 def compared_rows(base: str, med: dict[str, float], small: int, row: Row) -> None:
-    """Each scenario here and at ``base``, interleaved in the same rounds."""
+    """Each scenario here and at ``base``, interleaved in the same rounds: wall time, and the
+    CPU time of the command and its children, which a loaded machine disturbs less (the
+    verdict goes by it)."""
     for key in COMPARED:
         ours, theirs = med[key], med[f"base:{key}"]
-        r = ours / theirs
+        cpu = med[f"{key}_cpu"] / med[f"base:{key}_cpu"]
         what = COMPARED_WHAT[key].replace("SMALL", f"{small:,}")
         row(
             f"{what}: this tree / {base}",
-            f"{ours:.3f} / {theirs:.3f} s = {r:.2f}",
-            f"<= {SAME_SPEED}",
-            r <= SAME_SPEED if key != "cold" else r <= 1.0,
+            f"{ours:.3f} / {theirs:.3f} s = {ours / theirs:.2f}; CPU {cpu:.2f}",
+            f"CPU <= {SAME_SPEED}",
+            cpu <= SAME_SPEED if key != "cold" else cpu <= 1.0,
         )
 
 

@@ -22,19 +22,14 @@ import pytest
 from generator.config import TORCH_VERIFIED, find_project
 from generator.semantics import facts, shipped
 from generator.semantics.driver import resolve_specs
-from tests.support import REPO
+from tests.support import REPO, shipped_table
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONWARNINGS": "ignore"}
 
 
 @pytest.fixture(scope="module")
 def installed() -> shipped.Shipped:
-    table = shipped.load()
-    if table is None:
-        if os.environ.get("CI"):
-            pytest.fail("bcfg ships no torch facts for the installed torch build")
-        pytest.skip("bcfg ships no torch facts for the installed torch build")
-    return table
+    return shipped_table()
 
 
 def test_the_shipped_table_is_what_the_installed_torch_says(installed):

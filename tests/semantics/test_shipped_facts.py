@@ -24,7 +24,7 @@ import pytest
 
 from generator.semantics import facts, shipped
 from tests.errors import cases, expected_path, run_case
-from tests.support import REPO
+from tests.support import REPO, shipped_table
 
 ALLOW = facts.DEFAULT_ALLOW
 
@@ -181,12 +181,7 @@ def test_a_source_tree_is_no_build(tmp_path):
 
 @pytest.fixture
 def table():
-    base = shipped.load()
-    if base is None:
-        if os.environ.get("CI"):
-            pytest.fail("bcfg ships no torch facts for the installed torch build")
-        pytest.skip("bcfg ships no torch facts for the installed torch build")
-    return base
+    return shipped_table()
 
 
 def test_the_error_corpus_reads_the_same_from_the_shipped_table(table, tmp_path, monkeypatch):

@@ -41,15 +41,9 @@ def test_the_first_typo_of_a_session_is_answered_without_torch(tmp_path: Path):
     import subprocess
     import sys
 
-    from generator.semantics import shipped
-    from tests.support import REPO
+    from tests.support import REPO, shipped_table
 
-    if shipped.load() is None:
-        if os.environ.get("CI"):
-            raise AssertionError("bcfg ships no torch facts for the installed torch build")
-        import pytest
-
-        pytest.skip("bcfg ships no torch facts for the installed torch build")
+    shipped_table()
     code = f"""
 import sys
 from pathlib import Path
