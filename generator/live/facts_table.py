@@ -372,9 +372,16 @@ HEADER = ("format", "torch", "python", "record", "files")
 
 def dumps(data: dict[str, Any]) -> str:
     """The table as ``shipped.load`` reads it: the header on the first line (what it applies
-    to), then the facts, one fact, signature, name or namespace a line (reviewable diffs)."""
+    to, and the sha256 of what follows), then the facts, one fact, signature, name or
+    namespace a line (reviewable diffs)."""
+    body = _body(data)
     header = {k: data[k] for k in HEADER}
-    out = [json.dumps(header, separators=(",", ":")), "{"]
+    header["body"] = hashlib.sha256(body.encode()).hexdigest()
+    return json.dumps(header, separators=(",", ":")) + "\n" + body
+
+
+def _body(data: dict[str, Any]) -> str:
+    out = ["{"]
     items = [(k, v) for k, v in data.items() if k not in HEADER]
     for i, (key, value) in enumerate(items):
         end = "," if i < len(items) - 1 else ""

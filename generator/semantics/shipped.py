@@ -170,7 +170,7 @@ def load(build: Build | None = None) -> Shipped | None:
     files = header.get("files")
     if not isinstance(files, list) or not _unedited(build, files, record.st_mtime_ns, digest):
         return None
-    return Shipped(FOLDER / name, digest, str(header.get("torch")))
+    return Shipped(FOLDER / name, f"{digest}:{header.get('body')}", str(header.get("torch")))
 
 
 def _unedited(build: Build, files: list[Any], record_mtime: int, digest: str) -> bool:
@@ -233,6 +233,8 @@ class Shipped:
 
     def __init__(self, path: Path | None, digest: str, version: str, body: Any = None):
         self.path = path
+        # The build's RECORD digest and the table's own (what the cache of used facts is
+        # keyed on: a table made again with more names may name an object differently).
         self.digest = digest
         self.version = version
         self._body: dict[str, Any] | None = body
