@@ -27,6 +27,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -207,8 +208,10 @@ def spec_lines(path: Path) -> int:
 class Workspace:
     """A copy of the project (pyproject.toml and specs/) with its own cache folder.
 
-    With ``own_modules``, also the vendor project's spec and its package
-    ``acme_ops``, allow-listed: a project whose specs name its own modules.
+    ``code`` is the checkout whose ``generator`` runs there (the one benchmarked,
+    or the ``--against`` revision's). With ``own_modules``, also the vendor
+    project's spec and its package ``acme_ops``, allow-listed: a project whose
+    specs name its own modules.
     """
 
     def __init__(
@@ -216,8 +219,10 @@ class Workspace:
         root: Path,
         name: str,
         specs: dict[str, str] | None = None,
+        code: Path = REPO,
         own_modules: bool = False,
     ):
+        self.code = code
         self.dir = root / name
         self.dir.mkdir()
         shutil.copy(REPO / "pyproject.toml", self.dir / "pyproject.toml")
@@ -237,7 +242,7 @@ class Workspace:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BCFG_")}
-        env["PYTHONPATH"] = str(REPO)
+        env["PYTHONPATH"] = str(self.code)
         env["XDG_CACHE_HOME"] = str(self.cache)
         env["PYTHONWARNINGS"] = "ignore"
         return env
@@ -248,18 +253,21 @@ class Workspace:
     def clear_generated(self) -> None:
         shutil.rmtree(self.dir / "generated", ignore_errors=True)
 
-    def bcfg(self, *args: str, expect: int = 0) -> tuple[float, int, str]:
-        """Run ``python -m generator args``: (seconds, peak RSS in MB, stderr)."""
+    def bcfg(self, *args: str, expect: int = 0) -> tuple[float, int, str, float]:
+        """Run ``python -m generator args``: (seconds, peak RSS in MB, stderr, CPU seconds)."""
         return run([PY, "-m", "generator", *args], self.dir, self.env(), expect)
 
-    def script(self, *args: str, expect: int = 0) -> tuple[float, int, str]:
+    def script(self, *args: str, expect: int = 0) -> tuple[float, int, str, float]:
         """Run the ``bcfg`` script as a user's shell does: no PYTHONPATH."""
         env = {k: v for k, v in self.env().items() if k != "PYTHONPATH"}
         return run([str(SCRIPT), *args], self.dir, env, expect)
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> tuple[float, int, str]:
-    """Run a command; return wall time, its peak resident memory (MB) and its stderr."""
+def run(
+    cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0
+) -> tuple[float, int, str, float]:
+    """Run a command; return wall time, its peak resident memory (MB), its stderr, and the CPU
+    time it and the processes it waited for used (user and system)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -272,7 +280,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> tupl
         raise SystemExit(
             f"{' '.join(cmd)} in {cwd} exited {proc.returncode}, expected {expect}:\n{stderr}"
         )
-    return elapsed, usage.ru_maxrss // 1024, stderr
+    return elapsed, usage.ru_maxrss // 1024, stderr, usage.ru_utime + usage.ru_stime
 
 
 def python_out(code: str, cwd: Path, env: dict[str, str]) -> str:
@@ -293,101 +301,150 @@ def python_out(code: str, cwd: Path, env: dict[str, str]) -> str:
 # ------------------------------------------------------------ measurements
 
 
-def measure_commands(root: Path, rounds: int, scale: tuple[int, int]) -> dict[str, list]:
-    """Interleaved rounds of every command-level scenario."""
-    small, large = scale
-    up = Workspace(root, "uptodate")
-    cold = Workspace(root, "cold")
-    warm = Workspace(root, "warm")
-    s1 = Workspace(root, "scale-small", {"synth.bcfg": synthetic_spec(small)})
-    s2 = Workspace(root, "scale-large", {"synth.bcfg": synthetic_spec(large)})
-    docs = Workspace(root, "docs")
-    if not SCRIPT.exists():
-        raise SystemExit(f"no bcfg script next to {PY}: install bcfg there (pip install -e .)")
-    own = Workspace(root, "own-modules", own_modules=True)
+class Side:
+    """The workspaces of one checkout's command scenarios (see ``measure_commands``)."""
 
-    up.bcfg("generate")
-    own.script("generate")
-    if "fast check:" not in own.script("-v", "check")[2]:
-        raise SystemExit(
-            "bcfg check did not take the fast path in the project with its own modules"
-        )
-    docs.bcfg("generate")  # the facts cache now knows every name: bcfg docs needs no torch
-    up.bcfg("check")  # records the tree as verified
-    diff = diff_workspace(root)
-    diff.bcfg("diff", "HEAD~1", "HEAD")  # fills the symbol facts cache, as any earlier run would
-    warm.bcfg("generate")
-    edited = warm.dir / "specs" / "x86.bcfg"
-    original = edited.read_text(encoding="utf-8")
+    def __init__(self, root: Path, tag: str, code: Path, scale: tuple[int, int]):
+        self.tag = tag
+        self.up = Workspace(root, f"{tag}uptodate", code=code)
+        self.cold = Workspace(root, f"{tag}cold", code=code)
+        self.warm = Workspace(root, f"{tag}warm", code=code)
+        self.docs = Workspace(root, f"{tag}docs", code=code)
+        self.imp = Workspace(root, f"{tag}import", {}, code=code)
+        (self.imp.dir / "synth_target.py").write_text(synthetic_target(scale), encoding="utf-8")
+        self.up.bcfg("generate")
+        self.docs.bcfg("generate")  # the facts cache now knows every name: bcfg docs needs no torch
+        self.up.bcfg("check")  # records the tree as verified
+        self.diff = diff_workspace(root, tag, code)
+        self.diff.bcfg("diff", "HEAD~1", "HEAD")  # fills the symbol facts cache, as any run would
+        self.warm.bcfg("generate")
+        self.edited = self.warm.dir / "specs" / "x86.bcfg"
+        self.original = self.edited.read_text(encoding="utf-8")
 
-    imp = Workspace(root, "import", {})
-    (imp.dir / "synth_target.py").write_text(synthetic_target(scale), encoding="utf-8")
-    keys = ("torch", "check", "own", "diff", "cold", "warm", "docs", "small", "large")
-    keys += ("imp_s", "imp_l")
-    times: dict[str, list] = {k: [] for k in keys}
-    rss: dict[str, list] = {"small": [], "large": [], "imp_l": []}
-    torch_env = up.env()
-    for r in range(rounds):
-        print(f"  round {r + 1}/{rounds}", file=sys.stderr, flush=True)
-        times["torch"].append(run([PY, "-c", "import torch"], up.dir, torch_env)[0])
-        t, _, err = up.bcfg("check")
-        times["check"].append(t)
-        times["own"].append(own.script("check")[0])
-        times["diff"].append(diff.bcfg("diff", "HEAD~1", "HEAD")[0])
-        cold.clear_cache()
-        cold.clear_generated()
-        times["cold"].append(cold.bcfg("generate")[0])
+    def round(self, r: int, small: int, times: dict[str, list]) -> None:
+        """One round of the scenarios both checkouts run; ``times`` by key with the tag (and
+        ``<key>_cpu``: CPU seconds)."""
+        t = self.tag
+
+        def took(key: str, result: tuple[float, int, str, float]) -> str:
+            times[f"{t}{key}"].append(result[0])
+            times[f"{t}{key}_cpu"].append(result[3])
+            return result[2]
+
+        took("check", self.up.bcfg("check"))
+        took("diff", self.diff.bcfg("diff", "HEAD~1", "HEAD"))
+        self.cold.clear_cache()
+        self.cold.clear_generated()
+        shutil.rmtree(self.cold.dir / "docs", ignore_errors=True)
+        took("cold", self.cold.bcfg("generate"))
         # A real edit: one more pattern in the x86 backend, a different one each round.
         extra = f"    pattern (nn.Softmax, nn.{_MODULES[r % len(_MODULES)]}) {{ dtypes: default_quint8 }}\n}}"
-        edited.write_text(
-            original.rstrip().removesuffix("}") + extra + f"\n# edit {time.time()}\n",
+        self.edited.write_text(
+            self.original.rstrip().removesuffix("}") + extra + f"\n# edit {time.time()}\n",
             encoding="utf-8",
         )
-        t, _, err = warm.bcfg("generate")
+        err = took("warm", self.warm.bcfg("generate"))
         # x86.py, and the docs: README.md, index.html, backends/x86.md (not __init__.py)
         if "wrote generated/x86.py" not in err or "4 written" not in err:
             raise SystemExit(
                 f"warm generate after one edit wrote an unexpected set of files:\n{err}"
             )
-        times["warm"].append(t)
-        shutil.rmtree(docs.dir / "docs", ignore_errors=True)  # every docs file to write
-        t, _, err = docs.bcfg("docs")
+        shutil.rmtree(self.docs.dir / "docs", ignore_errors=True)  # every docs file to write
+        err = took("docs", self.docs.bcfg("docs"))
         # README.md, index.html and one page per backend of specs/
         expected = 2 + len(list((REPO / "specs").glob("*.bcfg"))) - 1  # common.bcfg has none
         if f" {expected} written" not in err:
             raise SystemExit(f"bcfg docs wrote an unexpected set of files:\n{err}")
-        times["docs"].append(t)
+        self.imp.clear_cache()
+        target = f"synth_target:get_synth_{small}_backend_config"
+        took("imp_s", self.imp.bcfg("import", target, "-o", f"specs/synth_{small}.bcfg"))
+
+
+# The scenarios both checkouts run when the benchmark compares with --against.
+COMPARED = ("check", "diff", "cold", "warm", "docs", "imp_s")
+
+
+def measure_commands(
+    root: Path, rounds: int, scale: tuple[int, int], against: Path | None = None
+) -> dict[str, list]:
+    """Interleaved rounds of every command-level scenario (and of ``against``'s, tagged
+    ``base:``, alternating which checkout goes first)."""
+    small, large = scale
+    sides = [Side(root, "", REPO, scale)]
+    if against is not None:
+        sides.append(Side(root, "base:", against, scale))
+    s1 = Workspace(root, "scale-small", {"synth.bcfg": synthetic_spec(small)})
+    s2 = Workspace(root, "scale-large", {"synth.bcfg": synthetic_spec(large)})
+    fresh = Workspace(root, "fresh")
+    if not SCRIPT.exists():
+        raise SystemExit(f"no bcfg script next to {PY}: install bcfg there (pip install -e .)")
+    own = Workspace(root, "own-modules", own_modules=True)
+    own.script("generate")
+    if "fast check:" not in own.script("-v", "check")[2]:
+        raise SystemExit(
+            "bcfg check did not take the fast path in the project with its own modules"
+        )
+    times: dict[str, list] = defaultdict(list)
+    rss: dict[str, list] = defaultdict(list)
+    torch_env = sides[0].up.env()
+    for r in range(rounds):
+        print(f"  round {r + 1}/{rounds}", file=sys.stderr, flush=True)
+        times["torch"].append(run([PY, "-c", "import torch"], sides[0].up.dir, torch_env)[0])
+        for side in sides if r % 2 == 0 else sides[::-1]:
+            side.round(r, small, times)
+        times["own"].append(own.script("check")[0])
+        # A fresh clone: no cache, no generated/ or docs/, no byte code of bcfg's yet.
+        fresh.clear_cache()
+        fresh.clear_generated()
+        shutil.rmtree(fresh.dir / "docs", ignore_errors=True)
+        fresh.code = clone(root / "fresh-code")
+        times["fresh"].append(fresh.bcfg("generate")[0])
         for key, ws in (("small", s1), ("large", s2)):
             ws.clear_cache()
             ws.clear_generated()
-            t, peak, _ = ws.bcfg("generate")
+            t, peak, _, _ = ws.bcfg("generate")
             times[key].append(t)
             rss[key].append(peak)
-        for key, n in (("imp_s", small), ("imp_l", large)):
-            imp.clear_cache()
-            target = f"synth_target:get_synth_{n}_backend_config"
-            t, peak, _ = imp.bcfg("import", target, "-o", f"specs/synth_{n}.bcfg")
-            times[key].append(t)
-            rss.setdefault(key, []).append(peak)
+        imp = sides[0].imp
+        imp.clear_cache()
+        target = f"synth_target:get_synth_{large}_backend_config"
+        t, peak, _, _ = imp.bcfg("import", target, "-o", f"specs/synth_{large}.bcfg")
+        times["imp_l"].append(t)
+        rss["imp_l"].append(peak)
     times["rss_small"] = rss["small"]
     times["rss_large"] = rss["large"]
     times["rss_imp_l"] = rss["imp_l"]
-    times["_imp"] = [imp]
-    times["_up"] = [up]
+    times["_sides"] = sides
     times["_own"] = [own]
-    times["_docs"] = [docs]
-    times["_diff"] = [diff]
     return times
 
 
-def diff_workspace(root: Path) -> Workspace:
+def clone(where: Path, source: Path = REPO) -> Path:
+    """The package, grammar and templates of ``source`` at ``where``, without byte code."""
+    shutil.rmtree(where, ignore_errors=True)
+    for name in ("generator", "grammar", "templates"):
+        shutil.copytree(source / name, where / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return where
+
+
+def checkout(rev: str, where: Path) -> Path:
+    """The files of revision ``rev`` of this repository at ``where`` (git archive)."""
+    where.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    return where
+
+
+def diff_workspace(root: Path, tag: str = "", code: Path = REPO) -> Workspace:
     """A git repository of the project's specs with a second commit that changes BackendConfigs.
 
     The change: x86's nn.Conv2d gains a symmetric int8 dtype config, and the
     shared dynamic_fp16 dtype set takes a float16 bias (17 patterns in each of
     five backends).
     """
-    ws = Workspace(root, "diff")
+    ws = Workspace(root, f"{tag}diff", code=code)
     env = {**ws.env(), "GIT_CONFIG_GLOBAL": os.devnull}
     env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b")
     env.update(GIT_COMMITTER_EMAIL="b@b")
@@ -435,10 +492,13 @@ def heavy_imports(ws: Workspace, argv: list[str], expect: int, heavy: tuple[str,
     return out[1:]
 
 
-def measure_parse(root: Path, rounds: int, n: int) -> list[tuple[str, float, int]]:
-    """Throughput (MB/s) of ``parse_text`` on the project's specs and on a synthetic spec.
+def measure_parse(root: Path, rounds: int, n: int) -> list[tuple[str, float, float, int]]:
+    """Throughput (MB/s) of ``parse_text`` on the project's specs and on a synthetic spec, and
+    of Lark's own LALR parser on the same texts with callbacks that do nothing (its ceiling:
+    the grammar, Lark's contextual lexer and parser loop, no model built), interleaved.
 
     As in a run (``pipeline.compile_project``), the cyclic garbage collector is paused.
+    Times are CPU time, medians of the rounds.
     """
     spec = root / "parse.bcfg"
     spec.write_text(synthetic_spec(n), encoding="utf-8")
@@ -446,29 +506,44 @@ def measure_parse(root: Path, rounds: int, n: int) -> list[tuple[str, float, int
         f"""
         import gc, statistics, time
         from pathlib import Path
+        from lark import Lark
         from generator.lang.parse import parse_text
+        from generator.resources import resource_path
         corpora = {{
             "the project's specs": [(p.name, p.read_text(encoding="utf-8")) for p in sorted(Path({str(REPO / "specs")!r}).glob("*.bcfg"))],
             "a synthetic spec": [("synthetic.bcfg", Path({str(spec)!r}).read_text(encoding="utf-8"))],
         }}
+        lark = Lark(
+            resource_path("grammar", "bcfg.lark").read_text(encoding="utf-8"),
+            parser="lalr",
+            maybe_placeholders=False,
+            lexer_callbacks={{"COMMENT": lambda tok: None}},
+        )
+        for rule in list(lark._callbacks):
+            lark._callbacks[rule] = lambda children: None
         parse_text("backend warm {{}}", "warm.bcfg")
         gc.disable()
         for what, texts in corpora.items():
             size = sum(len(t.encode()) for _, t in texts)
-            times = []
+            ours, theirs = [], []
             for _ in range(max({rounds}, 5) if size > 100_000 else 5 * {rounds}):
-                t = time.perf_counter()
+                t = time.process_time()
                 for name, text in texts:
                     parse_text(text, name)
-                times.append(time.perf_counter() - t)
-            print(what.replace(" ", "_"), size / statistics.median(times) / 1e6, size)
+                ours.append(time.process_time() - t)
+                t = time.process_time()
+                for name, text in texts:
+                    lark.parse(text)
+                theirs.append(time.process_time() - t)
+            mbs = [size / statistics.median(x) / 1e6 for x in (ours, theirs)]
+            print(what.replace(" ", "_"), mbs[0], mbs[1], size)
         """,
         root,
         {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(root / "parse-cache")},
     )
     return [
-        (w.replace("_", " "), float(mbs), int(size))
-        for w, mbs, size in (ln.split() for ln in out.splitlines())
+        (w.replace("_", " "), float(ours), float(theirs), int(size))
+        for w, ours, theirs, size in (ln.split() for ln in out.splitlines())
     ]
 
 
@@ -546,8 +621,14 @@ class LspSession:
             self.arrivals.setdefault(key, []).append((time.perf_counter(), len(params.diagnostics)))
             self.event.set()
 
-    async def start(self) -> None:
-        """Start the server, open every spec and wait for each one's first diagnostics."""
+    async def start(self, opened: list[Path] | None = None) -> None:
+        """Start the server, open the specs (every one by default) and wait for each one's
+        first diagnostics."""
+        await self.launch()
+        await self.open(list(self.texts) if opened is None else opened)
+
+    async def launch(self) -> None:
+        """Start the server and initialize it."""
         import asyncio
 
         lsp = self.lsp
@@ -560,11 +641,17 @@ class LspSession:
             lsp.InitializeParams(capabilities=lsp.ClientCapabilities())
         )
         self.client.initialized(lsp.InitializedParams())
-        for p, text in self.texts.items():
+
+    async def open(self, paths: list[Path], texts: dict[Path, str] | None = None) -> None:
+        """Open ``paths`` (with ``texts`` instead of what is on disk) and wait for their first
+        diagnostics."""
+        lsp = self.lsp
+        for p in paths:
+            text = (texts or {}).get(p, self.texts[p])
             item = lsp.TextDocumentItem(uri=self.uris[p], language_id="bcfg", version=1, text=text)
             self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))
-        for uri in self.uris.values():
-            await self.arrival(uri, 0.0)
+        for p in paths:
+            await self.arrival(self.uris[p], 0.0)
 
     async def arrival(self, uri: str, since: float) -> tuple[float, int]:
         """The first publish for ``uri``'s current version read at or after ``since``."""
@@ -577,6 +664,18 @@ class LspSession:
             self.event.clear()
             await asyncio.wait_for(self.event.wait(), 120)
 
+    async def quiet(self, seconds: float) -> None:
+        """Wait until no diagnostics have been published for ``seconds`` (the server is idle:
+        the checks that opening every spec started are done)."""
+        import asyncio
+
+        while True:
+            last = max((a[0] for found in self.arrivals.values() for a in found), default=0.0)
+            left = last + seconds - time.perf_counter()
+            if left <= 0:
+                return
+            await asyncio.sleep(left)
+
     def send(self, path: Path, text: str) -> float:
         """Replace the buffer of ``path`` by ``text``; the time the change was written."""
         lsp, uri = self.lsp, self.uris[path]
@@ -587,7 +686,7 @@ class LspSession:
         self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(ident, [change]))
         return t0
 
-    async def open(self, path: Path, text: str) -> str:
+    async def open_text(self, path: Path, text: str) -> str:
         """Open ``path`` (outside specs/) with ``text``; its URI, once its diagnostics arrived."""
         from pygls.uris import from_fs_path
 
@@ -678,7 +777,7 @@ async def _time_formatting(session: LspSession, rounds: int) -> list[float]:
     round (its diagnostics awaited first: the request does not wait behind the check)."""
     path = session.ws.dir / "big" / "unformatted.bcfg"
     path.parent.mkdir(exist_ok=True)
-    await session.open(path, unformatted_spec())
+    await session.open_text(path, unformatted_spec())
     times = []
     for i in range(rounds + 1):  # the first warms up
         t0 = session.send(path, unformatted_spec(variant=i + 1))
@@ -720,6 +819,68 @@ async def _drain(stream) -> None:  # type: ignore[no-untyped-def]
     while line := await stream.readline():
         if show:
             sys.stderr.write(f"[bcfg lsp] {line.decode(errors='replace')}")
+
+
+# The first typo of a session: an unknown module name in a pattern, and an unknown bare
+# word where a dtype goes (its did-you-mean looks the word up in every built-in alias).
+TYPO_PATTERN = "    pattern (nn.Softmax, nn.Conv1e) {{ dtypes: default_quint8 }}  # {n}\n}}\n"
+
+
+async def _time_first_diagnostics(
+    root: Path, rounds: int, codes: list[tuple[str, Path]]
+) -> dict[str, list[float]]:
+    """The first symbol diagnostics of sessions on an empty cache (a new user's first session),
+    for each checkout of ``codes`` (tag, code) in turn, and ``import torch`` in the same rounds.
+
+    ``start``: from launching ``bcfg lsp`` to the diagnostics of x86.bcfg, opened
+    with a misspelled module name (nothing else open). ``typo``: every spec open
+    and checked (the server idle), then the first edit of the session, a
+    misspelled dtype in common.bcfg, to its diagnostics.
+    """
+    times: dict[str, list[float]] = defaultdict(list)
+    for r in range(rounds):
+        print(f"  language server, first diagnostics: round {r + 1}/{rounds}", file=sys.stderr)
+        ws = Workspace(root, f"lsp-first-{r}")
+        times["torch"].append(run([PY, "-c", "import torch"], ws.dir, ws.env())[0])
+        for tag, code in codes if r % 2 == 0 else codes[::-1]:
+            ws.code = code
+            ws.clear_cache()
+            x86 = ws.dir / "specs" / "x86.bcfg"
+            session = LspSession(ws)
+            typo = session.texts[x86].rstrip().removesuffix("}") + TYPO_PATTERN.format(n=r)
+            t0 = time.perf_counter()
+            await session.launch()
+            await session.open([x86], {x86: typo})
+            t1, found = session.arrivals[(session.uris[x86], 1)][0]
+            assert found > 0, "the misspelled name was not reported"
+            times[f"{tag}start"].append(t1 - t0)
+            await session.stop()
+
+            ws.clear_cache()
+            session = LspSession(ws)
+            await session.start()
+            await session.quiet(1.0)
+            common = ws.dir / "specs" / "common.bcfg"
+            edited = session.texts[common].replace("output: quint8}", f"output: quint9_{r}}}", 1)
+            t0 = session.send(common, edited)
+            t1, found = await session.arrival(session.uris[common], t0)
+            assert found > 0, "the misspelled dtype was not reported"
+            times[f"{tag}typo"].append(t1 - t0)
+            await session.stop()
+    return times
+
+
+def measure_lsp_first(
+    root: Path, rounds: int, codes: list[tuple[str, Path]]
+) -> dict[str, list[float]] | str:
+    """First symbol diagnostics of ``bcfg lsp`` sessions (seconds), or why not measured."""
+    import asyncio
+
+    try:
+        import pygls  # noqa: F401
+    except ImportError:
+        return "not measured: install bcfg[lsp] (pygls)"
+    return asyncio.run(_time_first_diagnostics(root, rounds, codes))
 
 
 def measure_lsp(root: Path, rounds: int) -> dict[str, list[float]] | str:
@@ -775,25 +936,35 @@ COMMAND_TARGETS = (
     ("check", "bcfg check, tree up to date", 0.07),
     ("own", "bcfg check, up to date, specs naming the project's own modules", 0.07),
     ("diff", "bcfg diff HEAD~1 HEAD (two revisions of specs/)", 1.5),
-    ("cold", "bcfg generate, cold (no cache, generated/ empty)", 2.0),
+    ("cold", "bcfg generate, cold (no cache, generated/ and docs/ empty)", 1.1),
     ("warm", "bcfg generate, warm, after editing one spec", 0.5),
     ("docs", "bcfg docs, every backend of specs/ (names in the facts cache)", 0.5),
 )
+# parse_text's throughput as a share of Lark's own (no callbacks) on the same text.
+PARSE_SHARE = 0.9
+# The cold generate of a project whose specs name only torch: the stretch target.
+COLD_STRETCH = 0.5
+# Within this of the --against revision counts as no slower (the machine is noisy).
+SAME_SPEED = 1.05
 
 
-def command_rows(root: Path, rounds: int, scale: tuple[int, int], row: Row) -> None:
-    """The command-level targets: check, diff, generate cold and warm, docs; what they import."""
-    t = measure_commands(root, rounds, scale)
+def command_rows(
+    root: Path, rounds: int, scale: tuple[int, int], row: Row, against: tuple[str, Path] | None
+) -> None:
+    """The command-level targets: check, diff, generate cold and warm, docs; what they import;
+    with ``against``, each against that revision's, run in the same rounds."""
+    t = measure_commands(root, rounds, scale, against[1] if against else None)
     med = {k: statistics.median(v) for k, v in t.items() if not k.startswith("_")}
     torch_s = med["torch"]
-    up = t["_up"][0]
+    side = t["_sides"][0]
     row("python -c 'import torch' (the yardstick)", f"{torch_s:.3f} s", "", True)
     probes = {
-        "check": (up, ["check"], 0, ("torch", "lark", "jinja2", "black")),
+        "check": (side.up, ["check"], 0, ("torch", "lark", "jinja2", "black")),
         "own": (t["_own"][0], ["check"], 0, ("torch", "lark", "jinja2", "black", "acme_ops")),
-        "docs": (t["_docs"][0], ["docs"], 0, ("torch", "black")),
+        "cold": (Workspace(root, "probe-cold"), ["generate"], 0, ("torch", "black")),
+        "docs": (side.docs, ["docs"], 0, ("torch", "black")),
         "diff": (
-            t["_diff"][0],
+            side.diff,
             ["diff", "HEAD~1", "HEAD", "--exit-code"],
             1,
             ("torch", "jinja2", "black"),
@@ -802,6 +973,20 @@ def command_rows(root: Path, rounds: int, scale: tuple[int, int], row: Row) -> N
     for key, what, limit in COMMAND_TARGETS:
         r = med[key] / torch_s
         row(what, f"{med[key]:.3f} s = {r:.2f} x torch", f"<= {limit} x", r <= limit)
+        if key == "cold":
+            row(
+                "  the same, stretch target (specs that name only torch)",
+                f"{r:.2f} x torch",
+                f"<= {COLD_STRETCH} x",
+                r <= COLD_STRETCH,
+            )
+            r = med["fresh"] / torch_s
+            row(
+                "  the same, first run of a fresh clone (no byte code of bcfg's yet)",
+                f"{med['fresh']:.3f} s = {r:.2f} x torch",
+                "",
+                None,
+            )
         if key in probes:
             ws, argv, expect, modules = probes[key]
             heavy = heavy_imports(ws, argv, expect, modules)
@@ -811,8 +996,36 @@ def command_rows(root: Path, rounds: int, scale: tuple[int, int], row: Row) -> N
                 "none",
                 not heavy,
             )
-    more_rows(root, up, rounds, scale, med, t["rss_large"], row)
-    import_rows(t["_imp"][0], scale, med, torch_s, t["rss_imp_l"], row)
+    more_rows(root, side.up, rounds, scale, med, t["rss_large"], row)
+    import_rows(side.imp, scale, med, torch_s, t["rss_imp_l"], row)
+    if against is not None:
+        compared_rows(against[0], med, scale[0], row)
+
+
+COMPARED_WHAT = {
+    "check": "bcfg check, tree up to date",
+    "diff": "bcfg diff HEAD~1 HEAD",
+    "cold": "bcfg generate, cold",
+    "warm": "bcfg generate, warm, after editing one spec",
+    "docs": "bcfg docs",
+    "imp_s": "bcfg import, SMALL patterns",
+}
+
+
+def compared_rows(base: str, med: dict[str, float], small: int, row: Row) -> None:
+    """Each scenario here and at ``base``, interleaved in the same rounds: wall time, and the
+    CPU time of the command and its children, which a loaded machine disturbs less (the
+    verdict goes by it)."""
+    for key in COMPARED:
+        ours, theirs = med[key], med[f"base:{key}"]
+        cpu = med[f"{key}_cpu"] / med[f"base:{key}_cpu"]
+        what = COMPARED_WHAT[key].replace("SMALL", f"{small:,}")
+        row(
+            f"{what}: this tree / {base}",
+            f"{ours:.3f} / {theirs:.3f} s = {ours / theirs:.2f}; CPU {cpu:.2f}",
+            f"CPU <= {SAME_SPEED}",
+            cpu <= SAME_SPEED if key != "cold" else cpu <= 1.0,
+        )
 
 
 def import_rows(
@@ -853,12 +1066,19 @@ def more_rows(
     row: Row,
 ) -> None:
     """Parse throughput, build times of the generated getters, and the scale test."""
-    for what, mbs, size in measure_parse(root, rounds, scale[1]):
+    for what, mbs, ceiling, size in measure_parse(root, rounds, scale[1]):
+        share = mbs / ceiling
         row(
             f"parse_text throughput, {what} ({size / 1e3:.0f} kB)",
             f"{mbs:.2f} MB/s",
-            ">= 1 MB/s",
-            mbs >= 1.0,
+            ">= 1 MB/s, or",
+            mbs >= 1.0 or share >= PARSE_SHARE,
+        )
+        row(
+            "  Lark's own ceiling on the same text (no callbacks); parse_text's share",
+            f"{ceiling:.2f} MB/s; {share:.0%}",
+            f">= {PARSE_SHARE:.0%} of it",
+            None,
         )
 
     builds = measure_builds(up, rounds)
@@ -884,8 +1104,46 @@ def more_rows(
     row(f"  peak memory, {large:,} patterns", f"{peak} MB", "< 500 MB", peak < 500)
 
 
-def lsp_rows(root: Path, rounds: int, row: Row) -> None:
-    """The language server's target: diagnostics within 150 ms of an edit to common.bcfg."""
+# The first symbol diagnostic of a session, as a ratio of `import torch`.
+LSP_FIRST_TARGET = 0.5
+
+
+def lsp_rows(root: Path, rounds: int, row: Row, against: tuple[str, Path] | None) -> None:
+    """The language server's targets: diagnostics within 150 ms of an edit to common.bcfg;
+    the first symbol diagnostic of a session within half an ``import torch``."""
+    codes = [("", REPO)] + ([("base:", against[1])] if against else [])
+    first = measure_lsp_first(root, rounds, codes)
+    what = "bcfg lsp, first session (empty cache): first typo edit -> its diagnostics"
+    if isinstance(first, str):
+        row(what, first, f"<= {LSP_FIRST_TARGET} x torch", False)
+    else:
+        med = {k: statistics.median(v) for k, v in first.items()}
+        torch_s = med["torch"]
+        row("python -c 'import torch' (the language server's rounds)", f"{torch_s:.3f} s", "", True)
+        r = med["typo"] / torch_s
+        row(
+            what,
+            f"{med['typo'] * 1e3:.0f} ms = {r:.2f} x torch",
+            f"<= {LSP_FIRST_TARGET} x",
+            r <= LSP_FIRST_TARGET,
+        )
+        r = med["start"] / torch_s
+        row(
+            "  launch -> diagnostics of a spec opened with a misspelled name",
+            f"{med['start']:.3f} s = {r:.2f} x torch",
+            "",
+            None,
+        )
+        if against is not None:
+            for key, label in (("typo", "first typo edit"), ("start", "launch -> first")):
+                ours, theirs = med[key], med[f"base:{key}"]
+                row(
+                    f"  {label}: this tree / {against[0]}",
+                    f"{ours:.3f} / {theirs:.3f} s = {ours / theirs:.2f}",
+                    "",
+                    None,
+                )
+
     found = measure_lsp(root, rounds)
     what = "bcfg lsp: edit of specs/common.bcfg -> its diagnostics"
     if isinstance(found, str):
@@ -950,6 +1208,12 @@ def main() -> int:
         "--quick", action="store_true", help="3 rounds, scale test with 300 and 3,000 patterns"
     )
     ap.add_argument("--lsp", action="store_true", help="only the language server's measurement")
+    ap.add_argument(
+        "--against",
+        metavar="REV",
+        help="also run check, diff, generate, docs, import and the language server's first "
+        "session at git revision REV (e.g. main), interleaved, and compare",
+    )
     args = ap.parse_args()
     rounds = 3 if args.quick else max(args.rounds, 1)
     scale = (300, 3000) if args.quick else (1000, 10000)
@@ -962,9 +1226,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bcfg-bench-") as tmp:
         root = Path(tmp)
         print(f"bcfg benchmark: {rounds} rounds", file=sys.stderr)
+        against = None
+        if args.against:
+            against = (args.against, checkout(args.against, root / "against-code"))
         if not args.lsp:
-            command_rows(root, rounds, scale, row)
-        lsp_rows(root, rounds, row)
+            command_rows(root, rounds, scale, row, against)
+        lsp_rows(root, rounds, row, against)
     print_table(rows, rounds)
     return 0
 

@@ -336,7 +336,8 @@ def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preload-torch",
         action="store_true",
-        help="import torch at start, so that the first unknown name is checked at once",
+        help="import torch at start, so that a name bcfg's torch facts cannot answer is "
+        "checked at once (a torch build bcfg ships no facts for, a module of yours)",
     )
 
 

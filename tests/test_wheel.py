@@ -1,4 +1,5 @@
-"""A wheel built from the repo carries the grammar, templates and the bcfg:torch library, and its generator works (modules and docs)."""
+"""A wheel built from the repo carries the grammar (and Lark's analysis of it), templates, the
+bcfg:torch library and the shipped torch facts, and its generator works (modules and docs)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,15 @@ def test_wheel_generates_the_same_output(tmp_path):
         "generator/library/torch.bcfg",
         "generator/runtime/__init__.py",
         "generator/runtime/quantizer.py",
+        "bcfg_resources/grammar/bcfg.lark.analysis",
     } <= names
+    # The torch facts of every verified build (semantics/shipped.py).
+    tables = {n for n in names if n.startswith("generator/torch_facts/torch-")}
+    assert tables == {
+        f"generator/{p.relative_to(REPO / 'generator').as_posix()}"
+        for p in (REPO / "generator" / "torch_facts").glob("*.json")
+    }
+    assert len(tables) >= 2
     assert not any(n.startswith(("specs/", "generated/", "tests/")) for n in names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

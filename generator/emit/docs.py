@@ -16,6 +16,7 @@ of meaning shows up in review as a changed line of the matrix.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -215,13 +216,22 @@ def code_html(text: str) -> Any:
     """
     from markupsafe import Markup
     from pygments import highlight
+
+    text = visible(text)
+    lexer, formatter = _highlighter()
+    html = highlight(text, lexer, formatter)
+    return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
+
+
+@functools.cache
+def _highlighter() -> tuple[Any, Any]:
+    """bcfg's Pygments lexer and the HTML formatter, made once (a formatter builds its whole
+    style sheet when it is made)."""
     from pygments.formatters import HtmlFormatter
 
     from ..lang.pygments_lexer import BcfgLexer
 
-    text = visible(text)
-    html = highlight(text, BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True))
-    return Markup(html if text.endswith("\n") else html.removesuffix("\n"))  # it ends each line
+    return BcfgLexer(stripnl=False, ensurenl=False), HtmlFormatter(nowrap=True)
 
 
 def _keep_together(part: str) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -34,26 +35,50 @@ from typing import Any
 
 from ..config import DEFAULT_ALLOW
 from ..infra import cache
+from . import shipped
 from .model import SymbolKind
 
 
 @dataclass(frozen=True)
 class Resolved:
-    """An object found at ``path``; ``module`` is the module to import for it."""
+    """An object found at ``path``; ``module`` is the module to import for it.
+
+    ``contained``: every module, class and callable on the walk, and the object
+    itself (by its type, if it is data), is defined in the path's own top-level
+    package (``torch`` or ``torch._C``; ``operator`` or ``_operator``). Only
+    such facts are cached or shipped: an object a contained ``torch`` path
+    names exists only once torch is imported (see ``TorchFacts._learn``).
+    """
 
     path: str
     obj: Any
     module: str
+    contained: bool = False
 
 
 class UnknownSymbol(LookupError):
-    """``path`` names nothing; ``at`` is how many segments did resolve."""
+    """``path`` names nothing.
 
-    def __init__(self, path: str, message: str, suggestion: str | None = None):
+    ``at`` is how many segments did resolve when the next one is missing (None
+    for any other reason: the allow-list, a module outside it on the walk, an
+    import that fails); ``contained`` says whether those segments were all
+    defined in the path's top-level package (see ``Resolved``).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        suggestion: str | None = None,
+        at: int | None = None,
+        contained: bool = False,
+    ):
         super().__init__(message)
         self.path = path
         self.message = message
         self.suggestion = suggestion
+        self.at = at
+        self.contained = contained
 
 
 def _is_importable_module(obj: Any, name: str) -> bool:
@@ -106,6 +131,7 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
             "and installed packages from the environment bcfg runs in",
         )
     module = parts[0]
+    contained = True
     for i, part in enumerate(parts[1:], start=1):
         prefix = ".".join(parts[: i + 1])
         nxt = getattr(obj, part, _MISSING) if not part.startswith("__") else _MISSING
@@ -113,13 +139,29 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
             nxt = _import(path, prefix)
         if nxt is _MISSING:
             raise UnknownSymbol(
-                path, f"unknown symbol '{path}'", _did_you_mean(obj, parts[:i], part)
+                path,
+                f"unknown symbol '{path}'",
+                _did_you_mean(obj, parts[:i], part),
+                at=i,
+                contained=contained,
             )
         _check_home(path, prefix, nxt, allow)
+        contained = contained and _defined_in(nxt, parts[0])
         obj = nxt
         if module == ".".join(parts[:i]) and _is_importable_module(obj, prefix):
             module = prefix
-    return Resolved(path, obj, module)
+    return Resolved(path, obj, module, contained)
+
+
+def _defined_in(obj: Any, top: str) -> bool:
+    """True if ``obj`` (data: its type) is defined in the package ``top`` (or ``_top``)."""
+    where = home(obj)
+    if where is None:
+        where = getattr(type(obj), "__module__", None)
+        if not isinstance(where, str):
+            return False
+    first = where.partition(".")[0]
+    return first in (top, f"_{top}")
 
 
 _MISSING = object()
@@ -219,9 +261,19 @@ def _check_home(path: str, prefix: str, obj: Any, allow: tuple[str, ...]) -> Non
 
 def _did_you_mean(parent: Any, parent_parts: list[str], part: str) -> str | None:
     try:
-        names = [n for n in dir(parent) if not n.startswith("__")]
+        names = listing(parent)
     except Exception:  # an exotic object whose dir() fails: no suggestion
         return None
+    return suggest(names, parent_parts, part)
+
+
+def listing(parent: Any) -> list[str]:
+    """The names a did-you-mean chooses from: ``dir(parent)`` but the dunders."""
+    return [n for n in dir(parent) if not n.startswith("__")]
+
+
+def suggest(names: list[str], parent_parts: list[str], part: str) -> str | None:
+    """Did you mean: the name of ``names`` closest to ``part``, as a path under ``parent_parts``."""
     close = difflib.get_close_matches(part, names, n=1, cutoff=0.75)
     if not close:
         lowered = {n.lower(): n for n in names}
@@ -277,6 +329,9 @@ class Facts:
     dtype: str | None = None
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
 @dataclass(frozen=True)
 class CallSignature:
     """What a callable takes: each parameter's name, kind and whether it has a default."""
@@ -294,7 +349,8 @@ class CallSignature:
         params = tuple(
             (p.name, p.kind.name, p.default is not p.empty) for p in sig.parameters.values()
         )
-        return cls(params, str(sig))
+        # Defaults print as their repr; an address in one would change from run to run.
+        return cls(params, _ADDRESS.sub(">", str(sig)))
 
     def bind_error(self, n: int) -> str | None:
         """inspect's reason why ``n`` positional arguments do not bind; None if they do."""
@@ -318,45 +374,88 @@ class CallSignature:
 
 
 class TorchFacts:
-    """Facts about dotted paths: from the cached table when it has them, else found live.
+    """Facts about dotted paths: cached, shipped or found live.
 
-    ``cached`` loads the table kept for this torch, generator and allow-list;
-    ``save`` writes it back with what was learned. A table made directly is not
-    cached: every fact is found live (and remembered for the table's life).
+    ``cached`` starts from the table cached for this torch build, generator and
+    allow-list, over the table bcfg ships for the installed torch build
+    (``semantics.shipped``; none for a build it has no table for): the cached
+    one holds what the project's runs used, so that a warm run does not read
+    the shipped one at all. ``save`` writes back what a run used or learned.
+    A table made directly knows nothing: every fact is found live (and
+    remembered for the table's life).
     """
 
-    def __init__(self, allow: tuple[str, ...] = DEFAULT_ALLOW, key: str | None = None):
+    def __init__(
+        self,
+        allow: tuple[str, ...] = DEFAULT_ALLOW,
+        key: str | None = None,
+        base: shipped.Shipped | None = None,
+    ):
         self.allow = tuple(allow)
         self._key = key
-        self._facts: dict[str, Facts] = {}
+        self._base = base
+        self._facts: dict[str, Facts] = {}  # cached, taken from the base, or learned
         self._sigs: dict[str, CallSignature | None] = {}
-        # Objects found live: id -> (object, identity); the cached identities
-        # are added, resolved live, before the first path is.
+        self._kept: set[str] = set()  # what ``save`` writes: facts cached, taken or learned
+        self._sigs_kept: set[str] = set()  # and the signatures of those
+        # Objects found live: id -> (object, identity). Before a path is learned,
+        # the known identities of its kind whose top-level module is imported
+        # are resolved live and added (``_link``), so that a path to an object
+        # already known gets that object's identity.
         self._live: dict[int, tuple[Any, str]] = {}
-        self._cached_identities_live = False
+        self._linked: set[tuple[str, str]] = set()
         self._dirty = False
 
     @classmethod
     def cached(cls, allow: tuple[str, ...] = DEFAULT_ALLOW) -> TorchFacts:
-        """The table cached for this torch version, generator and ``allow`` (empty on a miss)."""
-        k = cache.key("symbols", list(allow))
-        table = cls(allow, k)
+        """The cached and shipped tables of this torch build (empty on a miss)."""
+        base = shipped.load()
+        k = cache.key("symbols", list(allow), base.digest if base is not None else None)
+        table = cls(allow, k, base)
         table._load(cache.load("symbols", k))
         return table
 
+    @property
+    def shipped(self) -> bool:
+        """True if the facts bcfg ships for the installed torch build are in use."""
+        return self._base is not None
+
     def __contains__(self, path: str) -> bool:
         """True if the facts of ``path`` are known without resolving it."""
-        return path in self._facts
+        return path in self._facts or (self._base is not None and path in self._base.facts)
 
     def known(self) -> list[str]:
         """Every dotted path whose facts are known without resolving it (for completion)."""
-        return list(self._facts)
+        if self._base is None:
+            return list(self._facts)
+        return list(dict.fromkeys([*self._base.facts, *self._facts]))
 
     def lookup(self, path: str) -> Facts:
         """The facts of the full dotted ``path``; raises UnknownSymbol, as ``resolve`` does."""
+        found = self._facts.get(path)
+        if found is not None:
+            return found
         if path.partition(".")[0] not in self.allow:
             resolve(path, self.allow)  # raises the allow-list error, importing nothing
-        return self._facts.get(path) or self._learn(path)
+        if self._base is not None:
+            raw = self._base.facts.get(path)
+            if raw is not None:
+                return self._take(path, raw)
+            # A missing name, as a fresh process that imports torch would find it.
+            # Once torch is imported here (a user module may have added to it), live.
+            missing = None if torch_imported() else self._base.missing(path)
+            if missing is not None:
+                raise UnknownSymbol(path, missing[0], missing[1])
+        return self._learn(path)
+
+    def _take(self, path: str, raw: list[Any]) -> Facts:
+        """The base's facts of ``path``, kept for the cache (with its identity's)."""
+        found = self._facts[path] = Facts(path, SymbolKind(raw[0]), raw[1], raw[2], raw[3])
+        self._kept.add(path)
+        self._dirty = True
+        if raw[2] != path and raw[2] not in self._facts:
+            self._take(raw[2], self._base.facts[raw[2]])  # type: ignore[union-attr]
+        return found
 
     def identity(self, path: str) -> str:
         """One name for everything ``path`` may name (``nn.ReLU``, ``torch.nn.ReLU``); ``path``
@@ -368,16 +467,23 @@ class TorchFacts:
 
     def dtype(self, name: str) -> str:
         """The canonical name of the bare dtype name ``name``: ``float`` -> ``float32``."""
-        facts = self._facts.get(f"torch.{name}") or self._learn(f"torch.{name}")
+        facts = self.lookup(f"torch.{name}")
         assert facts.dtype is not None, f"torch.{name} is not a dtype"
         return facts.dtype
 
     def signature(self, path: str) -> CallSignature | None:
         """What the callable at ``path`` (already looked up) takes; None if that cannot be told."""
-        if path not in self._sigs:
-            self._sigs[path] = CallSignature.of(self._object(path))
-            self._dirty |= _cacheable(path)
-        return self._sigs[path]
+        if path in self._sigs:
+            return self._sigs[path]
+        if self._base is not None and path in self._base.sigs:
+            sig = _signature(self._base.sigs[path])
+        else:
+            sig = CallSignature.of(self._object(path))
+        self._sigs[path] = sig
+        if path in self._kept:
+            self._sigs_kept.add(path)
+            self._dirty = True
+        return sig
 
     def _object(self, path: str) -> Any:
         return _resolve_allowed(path, self.allow).obj
@@ -386,21 +492,43 @@ class TorchFacts:
         """Resolve ``path`` live (its top-level module is allowed) and remember its facts."""
         found = _resolve_allowed(path, self.allow)
         obj = found.obj
-        if not self._cached_identities_live:
-            self._cached_identities_live = True
-            for identity in dict.fromkeys(f.identity for f in self._facts.values()):
-                try:
-                    known = self._object(identity)
-                except UnknownSymbol:
-                    continue
-                self._live.setdefault(id(known), (known, identity))
-        identity = self._live.setdefault(id(obj), (obj, path))[1]
         kind = kind_of(obj)
+        self._link(kind)
+        identity = self._live.setdefault(id(obj), (obj, path))[1]
         dtype = str(obj).removeprefix("torch.") if kind == "dtype" else None
         facts = Facts(path, kind, found.module, identity, dtype)
         self._facts[path] = facts
-        self._dirty |= _cacheable(path)
+        if found.contained and path.partition(".")[0] in CACHED_TOPS:
+            self._kept.add(path)
+            self._dirty = True
+            if identity not in self._facts and self._base is not None:
+                raw = self._base.facts.get(identity)
+                if raw is not None:
+                    self._take(identity, raw)
         return facts
+
+    def _link(self, kind: SymbolKind) -> None:
+        """Resolve live the known identities of ``kind`` whose top-level module is imported.
+
+        An object of another kind is another object; and the object of a known
+        path (contained: see ``Resolved``) exists only once its top-level module
+        is imported, so the others cannot be the object being learned.
+        """
+        tops = [t for t in CACHED_TOPS if t in sys.modules and (t, kind) not in self._linked]
+        if not tops:
+            return
+        self._linked.update((t, kind) for t in tops)
+        base = self._base.facts if self._base is not None else {}
+        identities = {raw[2] for raw in base.values() if raw[0] == kind}
+        identities |= {f.identity for f in self._facts.values() if f.kind == kind}
+        for identity in sorted(identities):
+            if identity.partition(".")[0] not in tops:
+                continue
+            try:
+                known = self._object(identity)
+            except UnknownSymbol:
+                continue
+            self._live.setdefault(id(known), (known, identity))
 
     def _load(self, data: Any) -> None:
         """Take the facts of a cache entry; any entry that is not exactly as ``save`` writes is ignored."""
@@ -416,28 +544,19 @@ class TorchFacts:
                     return
             sigs: dict[str, CallSignature | None] = {}
             for path, sig in data["sigs"].items():
-                if path not in facts:
+                if path not in facts or not _valid_signature(sig):
                     return
-                if sig is not None:
-                    text, params = sig
-                    params = tuple((n, k, d) for n, k, d in params)
-                    ok = isinstance(text, str) and all(
-                        isinstance(n, str) and k in _PARAM_KINDS and isinstance(d, bool)
-                        for n, k, d in params
-                    )
-                    if not ok:
-                        return
-                    sig = CallSignature(params, text)
-                sigs[path] = sig
+                sigs[path] = _signature(sig)
         except (KeyError, TypeError, ValueError, AttributeError):
             return
-        self._facts, self._sigs = facts, sigs
+        self._facts, self._sigs, self._kept, self._sigs_kept = facts, sigs, set(facts), set(sigs)
 
     def save(self) -> None:
-        """Write the table back to the cache if anything was learned (a cached table only)."""
+        """Write the table back to the cache if anything was used or learned (a cached table
+        only)."""
         if self._key is None or not self._dirty:
             return
-        kept = {p: f for p, f in self._facts.items() if _cacheable(p)}
+        kept = {p: self._facts[p] for p in self._kept}
         # An identity that is a path not kept becomes the first kept path naming that object.
         first: dict[str, str] = {}
         for p, f in kept.items():
@@ -451,15 +570,34 @@ class TorchFacts:
             "sigs": {
                 p: None if s is None else [s.text, [list(x) for x in s.params]]
                 for p, s in self._sigs.items()
-                if p in kept
+                if p in self._sigs_kept
             },
         }
         cache.store("symbols", self._key, value)
         self._dirty = False
 
 
-def _cacheable(path: str) -> bool:
-    return path.partition(".")[0] in CACHED_TOPS
+def torch_imported() -> bool:
+    """True if this process has imported torch (then a missing name is looked for live)."""
+    return "torch" in sys.modules
+
+
+def _valid_signature(sig: Any) -> bool:
+    """True if ``sig`` is a signature as tables hold it: None, or [text, [[name, kind, default]]]."""
+    if sig is None:
+        return True
+    text, params = sig
+    return isinstance(text, str) and all(
+        isinstance(n, str) and k in _PARAM_KINDS and isinstance(d, bool) for n, k, d in params
+    )
+
+
+def _signature(sig: Any) -> CallSignature | None:
+    """A signature as tables hold it, as a CallSignature."""
+    if sig is None:
+        return None
+    text, params = sig
+    return CallSignature(tuple((n, k, d) for n, k, d in params), text)
 
 
 def _resolve_allowed(path: str, allow: tuple[str, ...]) -> Resolved:

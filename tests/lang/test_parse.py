@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,3 +162,95 @@ def test_any_string_round_trips_or_is_an_error_at_its_escape(text):
         assert source[d.span.column - 1 : d.span.end_column - 1] == escape
         return
     assert surrogate is None and spec.decls[0].backend_name == text
+
+
+def _mutants(text: str, n: int, seed: int) -> list[str]:
+    """``n`` texts with one character deleted, doubled or replaced, at random places."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        i = rng.randrange(len(text))
+        how = rng.choice(("delete", "double", "replace"))
+        if how == "delete":
+            out.append(text[:i] + text[i + 1 :])
+        elif how == "double":
+            out.append(text[: i + 1] + text[i:])
+        else:
+            out.append(text[:i] + rng.choice('{}()[],:.="#x1 \n') + text[i + 1 :])
+    return out
+
+
+def test_the_lexer_is_larks_own_token_for_token():
+    """``parse_text`` lexes with its own loop over Lark's per-state lexers; Lark's contextual
+    lexer must give the same model, spans, comments and errors, on every spec and on
+    hundreds of broken variants of them."""
+    from generator.diagnostics import SpecError
+    from generator.lang import parse
+
+    reference = parse.make_lark(saved=False)
+    parse._install_callbacks(reference)  # Lark's own lexer: no _install_lexer
+    assert type(parse._parser().parser.lexer) is parse._FastLexer
+
+    def outcome(parser, text):
+        try:
+            return parse.parse_with(parser, text, "t.bcfg")
+        except SpecError as exc:
+            return [(str(d.span), d.message, d.hint) for d in exc.diagnostics]
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((REPO / "specs").glob("*.bcfg"))]
+    errors = 0
+    for seed, text in enumerate(texts):
+        for variant in [text, *_mutants(text, 40, seed)]:
+            ours = outcome(parse._parser(), variant)
+            assert ours == outcome(reference, variant)
+            errors += isinstance(ours, list)
+    assert errors > 100  # the variants reached the error paths
+
+
+def test_the_shipped_analysis_is_what_lark_makes_now(tmp_path):
+    """grammar/bcfg.lark.analysis: ``python -m generator.lang.analysis`` after a grammar edit."""
+    from generator.lang import parse
+    from generator.resources import resource_path
+
+    grammar = resource_path("grammar", "bcfg.lark")
+    key = parse.analysis_key(grammar.read_bytes())
+    fresh = tmp_path / "analysis"
+    parse.save_analysis(parse.make_lark(saved=False), fresh, key)
+    shipped = grammar.parent / parse.SHIPPED_ANALYSIS
+    assert shipped.read_bytes() == fresh.read_bytes(), "python -m generator.lang.analysis"
+
+
+def test_a_saved_analysis_that_does_not_fit_is_made_again(tmp_path, monkeypatch):
+    from generator.lang import parse
+
+    monkeypatch.setenv("BCFG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(parse, "_shipped_analysis", lambda: None)
+    parse.make_lark()
+    (saved,) = (tmp_path / "lark").glob("*.lark")
+    saved.write_bytes(b"another key\n" + saved.read_bytes().split(b"\n", 1)[1])
+    made = []
+    real = parse.save_analysis
+    monkeypatch.setattr(parse, "save_analysis", lambda *a: made.append(a) or real(*a))
+    parser = parse.make_lark()
+    assert made and saved.read_bytes().split(b"\n", 1)[0] == parse.analysis_key(
+        (REPO / "grammar" / "bcfg.lark").read_bytes()
+    )
+    assert parser.parse("backend b {}")
+
+
+def test_brackets_nested_too_deep_are_the_error_whatever_comes_first():
+    """The lexer counts brackets as it goes; a text that fails earlier for another reason (a
+    syntax error, a bad string) still reports the nesting, as a scan before parsing did."""
+    from generator.diagnostics import SpecError
+    from generator.lang import parse
+
+    deep = "dtypes d = " + "(" * 40 + "1" + ")" * 40 + "\n"
+    for before in ("", "backend b {\n  pattern 1 +\n}\n", 'import "\\q"\n'):
+        text = before + deep
+        with pytest.raises(SpecError) as exc:
+            parse.parse_text(text, "t.bcfg")
+        (d,) = exc.value.diagnostics
+        assert d.message == f"brackets are nested more than {parse.MAX_NESTING} deep here"
+        assert (d.span.line, d.span.column) == (text.count("\n"), 12 + parse.MAX_NESTING)

@@ -1,12 +1,14 @@
-"""The symbol table: resolution without torch when the facts it needs are cached.
+"""The symbol table's cache: resolution without torch when the facts it needs are cached.
 
 A warm ``bcfg generate`` after a spec edit must not import torch, yet say and
 write exactly what a run without the cache says and writes. These tests pin
-that: no torch in a warm run; the same output and the same errors, did-you-mean
-suggestions and arity messages from cached facts as from live objects; two
-paths to one object are one pattern whether their facts are cached or not; and
-a deleted or corrupt table, or another torch version, falls back to live
-resolution.
+that for the table cached per torch version, with the shipped facts turned off
+(as for a torch build bcfg ships none for; tests/semantics/test_shipped_facts.py
+tests those): no torch in a warm run; the same output and the same errors,
+did-you-mean suggestions and arity messages from cached facts as from live
+objects; two paths to one object are one pattern whether their facts are cached
+or not; and a deleted or corrupt table, or another torch version, falls back to
+live resolution.
 """
 
 from __future__ import annotations
@@ -24,12 +26,18 @@ import pytest
 from generator.cli import main
 from generator.diagnostics import SpecError
 from generator.infra import cache
-from generator.semantics import facts
+from generator.semantics import facts, shipped
 from generator.semantics.driver import resolve_specs
 from tests.errors import cases, expected_path, run_case
 from tests.support import REPO, scratch_project
 
 ALLOW = facts.DEFAULT_ALLOW
+
+
+@pytest.fixture(autouse=True)
+def _no_shipped_facts(monkeypatch):
+    """The cache alone: no shipped table (as for a torch build bcfg has none for)."""
+    monkeypatch.setenv(shipped.ENV_SWITCH, "0")
 
 
 @pytest.fixture

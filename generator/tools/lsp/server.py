@@ -363,8 +363,9 @@ def freeze_heap() -> None:
 
 
 def preload_torch() -> None:
-    """Import torch on a thread of its own: the first name missing from the fact table (a typo)
-    is then answered at once instead of after torch's import."""
+    """Import torch on a thread of its own: the first name the torch facts cannot answer (a
+    torch build bcfg ships none for, a name outside their namespaces) is then answered at once
+    instead of after torch's import."""
 
     def load() -> None:
         try:
