@@ -208,11 +208,12 @@ class OperatorScopedQuantizer(SpecQuantizer):
         self, model: GraphModule, rule: Rule, config: Any, accept: Accept, quantizable: Any
     ) -> bool:
         done = False
-        for chain, other in _matches(model, rule):
+        for chain, other, parts in _matches(model, rule):
             if is_annotated(chain) or not accept(chain[::-1]):
                 continue
             if config is None:
                 _claim(chain)
+                _mark(parts if rule.qat else [])
                 done = True
                 continue
             root, last = chain[0], chain[-1]
@@ -240,6 +241,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 _annotated=True,
                 _is_output_of_quantized_pattern=True,
             )
+            _mark(parts if rule.qat else [])
             done = True
         return done
 
@@ -283,7 +285,16 @@ def _exactly_one(ops: set[Any] | frozenset[Any]) -> Accept:
     return accept
 
 
-Match = tuple[list[Node], "tuple[Node, Node] | None"]
+# A match: its chain of ops, the binary op with its other input, all nodes of its partitions.
+Match = tuple[list[Node], "tuple[Node, Node] | None", list[Node]]
+
+
+def _mark(nodes: list[Node]) -> None:
+    """Mark the nodes of a QAT chain's partitions annotated (batch norm's own, as X86 does)."""
+    for n in nodes:
+        if KEY not in n.meta:
+            n.meta[KEY] = Annotation()
+        n.meta[KEY]._annotated = True
 
 
 def _matches(model: GraphModule, rule: Rule) -> list[Match]:
@@ -297,17 +308,17 @@ def _matches(model: GraphModule, rule: Rule) -> list[Match]:
                     continue
                 match = _chain([p.output_nodes[0] for p in parts], rule)
                 if match is not None:
-                    out.append(match)
+                    out.append((*match, [n for p in parts for n in p.nodes]))
     elif rule.sources:
         found = get_source_partitions(model.graph, list(rule.sources))
         for p in itertools.chain.from_iterable(found.values()):
-            out.extend(([n], None) for n in p.output_nodes if is_op(n, rule.chain[0]))
+            out.extend(([n], None, []) for n in p.output_nodes if is_op(n, rule.chain[0]))
     else:
-        out.extend(([n], None) for n in model.graph.nodes if is_op(n, rule.chain[0]))
+        out.extend(([n], None, []) for n in model.graph.nodes if is_op(n, rule.chain[0]))
     return out
 
 
-def _chain(nodes: list[Node], rule: Rule) -> Match | None:
+def _chain(nodes: list[Node], rule: Rule) -> tuple[list[Node], tuple[Node, Node] | None] | None:
     """A chain of partition outputs; with a binary op (``other``), the op before it has no
     other user and the binary op's other input is a node."""
     if not is_op(nodes[0], rule.chain[0]):
