@@ -277,3 +277,11 @@ def test_the_configuration_api_is_torchao_s():
     q.set_module_type_qconfig(nn.Linear, None)
     assert q.operator_type_qconfig == {torch.ops.aten.linear.default: None}
     assert q.get_global_quantization_config() is config_fn()
+
+
+def test_the_specs_are_a_quarter_of_torchao_s_code_at_most():
+    """Spec and hook lines of both specs against torchao's quantizers (issue 22: 435 of 1,739)."""
+    from tests.reference.size import figures
+
+    ours, theirs = figures()
+    assert ours <= 435 and ours <= theirs / 4, (ours, theirs)
