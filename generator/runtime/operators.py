@@ -143,6 +143,20 @@ class OperatorScopedQuantizer(SpecQuantizer):
     def set_function_type_qconfig(self, function_type: Any, quantization_config: Any) -> Any:
         return self._set_by_root(function_type, quantization_config, "function")
 
+    # SpecQuantizer's names, as torchao's XNNPACK quantizer spells them, mean the same here.
+    def set_module_name(self, module_name: str, quantization_config: Any) -> Any:
+        return self.set_module_name_qconfig(module_name, quantization_config)
+
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> Any:
+        return self.set_module_type_qconfig(module_type, quantization_config)
+
+    def set_operator_type(self, operator_type: Any, quantization_config: Any) -> Any:
+        if self._need_skip_config(quantization_config):
+            warnings.warn(f"Skip the quantization config for {operator_type}.", stacklevel=2)
+            return self
+        self.operator_type_qconfig[operator_type] = quantization_config
+        return self
+
     def _set_by_root(self, root: Any, quantization_config: Any, what: str) -> Any:
         if self._need_skip_config(quantization_config):
             warnings.warn(f"Skip the quantization config for {root}.", stacklevel=2)
