@@ -285,3 +285,15 @@ def test_the_specs_are_a_quarter_of_torchao_s_code_at_most():
 
     ours, theirs = figures()
     assert ours <= 435 and ours <= theirs / 4, (ours, theirs)
+
+
+def test_xnnpacks_configuration_names_mean_the_same():
+    """set_module_name / set_module_type / set_operator_type are the _qconfig methods here."""
+    cls, config_fn = generated("x86"), torchao("x86")[1]
+    q = cls().set_module_name("sub", None).set_module_type(nn.Conv2d, config_fn())
+    q.set_operator_type(torch.ops.aten.matmul.default, config_fn())
+    assert q.module_name_qconfig == {"sub": None}
+    assert set(q.operator_type_qconfig) == {
+        torch.ops.aten.conv2d.default,
+        torch.ops.aten.matmul.default,
+    }
