@@ -297,3 +297,29 @@ def test_xnnpacks_configuration_names_mean_the_same():
         torch.ops.aten.conv2d.default,
         torch.ops.aten.matmul.default,
     }
+
+
+def lowered(cls: Any, model: str) -> tuple[list[str], torch.Tensor]:
+    """The model quantized with ``cls`` and lowered by torchao's x86 lowering (Inductor's
+    freezing passes, which fuse q/dq patterns into oneDNN's quantized kernels): the ops
+    of the lowered graph, and its output."""
+    from torchao.quantization.pt2e.lowering import lower_pt2e_quantized_to_x86
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    gm, args = export(model, True)
+    prepared = prepare_pt2e(gm, configure(cls, "x86", "static", "global"))
+    torch.manual_seed(1)
+    prepared(*args)
+    with torch.no_grad():
+        low = lower_pt2e_quantized_to_x86(convert_pt2e(prepared), args)
+        out = low(*args)
+    return [str(n.target) for n in low.graph.nodes if n.op == "call_function"], out
+
+
+@pytest.mark.parametrize("model", ["binary", "linear_stack"])
+def test_inductor_lowers_to_the_same_quantized_kernels(model):
+    ops, out = lowered(generated("x86"), model)
+    assert any(op.startswith("onednn.q") for op in ops), ops  # quantized kernels, not dq/q
+    assert (ops, out.tolist()) == (lambda r: (r[0], r[1].tolist()))(
+        lowered(torchao("x86")[0], model)
+    )
