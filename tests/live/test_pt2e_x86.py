@@ -285,6 +285,11 @@ def test_the_specs_are_a_quarter_of_torchao_s_code_at_most():
 
     ours, theirs = figures()
     assert ours <= 435 and ours <= theirs / 4, (ours, theirs)
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    assert f"{ours} for both specs" in (root / "docs/guides/pt2e/x86-inductor.md").read_text()
+    assert f"{ours} spec lines for both" in (root / "README.md").read_text()
 
 
 def test_xnnpacks_configuration_names_mean_the_same():
