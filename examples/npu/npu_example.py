@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import copy
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.ao.quantization import QConfig, QConfigMapping
 from torch.ao.quantization.observer import HistogramObserver, MinMaxObserver
+
+if TYPE_CHECKING:
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig
 
 
 class SmallNet(nn.Module):
@@ -56,6 +60,32 @@ def npu_qconfig_mapping() -> QConfigMapping:
         ),
     )
     return QConfigMapping().set_global(qconfig)
+
+
+def npu_quantization_config() -> QuantizationConfig:
+    """The same fit for the PT2E quantizer (generated/npu_quantizer.py): torchao's terms.
+
+    ``bcfg compat npu --quantization-config npu_example:npu_quantization_config
+    --model npu_example:model`` says, op by op, what it quantizes and why not.
+    """
+    from torchao.quantization.pt2e import HistogramObserver, MinMaxObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig, QuantizationSpec
+
+    act = QuantizationSpec(
+        dtype=torch.uint8,
+        observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2**-10),
+        quant_min=0,
+        quant_max=127,
+        qscheme=torch.per_tensor_affine,
+    )
+    weight = QuantizationSpec(
+        dtype=torch.int8,
+        observer_or_fake_quant_ctr=MinMaxObserver,
+        quant_min=-127,
+        quant_max=127,
+        qscheme=torch.per_tensor_symmetric,
+    )
+    return QuantizationConfig(act, act, weight, None)
 
 
 def main() -> None:

@@ -15,6 +15,8 @@ A node left float gets one reason, with the rule nearest to quantizing it
 * ``no_rule``: no rule of the quantizer has the node's op;
 * ``chain_broke``: the nearest rule's chain broke at a node (another op, or
   an op whose output has a second user, ``second_user``);
+* ``source_partition``: the rule matches by source partition, and the node
+  is not the output of one (non-strict exports record none);
 * ``non_float_input`` and ``skip``: an activation input is not a float32
   tensor, or a skip predicate of the rule holds for it;
 * ``scope_filter``: the match spans nodes its config does not configure;
@@ -41,6 +43,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from .graph import is_op, not_float, shared_inputs
+from .matcher import candidates
 from .validate import disallowed
 from .values import KEY, Rule
 
@@ -379,6 +382,14 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
             if not is_op(n, ops):
                 continue
             got, broke = _near(n, r, k)
+            if broke is None and r.sources and n not in _by_source(n, r):
+                broke = (
+                    f"matched by source partition ({_ops(r.sources)}), and {n.name} is not the "
+                    "output of one (a non-strict export records no source_fn_stack)"
+                )
+                if best is None or got >= best[0]:
+                    best = (got, r, broke)
+                continue
             if broke is None:
                 if not r.applies(config):
                     return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
@@ -390,6 +401,7 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
     if best is not None:
         _, r, broke = best
         reason = "second_user" if "users" in broke else "chain_broke"
+        reason = "source_partition" if "source partition" in broke else reason
         return _float(n, reason, f"pattern {r.name}: {broke}", r, scope)
     for r in candidates:
         if r.kind == "propagate":
@@ -409,6 +421,12 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
             return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
     r = candidates[0]
     return _float(n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope)
+
+
+def _by_source(n: Node, rule: Rule) -> list[Node]:
+    """The nodes a rule that matches by source partition finds in ``n``'s graph."""
+    model = n.graph.owning_module
+    return candidates(model, rule, lambda nodes: True) if model is not None else []
 
 
 def _quantized_output(n: Node) -> bool:
