@@ -154,7 +154,9 @@ class Recorder:
         self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
     ) -> None:
         """A chain not annotated: a node of it annotated already, or it spans two scopes."""
-        first = next((n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None)
+        first = next(
+            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
+        )
         if first is not None:
             self.declined(rule, chain, "annotated", f"{first.name} was annotated first")
             return
@@ -167,7 +169,9 @@ class Recorder:
                 f"the match spans two configs' scopes ({', '.join(outside)} in another)",
             )
 
-    def skipped(self, rule: Rule, nodes: Sequence[Node], inputs: Iterable[Node], model: Any) -> None:
+    def skipped(
+        self, rule: Rule, nodes: Sequence[Node], inputs: Iterable[Node], model: Any
+    ) -> None:
         """A match ruled out by an activation input: which one, and which condition."""
         for n in inputs:
             for skip in rule.skip:
@@ -420,7 +424,9 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
             name = getattr(r.annotate, "__name__", "its annotate function")
             return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
     r = candidates[0]
-    return _float(n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope)
+    return _float(
+        n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
+    )
 
 
 def _by_source(n: Node, rule: Rule) -> list[Node]:

@@ -55,7 +55,9 @@ class PT2EResult:
     def not_quantized(self) -> list[Any]:
         """The entries a user should look at: float and not on purpose, or rejected."""
         return [
-            e for e in self.entries if (not e.quantized and not e.deliberate) or e.reason == "disallowed"
+            e
+            for e in self.entries
+            if (not e.quantized and not e.deliberate) or e.reason == "disallowed"
         ]
 
 
@@ -78,7 +80,7 @@ def build_quantizer(q: m.Quantizer) -> Callable[[], Any]:
         generated = importlib.import_module(f"{name}.{module}")
     finally:
         sys.path.remove(str(root))
-    return getattr(generated, f"get_{q.module}_quantizer")  # type: ignore[no-any-return]
+    return getattr(generated, f"get_{q.module}_quantizer")
 
 
 def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:

@@ -156,7 +156,12 @@ def text(header: Header, result: PT2EResult, table: list[Row]) -> str:
 
 
 def markdown(header: Header, result: PT2EResult, table: list[Row]) -> str:
-    lines = [f"# bcfg compat: backend {md_code(header.backend)}, PT2E", "", md_text(header.line()), ""]
+    lines = [
+        f"# bcfg compat: backend {md_code(header.backend)}, PT2E",
+        "",
+        md_text(header.line()),
+        "",
+    ]
     lines.append("| " + " | ".join(h.lower() for h, _ in COLUMNS) + " |")
     lines.append("|" + "---|" * len(COLUMNS))
     for r in table:
