@@ -11,7 +11,7 @@ A node left float gets one reason, with the rule nearest to quantizing it
 (``Entry.reason`` is the code, ``Entry.detail`` says it in words):
 
 * ``no_config``: the config of the node's scope is None (deliberate);
-* ``not_a_tensor_op``: no float tensor input (deliberate);
+* ``not_a_tensor_op``: no float tensor input, or no tensor output (deliberate);
 * ``no_rule``: no rule of the quantizer has the node's op;
 * ``chain_broke``: the nearest rule's chain broke at a node (another op, or
   an op whose output has a second user, ``second_user``);
@@ -366,6 +366,8 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
     scope = _node_scope(quantizer, n)
     if not any(not not_float(a) for a in _tensor_inputs(n)):
         return _float(n, "not_a_tensor_op", "no float32 tensor input", scope=scope)
+    if not isinstance(n.meta.get("val"), torch.Tensor):
+        return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
     if scope is None or scope.config is None:
         label = scope.label if scope is not None else "global"
         what = "no global config (set_global)" if label == "global" else f"{label} config is None"
@@ -415,7 +417,7 @@ def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) ->
             return _float(
                 n,
                 "producer_float",
-                f"pattern {r.name} shares its input's observer; its {what} not quantized",
+                f"pattern {r.name}: it shares its input's observer, and its {what} not quantized",
                 r,
                 scope,
             )

@@ -94,7 +94,10 @@ def test_every_op_gets_the_rule_that_quantized_it_or_the_reason_it_is_float(gett
     )
     assert (e["sigmoid"].reason, e["mean"].reason) == ("no_rule", "no_rule")
     assert e["max_pool2d"].reason == "producer_float"
-    assert "its input sigmoid is not quantized" in e["max_pool2d"].detail
+    assert e["max_pool2d"].detail == (
+        "pattern F.max_pool2d: it shares its input's observer, and its input sigmoid is not "
+        "quantized"
+    )
     assert e["add_1"].reason == "non_float_input"
     assert e["add_1"].detail == (
         "pattern torch.add: activation input argmax is a torch.int64 tensor, not float32"
