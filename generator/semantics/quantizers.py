@@ -44,6 +44,8 @@ class Quantizers:
         self._index: dict[str, tuple[tuple[str, ...], ...]] | None = None
         # The backend being resolved: the pattern that fuses into each fused module, by identity.
         self._fusing: dict[str, m.PatternConfig] = {}
+        # ... and the pattern config of each module a pattern names alone, by identity.
+        self._modules: dict[str, m.PatternConfig] = {}
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -166,9 +168,13 @@ class Quantizers:
         positions: dict[tuple, int] = {}
         failed = False
         self._fusing = {}
+        self._modules = {}
         for c in backend.configs:
             if c.fused_module is not None:
                 self._fusing.setdefault(self.ctx.facts.identity(c.fused_module.path), c)
+            p = c.pattern
+            if isinstance(p, m.Symbol) and p.kind == m.SymbolKind.MODULE:
+                self._modules.setdefault(self.ctx.facts.identity(p.path), c)
         for c in backend.configs:
             try:
                 rule = self._rule(c)
@@ -231,6 +237,8 @@ class Quantizers:
         sources = self._sources(c, opts, kind)
         weight, bias = self._weight_bias(c, chain)
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+        self._mixed_dtypes(c, kind)
+        allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
         return m.Rule(
             name=_shown(c.pattern),
             kind=kind,
@@ -238,7 +246,7 @@ class Quantizers:
             sources=sources,
             weight=weight,
             bias=bias,
-            allows=self._allows(c) if kind is not m.RuleKind.PROPAGATE else (),
+            allows=allows,
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
@@ -367,6 +375,57 @@ class Quantizers:
         return m.Symbol(path, facts.kind, facts.module)
 
     # ------------------------------------------------------------ dtypes
+
+    def _dtypes_of(self, c: m.PatternConfig) -> m.PatternConfig:
+        """The config whose dtype configs a rule allows: a fusion's own, or, when it has none,
+        its fused module's (by which FX quantizes the fusion); a rule with none would take any
+        quantization config. A fusion into a module no pattern quantizes is warned about."""
+        if c.dtype_configs or c.fused_module is None:
+            return c
+        fused = self._modules.get(self.ctx.facts.identity(c.fused_module.path))
+        if fused is not None and fused.dtype_configs:
+            return fused
+        self.ctx.warning(
+            c.field_span("fused"),
+            f"pattern {_shown(c.pattern)} has no dtypes, nor has its fused module "
+            f"{spell(c.fused_module.path)} a pattern with dtypes: FX never quantizes the fusion, "
+            "and the PT2E rule would allow any quantization config",
+            f"give pattern {spell(c.fused_module.path)} dtypes, or give pattern "
+            f"{_shown(c.pattern)} the dtypes its kernel takes",
+        )
+        return c
+
+    def _mixed_dtypes(self, c: m.PatternConfig, kind: m.RuleKind) -> None:
+        """A static dtype config whose quantized input and output dtypes differ: FX never matches
+        it (one QConfig activation observes both), PT2E can (a QuantizationConfig has an input
+        and an output spec), and a shared-observer op follows its input whatever it says."""
+        for d in c.dtype_configs:
+            i, o = d.input, d.output
+            if d.is_dynamic or i is None or o is None:
+                continue
+            if PT2E_DTYPES.get(i.dtype) is None or PT2E_DTYPES.get(o.dtype) is None:
+                continue
+            if PT2E_DTYPES[i.dtype] == PT2E_DTYPES[o.dtype]:
+                continue
+            named = f"dtype config {d.name}" if d.name else "a dtype config"
+            if kind in (m.RuleKind.PROPAGATE, m.RuleKind.SHARED):
+                pt2e = (
+                    "the PT2E quantizer quantizes it anyway, with its input's spec (a "
+                    "shared-observer op follows its input)"
+                )
+            else:
+                pt2e = (
+                    "the PT2E quantizer quantizes it with a config whose input and output "
+                    "specs differ"
+                )
+            self.ctx.warning(
+                c.field_span("dtypes"),
+                f"pattern {_shown(c.pattern)}: {named} has input {i.dtype} and output "
+                f"{o.dtype}; FX observes both with one QConfig activation, so it never matches "
+                f"and leaves the pattern float, while {pt2e}: the spec means two things",
+                "give input and output the same dtype",
+            )
+            return
 
     def _allows(self, c: m.PatternConfig) -> tuple[m.Allows, ...]:
         out = []

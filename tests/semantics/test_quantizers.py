@@ -289,6 +289,34 @@ def test_a_custom_fused_module_is_fx_only_where_its_chain_covers_pt2e(tmp_path, 
     assert "conv_re_lu6" not in d.message + (d.hint or "")
 
 
+def test_a_fusion_without_dtypes_allows_what_its_fused_module_allows(tmp_path, monkeypatch):
+    """FX quantizes a fusion by its fused module's config: the PT2E rule of a fusion without
+    dtypes takes the fused module pattern's dtype configs, not any config."""
+    (tmp_path / "acme_ops.py").write_text(
+        "import torch.nn as nn\n\nclass ConvReLU6_2d(nn.Sequential):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(HEAD + """
+        backend b {
+            pattern nn.Conv2d { dtypes: [s, dyn] }
+            pattern (nn.Conv2d, nn.ReLU6) {
+                fuser: sequential(acme_ops.ConvReLU6_2d)
+                fused: acme_ops.ConvReLU6_2d
+            }
+            pattern acme_ops.ConvReLU6_2d { dtypes: s  root: nn.Conv2d  reference: nnqr.Conv2d }
+            pattern "view" { observation: shared_observer  dtypes: io }
+        }
+        """))
+    result = resolve_specs(tmp_path, [spec], ("torch", "operator", "acme_ops"))
+    assert result.warnings == []
+    (q,) = result.quantizers
+    fusion, conv, _ = q.rules
+    assert fusion.name == "(nn.Conv2d, nn.ReLU6)"
+    assert [a.name for a in fusion.allows] == ["s"]
+    assert [a.name for a in conv.allows] == ["s", "dyn"]
+
+
 def test_tried_order_keeps_hooks_and_eager_shared_ops_in_place():
     from generator.semantics.quantizers import tried_order
 
