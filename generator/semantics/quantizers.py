@@ -46,6 +46,8 @@ class Quantizers:
         self._fusing: dict[str, m.PatternConfig] = {}
         # ... and the pattern config of each module a pattern names alone, by identity.
         self._modules: dict[str, m.PatternConfig] = {}
+        # ... and the modules its sequential fusers build, by identity.
+        self._built: set[str] = set()
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -169,12 +171,15 @@ class Quantizers:
         failed = False
         self._fusing = {}
         self._modules = {}
+        self._built = set()
         for c in backend.configs:
             if c.fused_module is not None:
                 self._fusing.setdefault(self.ctx.facts.identity(c.fused_module.path), c)
             p = c.pattern
             if isinstance(p, m.Symbol) and p.kind == m.SymbolKind.MODULE:
                 self._modules.setdefault(self.ctx.facts.identity(p.path), c)
+            if isinstance(c.fuser, m.SequentialFuser):
+                self._built.add(self.ctx.facts.identity(c.fuser.fused.path))
         for c in backend.configs:
             try:
                 rule = self._rule(c)
@@ -344,6 +349,20 @@ class Quantizers:
                         "or pt2e: {annotate: ...}), or leave this pattern out of the quantizer "
                         "with pt2e: {aten: []}",
                     )
+            if chain is None and isinstance(e, m.Symbol) and self._fused_module(c, e):
+                root = c.root_module
+                raise self._fail(
+                    c,
+                    None,
+                    f"{spell(e.path)} is a fused module"
+                    + (f" (its root is {spell(root.path)})" if root is not None else "")
+                    + ": torch.export records the modules it holds, unfused, so no ATen op "
+                    "stands for it, and no pattern of this backend fuses into it",
+                    "write the chain it fuses as a pattern with 'fused: "
+                    f"{spell(e.path)}' (its rule quantizes the unfused ops, and this pattern "
+                    "stays FX-only), or leave this pattern out of the quantizer with "
+                    "pt2e: {aten: []}",
+                )
             if chain is None:
                 shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
                 raise self._fail(
@@ -362,6 +381,17 @@ class Quantizers:
         if e.kind != m.SymbolKind.MODULE:
             return None
         return self._fusing.get(self.ctx.facts.identity(e.path))
+
+    def _fused_module(self, c: m.PatternConfig, e: m.Symbol) -> bool:
+        """Whether module ``e`` (pattern ``c``, or an element of it) is a fused module: a fuser
+        of the backend builds it, or ``c`` is ``e`` alone with another module as its root."""
+        if e.kind != m.SymbolKind.MODULE:
+            return False
+        ident = self.ctx.facts.identity(e.path)
+        if ident in self._built:
+            return True
+        root = c.root_module
+        return c.pattern == e and root is not None and self.ctx.facts.identity(root.path) != ident
 
     def _covered(self, fusing: m.PatternConfig) -> bool:
         """Whether the quantizer has a rule for a fusion's own (unfused) pattern."""

@@ -316,6 +316,10 @@ CHECKS = {
         "pt2e_fusion_without_dtypes",
         "the PT2E rule would allow any quantization config",
     ),
+    "pt2e: a fused module no pattern fuses into: no invented ATen name": (
+        "pt2e_fused_module_unmapped",
+        "nni.LinearTanh is a fused module (its root is nn.Linear): torch.export records",
+    ),
     "pt2e: a fused module whose fusion the quantizer leaves out": (
         "pt2e_fused_module_uncovered",
         "so nothing covers pattern nni.ConvAdd2d",
