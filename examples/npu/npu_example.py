@@ -45,6 +45,28 @@ def model() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return SmallNet().eval(), (torch.randn(1, 3, 16, 16),)
 
 
+class ResidualNet(nn.Module):
+    """SmallNet with a residual connection: what the npu runs, and an add it does not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.conv1(x))
+        y = F.relu(self.conv2(y)) + y
+        x = torch.flatten(F.adaptive_avg_pool2d(y, 1), 1)
+        return self.fc(x)
+
+
+def residual_model() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """ResidualNet and example inputs (the PT2E guide's model that is not all quantized)."""
+    torch.manual_seed(0)
+    return ResidualNet().eval(), (torch.randn(1, 3, 16, 16),)
+
+
 def npu_qconfig_mapping() -> QConfigMapping:
     """A QConfigMapping the npu backend honours.
 

@@ -61,6 +61,23 @@ class PT2EResult:
         ]
 
 
+def import_torchao() -> None:
+    """Import torchao without its import-time log lines (kernels this build lacks, torch's
+    notice about its enums), which would land in the report's standard error."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("torchao", "torch.utils._pytree")]
+    levels = [x.level for x in loggers]
+    for x in loggers:
+        x.setLevel(logging.ERROR)
+    try:
+        with _quiet():
+            import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401
+    finally:
+        for x, level in zip(loggers, levels):
+            x.setLevel(level)
+
+
 def build_quantizer(q: m.Quantizer) -> Callable[[], Any]:
     """The quantizer class of ``q``, rendered with the runtime into a scratch package."""
     from ...emit.pt2e import render_quantizer, render_runtime

@@ -97,9 +97,11 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
         )
     import torch
 
-    from ...live.compat.pt2e import analyse, build_quantizer, configure
+    from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao
     from ...live.targets import ImportFailure, find_function, load_model
     from . import render_pt2e as render
+
+    import_torchao()
 
     target = args.quantization_config
     getter = build_quantizer(quantizer)
