@@ -251,9 +251,9 @@ def describe_specs(first: Node, last: Node) -> str | None:
     return ", ".join(parts) or None
 
 
-def _scope(quantizer: Any, nodes: Sequence[Node], rule: Rule | None = None) -> Any:
+def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
     """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
-    for s in quantizer.scopes():
+    for s in scopes:
         if s.config is None or not s.accept(nodes):
             continue
         if rule is None or rule.kind == "propagate" or rule.applies(s.config):
@@ -261,8 +261,8 @@ def _scope(quantizer: Any, nodes: Sequence[Node], rule: Rule | None = None) -> A
     return None
 
 
-def _node_scope(quantizer: Any, n: Node) -> Any:
-    for s in quantizer.scopes():
+def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
+    for s in scopes:
         if s.accept([n]):
             return s
     return None
@@ -286,11 +286,12 @@ def _rejections(quantizer: Any) -> dict[tuple[str, str], str]:
 def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
     rules: Sequence[Rule] = quantizer.rules
+    scopes = quantizer.scopes()
     bad = _rejections(quantizer)
     done: dict[Node, Entry] = {}
     counts: dict[tuple[str, str], int] = {}
     for rule, nodes, how in rec.matches:
-        scope = _scope(quantizer, nodes, rule)
+        scope = _scope(scopes, nodes, rule)
         label = scope.label if scope is not None else "?"
         counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
         specs = describe_specs(nodes[0], nodes[-1]) if how != "hook" else None
@@ -326,9 +327,25 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
             entries.append(done[n])
             continue
         qa = n.meta.get(KEY)
+        if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
+            user = next((done[u] for u in n.users if u in done), None)
+            if user is not None:  # a weight or bias a match marked: no spec of its own
+                entries.append(
+                    Entry(
+                        n.name,
+                        _op(n),
+                        True,
+                        "annotated",
+                        f"pattern {user.rule}: a weight or bias of its match",
+                        user.rule,
+                        user.scope,
+                        "weight",
+                    )
+                )
+                continue
         if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
             sharing = next((r for r in share if is_op(n, r.chain[0])), None)
-            scope = _node_scope(quantizer, n)
+            scope = _node_scope(scopes, n)
             entries.append(
                 Entry(
                     n.name,
@@ -343,7 +360,7 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
                 )
             )
             continue
-        entries.append(_why_float(n, quantizer, rules, rec))
+        entries.append(_why_float(n, scopes, rules, rec))
     matches = tuple((r, s, c) for (r, s), c in counts.items())
     return Report(quantizer.backend, tuple(entries), matches)
 
@@ -362,8 +379,8 @@ def _tensor_inputs(n: Node) -> list[Node]:
     return out
 
 
-def _why_float(n: Node, quantizer: Any, rules: Sequence[Rule], rec: Recorder) -> Entry:
-    scope = _node_scope(quantizer, n)
+def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder) -> Entry:
+    scope = _node_scope(scopes, n)
     if not any(not not_float(a) for a in _tensor_inputs(n)):
         return _float(n, "not_a_tensor_op", "no float32 tensor input", scope=scope)
     if not isinstance(n.meta.get("val"), torch.Tensor):

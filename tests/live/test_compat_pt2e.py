@@ -237,3 +237,24 @@ def test_a_config_no_rule_allows_is_reported_and_prepare_raises():
     (conv,) = [e for e in result.entries if e.node == "conv2d"]
     assert conv.reason == "disallowed" and "input_activation.dtype is torch.uint8" in conv.detail
     assert result.not_quantized
+
+
+class TransposedWeight(torch.nn.Module):
+    """F.linear of a weight computed in the graph: the match marks the op that makes it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.w.t())
+
+
+def test_a_weight_made_by_an_op_is_part_of_its_match():
+    make = getter("xnnpack_quantizer")
+    model = TransposedWeight().eval()
+    result = check(model, (torch.randn(2, 4),), make, symmetric_config("per_tensor"), False)
+    by = {e.node: e for e in result.entries}
+    weight = next(e for e in result.entries if e.op == "aten.t.default")
+    assert by["linear"].quantized and by["linear"].rule == "nn.Linear"
+    assert (weight.quantized, weight.role, weight.rule) == (True, "weight", "nn.Linear")
