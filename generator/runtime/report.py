@@ -395,7 +395,14 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
             return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
     candidates = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
     if not candidates:
-        return _float(n, "no_rule", f"no rule of the quantizer has {_op(n)}", scope=scope)
+        detail = f"no rule of the quantizer has {_op(n)}"
+        hooks = [r for r in rules if r.kind == "hook" and not r.chain]
+        if hooks:  # hooks name no ops: any of them may have looked at it
+            names = ", ".join(
+                f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks
+            )
+            detail += f"; the hooks of {names} did not annotate it"
+        return _float(n, "no_rule", detail, scope=scope)
     config = scope.config
     best: tuple[int, Rule, str] | None = None
     for r in candidates:

@@ -196,3 +196,46 @@ def test_the_report_works_from_generated_code_alone(tmp_path):
     assert "sigmoid  aten.sigmoid.default  no rule of the quantizer has aten.sigmoid.default" in (
         done.stderr
     )
+
+
+def declines(model, config, accept):
+    """A hook that annotates nothing (tests/runtime/test_report.py's spec names it)."""
+    return False
+
+
+def test_hooks_that_leave_an_op_are_named(tmp_path):
+    getter = generate(
+        tmp_path,
+        SPEC.replace(
+            "    }\n    quantizer",
+            """
+        pattern torch.mul { dtypes: io  pt2e: {annotate: tests.runtime.test_report.declines} }
+        pattern torch.sub {
+            dtypes: io
+            pt2e: {annotate: tests.runtime.test_report.declines, aten: aten.sub.Tensor}
+        }
+    }
+    quantizer""".replace("\n        ", "\n    "),
+        ),
+    )
+    model = nn.Sequential(nn.Conv2d(3, 4, 1)).eval()
+
+    class Twice(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = model
+
+        def forward(self, x):
+            y = self.body(x)
+            return (y * y) - y
+
+    q = getter().set_global(symmetric_config("per_tensor")).report(None)
+    prepare_pt2e(exported(Twice()), q)
+    e = by_node(q.last_report)
+    assert e["sub"].reason == "hook_declined"
+    assert e["sub"].detail == "pattern torch.sub: declines left it"
+    assert e["mul"].reason == "no_rule"
+    assert e["mul"].detail == (
+        "no rule of the quantizer has aten.mul.Tensor; the hooks of torch.mul (declines) did "
+        "not annotate it"
+    )
