@@ -43,7 +43,7 @@ REPORT = "this is a bug in bcfg: please report it with the command, the specs an
 
 
 class ExitCode(IntEnum):
-    """What a run's exit status means (README, "Commands")."""
+    """What a run's exit status means (docs/reference/commands.md, "Exit codes")."""
 
     OK = 0  # success; warnings allowed
     FINDINGS = 1  # a check found something: stale output, specs to reformat, ...
