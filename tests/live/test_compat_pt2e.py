@@ -16,7 +16,6 @@ edge cases of tests/live/pt2e_support.py (about a minute per quantizer).
 from __future__ import annotations
 
 import importlib
-import os
 from collections import Counter
 from typing import Any
 
@@ -175,9 +174,6 @@ def test_the_zoo_agrees_with_prepare_pt2e(module, strict):
     assert seen["ran"] >= len(ZOO) and seen["quantized"] and seen["float"], seen
 
 
-@pytest.mark.skipif(
-    not os.environ.get("BCFG_PT2E_COMPAT_EDGES"), reason="BCFG_PT2E_COMPAT_EDGES=1 runs them"
-)
 @pytest.mark.parametrize("module", shipped())
 def test_the_edge_cases_agree_with_prepare_pt2e(module):
     make = getter(module)
