@@ -404,34 +404,32 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
             detail += f"; the hooks of {names} did not annotate it"
         return _float(n, "no_rule", detail, scope=scope)
     config = scope.config
-    best: tuple[int, Rule, str] | None = None
+    best: tuple[int, Rule, str, str] | None = None
     for r in candidates:
         if r.kind not in ("chain", "shared"):
             continue
         for k, ops in enumerate(r.chain):
             if not is_op(n, ops):
                 continue
-            got, broke = _near(n, r, k)
+            got, broke, code = _near(n, r, k)
             if broke is None and r.sources and n not in _by_source(n, r):
                 broke = (
                     f"matched by source partition ({_ops(r.sources)}), and {n.name} is not the "
                     "output of one (a non-strict export records no source_fn_stack)"
                 )
                 if best is None or got >= best[0]:
-                    best = (got, r, broke)
+                    best = (got, r, broke, "source_partition")
                 continue
             if broke is None:
                 if not r.applies(config):
                     return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
                 continue
             if best is None or got > best[0]:
-                best = (got, r, broke)
+                best = (got, r, broke, code)
     for rule, _, detail in declines:
         return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
     if best is not None:
-        _, r, broke = best
-        reason = "second_user" if "users" in broke else "chain_broke"
-        reason = "source_partition" if "source partition" in broke else reason
+        _, r, broke, reason = best
         return _float(n, reason, f"pattern {r.name}: {broke}", r, scope)
     for r in candidates:
         if r.kind == "propagate":
@@ -482,7 +480,7 @@ def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
     )
 
 
-def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None]:
+def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None, str]:
     """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it broke."""
     got = 1
     cur = n
@@ -490,10 +488,15 @@ def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None]:
         prev = cur.args[0] if cur.args else None
         if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
             shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
-            return got, f"chain broke at {shown}: it wants {_ops(rule.chain[j])} before {cur.name}"
+            wants = f"it wants {_ops(rule.chain[j])} before {cur.name}"
+            return got, f"chain broke at {shown}: {wants}", "chain_broke"
         if len(prev.users) != 1:
             others = ", ".join(u.name for u in prev.users if u is not cur)
-            return got, f"chain broke at {prev.name}: its output has other users ({others})"
+            return (
+                got,
+                f"chain broke at {prev.name}: its output has other users ({others})",
+                "second_user",
+            )
         cur = prev
         got += 1
     cur = n
@@ -501,10 +504,15 @@ def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None]:
         users = list(cur.users)
         if len(users) != 1:
             shown = ", ".join(u.name for u in users) or "none"
-            return got, f"chain broke at {cur.name}: its output has {len(users)} users ({shown})"
+            return (
+                got,
+                f"chain broke at {cur.name}: its output has {len(users)} users ({shown})",
+                "second_user",
+            )
         (u,) = users
         if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
-            return got, f"chain broke at {u.name} ({_op(u)}): it wants {_ops(rule.chain[j])}"
+            wants = f"it wants {_ops(rule.chain[j])}"
+            return got, f"chain broke at {u.name} ({_op(u)}): {wants}", "chain_broke"
         cur = u
         got += 1
-    return got, None
+    return got, None, ""
