@@ -21,6 +21,8 @@ One concern a module:
 * ``quantizer``: ``SpecQuantizer``, the torchao ``Quantizer`` that ties them.
 * ``validate``: whether the configs used are ones the spec allows.
 * ``transforms``: graph rewrites run before annotating (``scalars_to_tensors``).
+* ``report``: the opt-in report (``quantizer.report()``): which rule annotated
+  each op, or why it is left float.
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 
