@@ -208,6 +208,14 @@ PT2E_FIELD = FieldSpec(
 PATTERN_FIELDS: tuple[FieldSpec, ...] = FIELDS + (PT2E_FIELD,)
 FIELD_BY_WORD: dict[str, FieldSpec] = {f.word: f for f in PATTERN_FIELDS}
 FIELD_WORDS: tuple[str, ...] = tuple(f.word for f in PATTERN_FIELDS)
+# torch's own names of each field (its setter without ``set_``, its ``to_dict()`` key), which
+# people coming from BackendPatternConfig write: ``fused_module`` is ``fused``.
+FIELD_BY_TORCH_NAME: dict[str, FieldSpec] = {
+    name: f
+    for f in FIELDS
+    for name in (f.setter.lstrip("_").removeprefix("set_"), f.dict_key)
+    if name != f.word
+}
 FMT_FIELD_ORDER: tuple[str, ...] = tuple(
     f.word for f in sorted(PATTERN_FIELDS, key=lambda f: f.fmt_rank)
 )

@@ -22,6 +22,8 @@ One concern a module:
 * ``quantizer``: ``SpecQuantizer``, the torchao ``Quantizer`` that ties them.
 * ``validate``: whether the configs used are ones the spec allows.
 * ``transforms``: graph rewrites run before annotating (``scalars_to_tensors``).
+* ``report``: the opt-in report (``quantizer.report()``): which rule annotated
+  each op, or why it is left float.
 * ``operators``: ``OperatorScopedQuantizer``, the base of quantizers whose
   spec says ``scopes: operators``: torchao's inductor quantizers'
   configuration API and annotation order over the same rules (its module

@@ -8,6 +8,7 @@ from typing import Any
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
+from . import report
 from .annotate import ANNOTATORS, follow, propagate
 from .scopes import Scope, module_scopes
 from .validate import disallowed
@@ -33,9 +34,11 @@ class SpecQuantizer(Quantizer):
     rules: Sequence[Rule] = ()
     transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     outputs = "patterns"
+    reporter: Any = None  # report(): a report.Recorder; None: reporting is off
 
     def __init__(self) -> None:
         super().__init__()
+        self.last_report: Any = None
         self.global_config: Any = None
         self.operator_type_config: dict[Any, Any] = {}
         self.module_type_config: dict[Any, Any] = {}
@@ -58,6 +61,13 @@ class SpecQuantizer(Quantizer):
         self.module_name_config[module_name] = quantization_config
         return self
 
+    def report(self, stream: Any = "stderr") -> SpecQuantizer:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (a ``report.Report``), and its summary is written on ``stream`` (standard
+        error; None: nowhere). Returns the quantizer."""
+        self.reporter = report.Recorder(stream)
+        return self
+
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         for transform in self.transforms:
             model = transform(model)
@@ -65,6 +75,9 @@ class SpecQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        report.ACTIVE = rec = self.reporter
+        if rec is not None:
+            rec.start()
         share = frozenset(
             op
             for rule in self.rules
@@ -86,6 +99,9 @@ class SpecQuantizer(Quantizer):
                 follow(model, share, scope.config, scope.accept, outputs)
         if outputs is None:
             propagate(model, share)
+        report.ACTIVE = None
+        if rec is not None:
+            self.last_report = rec.finish(model, self)
         return model
 
     def validate(self, model: GraphModule) -> None:

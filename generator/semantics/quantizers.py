@@ -50,6 +50,10 @@ class Quantizers:
         self._index: dict[str, tuple[tuple[str, ...], ...]] | None = None
         # The backend being resolved: the pattern that fuses into each fused module, by identity.
         self._fusing: dict[str, m.PatternConfig] = {}
+        # ... and the pattern config of each module a pattern names alone, by identity.
+        self._modules: dict[str, m.PatternConfig] = {}
+        # ... and the modules its sequential fusers build, by identity.
+        self._built: set[str] = set()
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -192,9 +196,16 @@ class Quantizers:
         positions: dict[tuple, int] = {}
         failed = False
         self._fusing = {}
+        self._modules = {}
+        self._built = set()
         for c in backend.configs:
             if c.fused_module is not None:
                 self._fusing.setdefault(self.ctx.facts.identity(c.fused_module.path), c)
+            p = c.pattern
+            if isinstance(p, m.Symbol) and p.kind == m.SymbolKind.MODULE:
+                self._modules.setdefault(self.ctx.facts.identity(p.path), c)
+            if isinstance(c.fuser, m.SequentialFuser):
+                self._built.add(self.ctx.facts.identity(c.fuser.fused.path))
         for c in backend.configs:
             try:
                 rule = self._rule(c)
@@ -274,6 +285,8 @@ class Quantizers:
         roots = (first,) if isinstance(first, m.Symbol) and first.kind in _ROOT_KINDS else ()
         weight, bias = self._weight_bias(c, chain)
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+        self._mixed_dtypes(c, kind)
+        allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
         return m.Rule(
             name=_shown(c.pattern),
             kind=kind,
@@ -281,7 +294,7 @@ class Quantizers:
             sources=sources,
             weight=weight,
             bias=bias,
-            allows=self._allows(c) if kind is not m.RuleKind.PROPAGATE else (),
+            allows=allows,
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
@@ -400,6 +413,20 @@ class Quantizers:
                         "or pt2e: {annotate: ...}), or leave this pattern out of the quantizer "
                         "with pt2e: {aten: []}",
                     )
+            if chain is None and isinstance(e, m.Symbol) and self._fused_module(c, e):
+                root = c.root_module
+                raise self._fail(
+                    c,
+                    None,
+                    f"{spell(e.path)} is a fused module"
+                    + (f" (its root is {spell(root.path)})" if root is not None else "")
+                    + ": torch.export records the modules it holds, unfused, so no ATen op "
+                    "stands for it, and no pattern of this backend fuses into it",
+                    "write the chain it fuses as a pattern with 'fused: "
+                    f"{spell(e.path)}' (its rule quantizes the unfused ops, and this pattern "
+                    "stays FX-only), or leave this pattern out of the quantizer with "
+                    "pt2e: {aten: []}",
+                )
             if chain is None:
                 shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
                 raise self._fail(
@@ -419,6 +446,17 @@ class Quantizers:
             return None
         return self._fusing.get(self.ctx.facts.identity(e.path))
 
+    def _fused_module(self, c: m.PatternConfig, e: m.Symbol) -> bool:
+        """Whether module ``e`` (pattern ``c``, or an element of it) is a fused module: a fuser
+        of the backend builds it, or ``c`` is ``e`` alone with another module as its root."""
+        if e.kind != m.SymbolKind.MODULE:
+            return False
+        ident = self.ctx.facts.identity(e.path)
+        if ident in self._built:
+            return True
+        root = c.root_module
+        return c.pattern == e and root is not None and self.ctx.facts.identity(root.path) != ident
+
     def _covered(self, fusing: m.PatternConfig) -> bool:
         """Whether the quantizer has a rule for a fusion's own (unfused) pattern."""
         opts = fusing.pt2e or m.PT2EOptions()
@@ -431,6 +469,57 @@ class Quantizers:
         return m.Symbol(path, facts.kind, facts.module)
 
     # ------------------------------------------------------------ dtypes
+
+    def _dtypes_of(self, c: m.PatternConfig) -> m.PatternConfig:
+        """The config whose dtype configs a rule allows: a fusion's own, or, when it has none,
+        its fused module's (by which FX quantizes the fusion); a rule with none would take any
+        quantization config. A fusion into a module no pattern quantizes is warned about."""
+        if c.dtype_configs or c.fused_module is None:
+            return c
+        fused = self._modules.get(self.ctx.facts.identity(c.fused_module.path))
+        if fused is not None and fused.dtype_configs:
+            return fused
+        self.ctx.warning(
+            c.field_span("fused"),
+            f"pattern {_shown(c.pattern)} has no dtypes, nor has its fused module "
+            f"{spell(c.fused_module.path)} a pattern with dtypes: FX never quantizes the fusion, "
+            "and the PT2E rule would allow any quantization config",
+            f"give pattern {spell(c.fused_module.path)} dtypes, or give pattern "
+            f"{_shown(c.pattern)} the dtypes its kernel takes",
+        )
+        return c
+
+    def _mixed_dtypes(self, c: m.PatternConfig, kind: m.RuleKind) -> None:
+        """A static dtype config whose quantized input and output dtypes differ: FX never matches
+        it (one QConfig activation observes both), PT2E can (a QuantizationConfig has an input
+        and an output spec), and a shared-observer op follows its input whatever it says."""
+        for d in c.dtype_configs:
+            i, o = d.input, d.output
+            if d.is_dynamic or i is None or o is None:
+                continue
+            if PT2E_DTYPES.get(i.dtype) is None or PT2E_DTYPES.get(o.dtype) is None:
+                continue
+            if PT2E_DTYPES[i.dtype] == PT2E_DTYPES[o.dtype]:
+                continue
+            named = f"dtype config {d.name}" if d.name else "a dtype config"
+            if kind in (m.RuleKind.PROPAGATE, m.RuleKind.SHARED):
+                pt2e = (
+                    "the PT2E quantizer quantizes it anyway, with its input's spec (a "
+                    "shared-observer op follows its input)"
+                )
+            else:
+                pt2e = (
+                    "the PT2E quantizer quantizes it with a config whose input and output "
+                    "specs differ"
+                )
+            self.ctx.warning(
+                c.field_span("dtypes"),
+                f"pattern {_shown(c.pattern)}: {named} has input {i.dtype} and output "
+                f"{o.dtype}; FX observes both with one QConfig activation, so it never matches "
+                f"and leaves the pattern float, while {pt2e}: the spec means two things",
+                "give input and output the same dtype",
+            )
+            return
 
     def _allows(self, c: m.PatternConfig) -> tuple[m.Allows, ...]:
         out = []

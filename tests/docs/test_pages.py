@@ -342,6 +342,24 @@ def test_the_npu_guides_fragments_are_the_examples_code():
             assert is_excerpt(b.text, spec, indent_free=True), b.text
 
 
+PT2E_WHY = "guides/pt2e/why-not-quantized.md"
+REPORT_PROGRAM = "import sys\n\nimport torch\nfrom torchao."
+
+
+def test_pt2e_compat_says_what_the_guide_shows(npu, cache):
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    shown = block(PT2E_WHY, "console", starting="$ cd examples/npu")
+    transcript = Session(npu, cache).transcript(shown)
+    assert transcript.replace(f"torch {_torch_version()}", "torch 2.13.0+cpu") == shown
+
+
+def test_the_pt2e_report_program_prints_what_the_guide_shows(npu, cache):
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    program = block(PT2E_WHY, "python", starting=REPORT_PROGRAM)
+    out = run_program(npu / "examples" / "npu", program, cache, name="report_program.py")
+    assert out == shown_after(PT2E_WHY, REPORT_PROGRAM)
+
+
 # --------------------------------------------------------------------------- reference and guides
 
 
@@ -445,6 +463,7 @@ PROGRAMS = {
     ("index.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torch.ao.quantization import"),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
+    ("why-not-quantized.md", REPORT_PROGRAM),
     ("x86-inductor.md", "import torch\nfrom torchao."),
 }
 SESSIONS = {
@@ -455,6 +474,7 @@ SESSIONS = {
     ("npu.md", "$ cd examples/npu"),
     ("npu.md", "$ python npu_example.py"),
     ("npu.md", "$ bcfg compat npu"),
+    ("why-not-quantized.md", "$ cd examples/npu"),
     ("configuration.md", "$ bcfg check"),
     ("explain.md", "$ bcfg explain"),
     ("fmt.md", "$ bcfg fmt"),

@@ -312,6 +312,18 @@ CHECKS = {
         "pt2e_fusion_order",
         "keeps its place, so the PT2E quantizer never fuses it",
     ),
+    "pt2e: input and output dtypes differ, FX leaves it float, PT2E does not (warning)": (
+        "pt2e_mixed_dtypes",
+        "so it never matches and leaves the pattern float, while the PT2E quantizer quantizes it",
+    ),
+    "pt2e: a fusion and its fused module without dtypes: any config (warning)": (
+        "pt2e_fusion_without_dtypes",
+        "the PT2E rule would allow any quantization config",
+    ),
+    "pt2e: a fused module no pattern fuses into: no invented ATen name": (
+        "pt2e_fused_module_unmapped",
+        "nni.LinearTanh is a fused module (its root is nn.Linear): torch.export records",
+    ),
     "pt2e: a fused module whose fusion the quantizer leaves out": (
         "pt2e_fused_module_uncovered",
         "so nothing covers pattern nni.ConvAdd2d",
