@@ -368,18 +368,35 @@ PT2E_KEYS: dict[str, str] = {
     "eager": "true: a shared_observer pattern is annotated in order, not only propagated",
     "skip": "predicates on activation inputs that rule a match out: large_scalar or a function",
     "annotate": "a Python function that annotates the pattern itself",
+    "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
+    "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
+    "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
 # Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
 PT2E_SKIP_HOOKS: dict[str, str] = {
     "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
 }
+# Conditions bcfg's PT2E runtime defines (``when:``), checked on a match's first op.
+PT2E_CONDITIONS: dict[str, str] = {
+    "input_quantized": "its first input is the output of a quantized pattern",
+    "inputs_quantized": "every input is the output of a quantized pattern",
+    "user_quantizable": "it has no user, or a user the quantizer quantizes",
+    "same_shape": "its two arguments are tensors of one shape",
+}
+# The values of ``other:``: the other input of a binary op in a chain.
+PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
 QUANTIZER_FIELDS: dict[str, str] = {
     "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
     "outputs": "patterns (the default: a pattern's last op gets the output spec) or consumers "
     "(only quantized consumers observe it; shared ops follow quantized patterns)",
+    "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type) or "
+    "operators (torchao's inductor quantizers: module names, operator types, global)",
+    "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
 }
+# The values of a quantizer's ``scopes`` field; the first is the default.
+QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators")
 # The values of a quantizer's ``outputs`` field; the first is the default.
 QUANTIZER_OUTPUTS: tuple[str, ...] = ("patterns", "consumers")
 # Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..lang import syntax as syn
-from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, QUANTIZER_OUTPUTS, spell
+from ..lang.vocabulary import (
+    PT2E_DTYPES,
+    QUANTIZER_FIELDS,
+    QUANTIZER_OUTPUTS,
+    QUANTIZER_SCOPES,
+    spell,
+)
 from . import model as m
 from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from .checks import pattern_text as _shown
@@ -91,6 +97,8 @@ class Quantizers:
     def _quantizer(self, f: LoadedFile, decl: syn.QuantizerDecl, backend: m.Backend) -> m.Quantizer:
         transforms: tuple[m.Hook, ...] = ()
         outputs = QUANTIZER_OUTPUTS[0]
+        scopes = QUANTIZER_SCOPES[0]
+        fx = True
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -107,6 +115,10 @@ class Quantizers:
                 names.add(fld.name)
                 if fld.name == "outputs":
                     outputs = self._outputs(f, fld.value)
+                elif fld.name == "scopes":
+                    scopes = self._word(f, fld.value, "scopes", QUANTIZER_SCOPES)
+                elif fld.name == "fx":
+                    fx = self._word(f, fld.value, "fx", ("true", "false")) == "true"
                 else:
                     transforms = self._transforms(f, fld.value)
             except Fail:
@@ -122,6 +134,20 @@ class Quantizers:
             inputs=backend.inputs,
             span=decl.span,
             outputs=outputs,
+            scopes=scopes,
+            fx=fx,
+        )
+
+    def _word(self, f: LoadedFile, e: syn.Expr, name: str, words: Sequence[str]) -> str:
+        """A quantizer field whose value is one of ``words``."""
+        v = self.evaluator.eval(f, e, {})
+        if isinstance(v, Word) and v.text in words:
+            return v.text
+        close = self.ctx.suggest(v.text, list(words)) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"{name} must be {' or '.join(words)}, got {describe(v)}",
+            close or QUANTIZER_FIELDS[name],
         )
 
     def _outputs(self, f: LoadedFile, e: syn.Expr) -> str:
@@ -240,7 +266,24 @@ class Quantizers:
                 f"a shared_observer pattern shares one op's observer; {_shown(c.pattern)} maps to {len(chain)} ops",
                 "write the ops one pattern each",
             )
-        sources = self._sources(c, opts, kind)
+        partitions: tuple[tuple[m.Symbol, ...], ...] = ()
+        if opts.match == "source" and kind is m.RuleKind.CHAIN and isinstance(c.pattern, tuple):
+            partitions = (self._partition(c),)
+            sources: tuple[m.Symbol, ...] = ()
+        else:
+            sources = self._sources(c, opts, kind)
+        if opts.other is not None and not any(
+            op.path.startswith(_BINARY) for ops in chain[1:] for op in ops
+        ):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"other: says what a binary op's other input gets; pattern {_shown(c.pattern)} "
+                "has no binary op (aten.add, aten.sub, aten.mul) after its first",
+                "remove other:, or name the binary op in the pattern",
+            )
+        first = c.pattern[0] if isinstance(c.pattern, tuple) else c.pattern
+        roots = (first,) if isinstance(first, m.Symbol) and first.kind in _ROOT_KINDS else ()
         weight, bias = self._weight_bias(c, chain)
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
         self._mixed_dtypes(c, kind)
@@ -256,8 +299,29 @@ class Quantizers:
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
+            partitions=partitions,
+            roots=roots,
+            other=opts.other,
+            when=opts.when,
+            opt_in=opts.opt_in,
             origins=(c.origin,) if c.origin is not None else (),
         )
+
+    def _partition(self, c: m.PatternConfig) -> tuple[m.Symbol, ...]:
+        """The source types a chain is found by (match: source): its modules and functions."""
+        assert isinstance(c.pattern, tuple)
+        out = []
+        for e in c.pattern:
+            if not (isinstance(e, m.Symbol) and e.kind in _ROOT_KINDS):
+                raise self._fail(
+                    c,
+                    "pt2e",
+                    f"match: source finds a chain by the module classes and functions it was "
+                    f"exported from; {_shown(e)} in pattern {_shown(c.pattern)} is not one",
+                    "name a module class or function at every position, or match by ATen ops",
+                )
+            out.append(e)
+        return tuple(out)
 
     def _sources(
         self, c: m.PatternConfig, opts: m.PT2EOptions, kind: m.RuleKind
@@ -589,6 +653,10 @@ class Quantizers:
         return Fail()
 
 
+# Binary ops a chain's other: applies to; what a rule's roots (and partitions) may be.
+_BINARY = ("torch.ops.aten.add.", "torch.ops.aten.sub.", "torch.ops.aten.mul.")
+_ROOT_KINDS = (m.SymbolKind.MODULE, m.SymbolKind.FUNCTION)
+
 # Rules that read what earlier rules annotated keep their place in the spec's order.
 _KEEP_PLACE = (m.RuleKind.SHARED, m.RuleKind.HOOK)
 
@@ -617,7 +685,10 @@ def tried_order(rules: Sequence[m.Rule]) -> tuple[m.Rule, ...]:
 
 def _merge_key(r: m.Rule) -> tuple:
     """Rules with the same key match the same nodes the same way: they are one rule."""
-    return (r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources))
+    return (
+        r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
+        bool(r.partitions), r.other, r.when, r.opt_in,
+    )  # fmt: skip
 
 
 def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
@@ -625,6 +696,8 @@ def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
     return replace(
         a,
         sources=tuple(dict.fromkeys(a.sources + b.sources)),
+        partitions=tuple(dict.fromkeys(a.partitions + b.partitions)),
+        roots=tuple(dict.fromkeys(a.roots + b.roots)),
         allows=tuple(dict.fromkeys(a.allows + b.allows)),
         origins=a.origins + b.origins,
     )

@@ -221,6 +221,13 @@ def test_the_pt2e_program_quantizes_as_shown(pt2e_project, cache):
     assert matches(shown_after("guides/pt2e/index.md", start), out), out
 
 
+def test_the_x86_inductor_program_quantizes_as_shown(tmp_path, cache):
+    page, start = "guides/pt2e/x86-inductor.md", "import torch\nfrom torchao."
+    shutil.copytree(REPO / "generated", tmp_path / "generated")
+    out = run_program(tmp_path, block(page, "python", starting=start), cache)
+    assert matches(shown_after(page, start), out), out
+
+
 VALIDATE = """
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_config
@@ -457,6 +464,7 @@ PROGRAMS = {
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torch.ao.quantization import"),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("why-not-quantized.md", REPORT_PROGRAM),
+    ("x86-inductor.md", "import torch\nfrom torchao."),
 }
 SESSIONS = {
     ("tour.md", "$ bcfg generate"),

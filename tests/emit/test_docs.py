@@ -149,7 +149,9 @@ def test_a_change_of_meaning_is_a_changed_line_of_the_matrix(tmp_path, docs):
     ]
     assert [line.split(" | ")[0] for line in added] == [x.split(" | ")[0] for x in removed]
     tensorrt = sorted(
-        p.name.removesuffix(".bcfg") for p in specs.glob("*.bcfg") if p.name != "common.bcfg"
+        p.name.removesuffix(".bcfg")
+        for p in specs.glob("*.bcfg")
+        if p.name != "common.bcfg" and "fx: false" not in p.read_text()  # PT2E only: no column
     ).index("tensorrt")
     cell = lambda line: line.removesuffix(" |").split(" | ")[2 + tensorrt]  # noqa: E731
     assert (cell(removed[1]), cell(added[1])) == ("", "quint8 → quint8")
