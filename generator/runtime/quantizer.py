@@ -65,11 +65,6 @@ class SpecQuantizer(Quantizer):
         """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
         left float (a ``report.Report``), and its summary is written on ``stream`` (standard
         error; None: nowhere). Returns the quantizer."""
-        if type(self).annotate is not SpecQuantizer.annotate:
-            raise NotImplementedError(
-                f"{type(self).__name__}: the report covers quantizers annotated by "
-                "SpecQuantizer.annotate; this one annotates its own way (scopes: operators)"
-            )
         self.reporter = report.Recorder(stream)
         return self
 

@@ -65,39 +65,10 @@ def getter(module: str) -> Any:
     return getattr(mod, name)
 
 
-def reported(module: str) -> bool:
-    """Whether the quantizer's report covers it (SpecQuantizer's annotate scheme)."""
-    try:
-        getter(module)().report(None)
-    except NotImplementedError:
-        return False
-    return True
-
-
 def test_every_shipped_quantizer_is_found():
     found = shipped()
     assert "xnnpack_quantizer" in found
     assert len(found) == len(list((REPO / "generated").glob("*_quantizer.py")))
-
-
-# Quantizers with ``scopes: operators`` (X86 and Arm Inductor) annotate by their own
-# scheme (runtime operators.py), which the report does not follow yet: report() says so,
-# and compat exits 2 with that message. The cross-check runs on every other one.
-COVERED = [m for m in shipped() if reported(m)]
-NOT_COVERED = [m for m in shipped() if not reported(m)]
-
-
-@pytest.mark.parametrize("module", NOT_COVERED or ["none"])
-def test_a_quantizer_the_report_does_not_cover_says_so(module):
-    if module == "none":
-        assert COVERED == shipped()
-        return
-    make = getter(module)
-    with pytest.raises(NotImplementedError, match="annotates its own way"):
-        make().report()
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4)).eval()
-    result = analyse(model, (torch.randn(2, 4),), lambda: make())
-    assert (result.error or "").startswith("no report for this quantizer: ")
 
 
 def fitting_config(make: Any, dynamic: bool = False) -> Any:
@@ -185,7 +156,7 @@ ZOO_CASES = [
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["non-strict", "strict"])
-@pytest.mark.parametrize("module", COVERED)
+@pytest.mark.parametrize("module", shipped())
 def test_the_zoo_agrees_with_prepare_pt2e(module, strict):
     make = getter(module)
     forms = configs(make)
@@ -204,7 +175,7 @@ def test_the_zoo_agrees_with_prepare_pt2e(module, strict):
     assert seen["ran"] >= len(ZOO) and seen["quantized"] and seen["float"], seen
 
 
-@pytest.mark.parametrize("module", COVERED)
+@pytest.mark.parametrize("module", shipped())
 def test_the_edge_cases_agree_with_prepare_pt2e(module):
     make = getter(module)
     forms = configs(make)

@@ -203,10 +203,7 @@ def analyse(
         gm = export(model, example_inputs, strict)
     except (Exception, SystemExit) as exc:  # noqa: BLE001  (torch.export's failure)
         return PT2EResult(backend, qat, strict, error=f"torch.export fails: {_one_line(exc)}")
-    try:
-        reporting = make().report(None)
-    except NotImplementedError as exc:
-        return PT2EResult(backend, qat, strict, error=f"no report for this quantizer: {exc}")
+    reporting = make().report(None)
     with _quiet():
         first, second = copy.deepcopy(gm), copy.deepcopy(gm)
     _, error = _prepare(first, reporting, qat)
