@@ -58,6 +58,8 @@ class Rule:
     skip: tuple[Callable[[Node, GraphModule], bool], ...] = ()
     annotate: Callable[..., Any] | None = None
     qat: bool = False
+    weight_axis: int | None = None
+    qparams: str = "first"
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
