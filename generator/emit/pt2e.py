@@ -42,6 +42,9 @@ RUNTIME_NAMES: dict[str, str] = {
     "Rule": "values",
     "SpecQuantizer": "quantizer",
     "large_scalar": "conditions",
+    "depthwise": "conditions",
+    "grouped": "conditions",
+    "relu_user": "conditions",
     "scalars_to_tensors": "transforms",
 }
 # Module-level names of a quantizer module (builtins and keywords: Scope knows them).
@@ -165,6 +168,10 @@ def _rule(r: m.Rule, names: _Names) -> str:
         args.append(f"annotate={_hook(r.annotate, names)}")
     if r.qat:
         args.append("qat=True")
+    if r.weight_axis is not None:
+        args.append(f"weight_axis={r.weight_axis!r}")
+    if r.qparams != "first":
+        args.append(f"qparams={layout.string(r.qparams)}")
     return f"{names.need('Rule')}({', '.join(args)})"
 
 

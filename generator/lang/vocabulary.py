@@ -360,11 +360,18 @@ PT2E_KEYS: dict[str, str] = {
     "eager": "true: a shared_observer pattern is annotated in order, not only propagated",
     "skip": "predicates on activation inputs that rule a match out: large_scalar or a function",
     "annotate": "a Python function that annotates the pattern itself",
+    "weight_axis": "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
+    "qparams": "first (the default) or quantized: which input of a list (cat) the others share qparams with",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
+# The values of ``qparams``; the first is the default.
+PT2E_QPARAMS_WORDS: tuple[str, ...] = ("first", "quantized")
 # Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
 PT2E_SKIP_HOOKS: dict[str, str] = {
     "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
+    "depthwise": "of the first op, a conv: its weight has one input channel per group",
+    "grouped": "of the first op, a conv or transposed conv: it has more than one group",
+    "relu_user": "of the first op: its only user is a relu",
 }
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
 QUANTIZER_FIELDS: dict[str, str] = {

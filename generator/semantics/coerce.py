@@ -20,6 +20,7 @@ from ..lang.vocabulary import (
     OBSERVATIONS,
     PT2E_KEYS,
     PT2E_MATCH_WORDS,
+    PT2E_QPARAMS_WORDS,
     PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
@@ -194,6 +195,25 @@ class Coercions:
         items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
         return tuple(self.hook(x, PT2E_SKIP_HOOKS, "skip predicate") for x in items)
 
+    def _weight_axis(self, v: Value) -> int:
+        if (
+            isinstance(v, Num)
+            and isinstance(v.value, int)
+            and not isinstance(v.value, bool)
+            and v.value >= 0
+        ):
+            return v.value
+        raise self.ctx.fail(
+            v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
+        )
+
+    def _qparams(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_QPARAMS_WORDS:
+            return v.text
+        raise self.ctx.fail(
+            v.span, f"qparams must be {' or '.join(PT2E_QPARAMS_WORDS)}, got {describe(v)}"
+        )
+
     def _annotate(self, v: Value) -> m.Hook:
         return self.hook(v, {}, "annotate function")
 
@@ -219,6 +239,8 @@ class Coercions:
         "eager": _eager,
         "skip": _skip,
         "annotate": _annotate,
+        "weight_axis": _weight_axis,
+        "qparams": _qparams,
     }
 
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {

@@ -271,6 +271,8 @@ class PT2EOptions:
     eager: bool = False
     skip: tuple[Hook, ...] = ()
     annotate: Hook | None = None
+    weight_axis: int | None = None
+    qparams: str = "first"
 
 
 @dataclass(frozen=True)
@@ -379,6 +381,8 @@ class Rule:
     skip: tuple[Hook, ...] = ()
     annotate: Hook | None = None
     qat: bool = False  # a chain through batch norm: only a QAT graph has one
+    weight_axis: int | None = None  # the weight spec's channel axis, if not the config's
+    qparams: str = "first"  # which input of a list a shared op's inputs share qparams with
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 

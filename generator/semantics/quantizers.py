@@ -230,6 +230,20 @@ class Quantizers:
             )
         sources = self._sources(c, opts, kind)
         weight, bias = self._weight_bias(c, chain)
+        if opts.qparams != "first" and kind is not m.RuleKind.SHARED:
+            raise self._fail(
+                c,
+                "pt2e",
+                f"qparams: {opts.qparams} applies to shared_observer patterns annotated in order",
+                "add observation: shared_observer and eager: true, or remove qparams",
+            )
+        if opts.weight_axis is not None and (weight is None or kind is not m.RuleKind.CHAIN):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"weight_axis applies to a chain whose first op has a weight; {_shown(c.pattern)} has none",
+                "set its weight position with input_index: {weight: 1}, or remove weight_axis",
+            )
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
         return m.Rule(
             name=_shown(c.pattern),
@@ -242,6 +256,8 @@ class Quantizers:
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
+            weight_axis=opts.weight_axis,
+            qparams=opts.qparams,
             origins=(c.origin,) if c.origin is not None else (),
         )
 
@@ -488,7 +504,18 @@ def tried_order(rules: Sequence[m.Rule]) -> tuple[m.Rule, ...]:
 
 def _merge_key(r: m.Rule) -> tuple:
     """Rules with the same key match the same nodes the same way: they are one rule."""
-    return (r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources))
+    return (
+        r.kind,
+        r.chain,
+        r.weight,
+        r.bias,
+        r.qat,
+        r.skip,
+        r.annotate,
+        bool(r.sources),
+        r.weight_axis,
+        r.qparams,
+    )
 
 
 def _merge(a: m.Rule, b: m.Rule) -> m.Rule:

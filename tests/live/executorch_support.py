@@ -384,9 +384,9 @@ def compare_deploy(
 
 def candidate_class() -> Any:
     """The generated quantizer class these tests hold against ExecuTorch's."""
-    from generated.xnnpack_quantizer import XnnpackQuantizer
+    from generated.xnnpack_executorch_quantizer import XnnpackExecutorchQuantizer
 
-    return XnnpackQuantizer()
+    return XnnpackExecutorchQuantizer()
 
 
 CANDIDATE = candidate_class
