@@ -35,28 +35,7 @@ CASES = [
 ]
 
 
-# Where the generated quantizer does not deploy as ExecuTorch's yet (strict: a case
-# that starts to pass must leave this set).
-GAPS = {
-    ("transposed_conv", "per_channel", True): "lone ConvTranspose is not quantized",
-    ("padding_same", "per_tensor", False): "a lone conv with padding='same' is not quantized",
-    ("residual", "dynamic", True): "dynamic conv2d is not quantized",
-    ("cat_mean_pool", "per_tensor", False): "cat is not found in non-strict graphs",
-    (
-        "class_token",
-        "per_channel",
-        True,
-    ): "cat takes qparams from its float first input; the .pte fails to load",
-}
-
-
-@pytest.mark.parametrize(
-    ("model", "config", "strict"),
-    [
-        pytest.param(*c, marks=pytest.mark.xfail(reason=GAPS[c], strict=True)) if c in GAPS else c
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize(("model", "config", "strict"), CASES)
 def test_deploys_as_executorch(model, config, strict):
     assert compare_deploy(model, config, CANDIDATE, strict) == []
 
