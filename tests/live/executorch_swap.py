@@ -120,3 +120,25 @@ def pytest_report_header(config: Any) -> str:
     if swapped is None:
         return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} is ExecuTorch's own"
     return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} swapped for {swapped[1].__module__}.{swapped[1].__qualname__}"
+
+
+class AnnotatesNothing:
+    """A quantizer that annotates nothing (``--bcfg-swap tests.live.executorch_swap:AnnotatesNothing``):
+    ExecuTorch's tests must fail with it, or the swap is not live."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("set_"):
+            return lambda *args, **kwargs: self
+        raise AttributeError(name)
+
+    def transform_for_annotation(self, model: Any) -> Any:
+        return model
+
+    def annotate(self, model: Any) -> Any:
+        return model
+
+    def validate(self, model: Any) -> None:
+        pass
+
+    def prepare_obs_or_fq_callback(self, model: Any, edge_or_node_to_obs_or_fq: Any) -> None:
+        pass
