@@ -390,3 +390,28 @@ def candidate_class() -> Any:
 
 
 CANDIDATE = candidate_class
+
+
+def code_lines(text: str, comment: str = "#") -> int:
+    """Non-blank lines that are not comments."""
+    return sum(
+        1 for line in text.splitlines() if line.strip() and not line.strip().startswith(comment)
+    )
+
+
+def spec_size() -> tuple[int, int]:
+    """(code lines of specs/xnnpack_executorch.bcfg, of ExecuTorch's quantizer: xnnpack_quantizer.py + _utils.py)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("executorch")
+    assert spec is not None and spec.submodule_search_locations
+    folder = Path(list(spec.submodule_search_locations)[0]) / "backends" / "xnnpack" / "quantizer"
+    ref = sum(
+        code_lines((folder / f).read_text())
+        for f in ("xnnpack_quantizer.py", "xnnpack_quantizer_utils.py")
+    )
+    ours = code_lines(
+        (Path(__file__).resolve().parents[2] / "specs" / "xnnpack_executorch.bcfg").read_text()
+    )
+    return ours, ref

@@ -20,7 +20,13 @@ pytest.importorskip(
     "executorch", reason="deployment tests need ExecuTorch (pip install '.[executorch]')"
 )
 
-from .executorch_support import CANDIDATE, compare_deploy, deploy_zoo, et_quantizer  # noqa: E402
+from .executorch_support import (
+    CANDIDATE,
+    compare_deploy,
+    deploy_zoo,
+    et_quantizer,
+    spec_size,
+)  # noqa: E402
 
 # (model, config form, strict export): the default set, one of each kind of gap.
 CASES = [
@@ -59,3 +65,11 @@ def test_deployment_is_deterministic():
     assert not a.failed and a.delegates == 1
     assert a.outputs is not None and b.outputs is not None
     assert all(x.equal(y) for x, y in zip(a.outputs, b.outputs))
+
+
+def test_the_spec_is_within_15_percent_of_executorchs_code_lines():
+    ours, ref = spec_size()
+    print(
+        f"specs/xnnpack_executorch.bcfg: {ours} code lines, {ours / ref:.0%} of ExecuTorch's {ref}"
+    )
+    assert ref > 1000 and 0 < ours <= 0.15 * ref
