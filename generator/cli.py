@@ -43,7 +43,7 @@ REPORT = "this is a bug in bcfg: please report it with the command, the specs an
 
 
 class ExitCode(IntEnum):
-    """What a run's exit status means (README, "Commands")."""
+    """What a run's exit status means (docs/reference/commands.md, "Exit codes")."""
 
     OK = 0  # success; warnings allowed
     FINDINGS = 1  # a check found something: stale output, specs to reformat, ...
@@ -343,19 +343,34 @@ def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _compat_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("backend", metavar="BACKEND", help="a backend of the project's specs")
-    parser.add_argument(
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument(
         "--qconfig-mapping",
-        required=True,
         metavar="MODULE:FUNCTION",
-        help="a function returning the QConfigMapping to check (MODULE must be on the allow-list)",
+        help="FX: a function returning the QConfigMapping to check (MODULE must be on the "
+        "allow-list)",
+    )
+    what.add_argument(
+        "--quantization-config",
+        metavar="MODULE:FUNCTION",
+        help="PT2E: a function returning the QuantizationConfig of the backend's quantizer "
+        "(its global config), or taking the quantizer and configuring it; needs --model",
     )
     parser.add_argument(
         "--model",
         metavar="MODULE:FUNCTION",
-        help="a function returning (model, example_inputs): judge each node of the traced model",
+        help="a function returning (model, example_inputs): judge each node of the traced "
+        "(FX) or exported (PT2E) model",
     )
     parser.add_argument(
-        "--qat", action="store_true", help="quantization-aware training (prepare_qat_fx)"
+        "--qat",
+        action="store_true",
+        help="quantization-aware training (prepare_qat_fx, prepare_qat_pt2e)",
+    )
+    parser.add_argument(
+        "--strict-export",
+        action="store_true",
+        help="PT2E: export with torch.export.export(..., strict=True) (default: non-strict)",
     )
     parser.add_argument(
         "--format",
@@ -406,7 +421,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "compat",
         "compat.command",
-        "will a QConfigMapping be honoured by a backend, and why not; exit 1 if something is skipped",
+        "will a QConfigMapping (FX) or a quantization config (PT2E) be honoured by a backend, and why not; exit 1 if something is skipped",
         _compat_arguments,
         prefix="bcfg compat",
     ),

@@ -42,15 +42,16 @@ def test_the_example_is_in_sync_and_warning_free(in_example):
 
 
 def test_the_example_ships_a_quantizer_under_strict_as_written(tmp_path):
-    """The spec in torch's order (conv before conv + relu) plus ``quantizer npu {}``: generate
+    """The spec in torch's order (conv before conv + relu) ships ``quantizer npu {}``: generate
     under ``strict = true`` passes, and the quantizer fuses conv + relu as FX does."""
     pytest.importorskip("torchao", reason="the pt2e extra is not installed")
     project = tmp_path / "npu"
     for name in ("pyproject.toml", "npu_example.py", "specs/npu.bcfg"):
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_bytes((EXAMPLE / name).read_bytes())
-    spec = project / "specs" / "npu.bcfg"
-    spec.write_text(spec.read_text(encoding="utf-8") + "\nquantizer npu {}\n")
+    spec = (project / "specs" / "npu.bcfg").read_text(encoding="utf-8")
+    assert "\nquantizer npu {}\n" in spec
+    assert spec.index("pattern nn.Conv2d {") < spec.index("pattern (nn.Conv2d, nn.ReLU) {")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     run = dict(cwd=project, capture_output=True, text=True, env=env, timeout=300)
     done = subprocess.run([sys.executable, "-m", "generator", "generate"], **run)

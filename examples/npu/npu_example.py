@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import copy
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.ao.quantization import QConfig, QConfigMapping
 from torch.ao.quantization.observer import HistogramObserver, MinMaxObserver
+
+if TYPE_CHECKING:
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig
 
 
 class SmallNet(nn.Module):
@@ -41,6 +45,28 @@ def model() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return SmallNet().eval(), (torch.randn(1, 3, 16, 16),)
 
 
+class ResidualNet(nn.Module):
+    """SmallNet with a residual connection: what the npu runs, and an add it does not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.conv1(x))
+        y = F.relu(self.conv2(y)) + y
+        x = torch.flatten(F.adaptive_avg_pool2d(y, 1), 1)
+        return self.fc(x)
+
+
+def residual_model() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """ResidualNet and example inputs (the PT2E guide's model that is not all quantized)."""
+    torch.manual_seed(0)
+    return ResidualNet().eval(), (torch.randn(1, 3, 16, 16),)
+
+
 def npu_qconfig_mapping() -> QConfigMapping:
     """A QConfigMapping the npu backend honours.
 
@@ -56,6 +82,32 @@ def npu_qconfig_mapping() -> QConfigMapping:
         ),
     )
     return QConfigMapping().set_global(qconfig)
+
+
+def npu_quantization_config() -> QuantizationConfig:
+    """The same fit for the PT2E quantizer (generated/npu_quantizer.py): torchao's terms.
+
+    ``bcfg compat npu --quantization-config npu_example:npu_quantization_config
+    --model npu_example:model`` says, op by op, what it quantizes and why not.
+    """
+    from torchao.quantization.pt2e import HistogramObserver, MinMaxObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig, QuantizationSpec
+
+    act = QuantizationSpec(
+        dtype=torch.uint8,
+        observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2**-10),
+        quant_min=0,
+        quant_max=127,
+        qscheme=torch.per_tensor_affine,
+    )
+    weight = QuantizationSpec(
+        dtype=torch.int8,
+        observer_or_fake_quant_ctr=MinMaxObserver,
+        quant_min=-127,
+        quant_max=127,
+        qscheme=torch.per_tensor_symmetric,
+    )
+    return QuantizationConfig(act, act, weight, None)
 
 
 def main() -> None:

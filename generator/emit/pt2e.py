@@ -41,10 +41,15 @@ RUNTIME_NAMES: dict[str, str] = {
     "Quant": "values",
     "Rule": "values",
     "SpecQuantizer": "quantizer",
+    "OperatorScopedQuantizer": "operators",
     "large_scalar": "conditions",
     "depthwise": "conditions",
     "grouped": "conditions",
     "relu_user": "conditions",
+    "input_quantized": "conditions",
+    "inputs_quantized": "conditions",
+    "user_quantizable": "conditions",
+    "same_shape": "conditions",
     "scalars_to_tensors": "transforms",
 }
 # Module-level names of a quantizer module (builtins and keywords: Scope knows them).
@@ -148,7 +153,7 @@ def _seq(items: list[str]) -> str:
     return f"[{', '.join(items)}]"
 
 
-def _rule(r: m.Rule, names: _Names) -> str:
+def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
     args = [layout.string(r.name)]
     if r.kind is not m.RuleKind.CHAIN:
         args.append(f"kind={layout.string(r.kind.value)}")
@@ -172,18 +177,30 @@ def _rule(r: m.Rule, names: _Names) -> str:
         args.append(f"weight_axis={r.weight_axis!r}")
     if r.qparams != "first":
         args.append(f"qparams={layout.string(r.qparams)}")
+    if r.partitions:
+        parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
+        args.append(f"partitions={_seq(parts)}")
+    if r.roots and roots:
+        args.append(f"roots={_seq([_sym(s, names) for s in r.roots])}")
+    if r.other is not None:
+        args.append(f"other={layout.string(r.other)}")
+    if r.when:
+        args.append(f"when={_seq([_hook(h, names) for h in r.when])}")
+    if r.opt_in:
+        args.append("opt_in=True")
     return f"{names.need('Rule')}({', '.join(args)})"
 
 
 def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
     """Import what the module names first, so that no local takes an imported module's name."""
     names.imports.add("import torch")
-    hooks = [h for r in q.rules for h in (*r.skip, r.annotate) if h is not None]
+    hooks = [h for r in q.rules for h in (*r.skip, *r.when, r.annotate) if h is not None]
     for h in [*hooks, *q.transforms]:
         if h.function is not None:
             _sym(h.function, names)
     for r in q.rules:
-        for s in r.sources:
+        roots = r.roots if q.scopes == "operators" else ()
+        for s in (*r.sources, *roots, *(s for p in r.partitions for s in p)):
             _sym(s, names)
     names.scope.taken.update(i.split()[1].split(".")[0] for i in names.imports if " as " not in i)
 
@@ -201,7 +218,10 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     names = _Names(scope=Scope(_RESERVED | {cls, getter}))
     _reserve_imports(q, names)
     rules = [
-        {"origins": _origins(r, q.spec_file), "lines": frag.item(_rule(r, names), 1)}
+        {
+            "origins": _origins(r, q.spec_file),
+            "lines": frag.item(_rule(r, names, q.scopes == "operators"), 1),
+        }
         for r in q.rules
     ]
     transforms = [_hook(h, names) for h in q.transforms]
@@ -214,7 +234,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"transforms = {_seq(transforms)}")
     if q.outputs != "patterns":
         body.append(f"outputs = {layout.string(q.outputs)}")
-    names.need("SpecQuantizer")
+    base = names.need("OperatorScopedQuantizer" if q.scopes == "operators" else "SpecQuantizer")
     spec_file = safe_text(q.spec_file)
     source = (
         jinja_env()
@@ -224,6 +244,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             spec_file=spec_file,
             runtime=RUNTIME_MODULE,
             cls=cls,
+            base=base,
             getter=getter,
             imports=sorted(names.imports),
             runtime_import=_runtime_imports(names.runtime),

@@ -208,6 +208,14 @@ PT2E_FIELD = FieldSpec(
 PATTERN_FIELDS: tuple[FieldSpec, ...] = FIELDS + (PT2E_FIELD,)
 FIELD_BY_WORD: dict[str, FieldSpec] = {f.word: f for f in PATTERN_FIELDS}
 FIELD_WORDS: tuple[str, ...] = tuple(f.word for f in PATTERN_FIELDS)
+# torch's own names of each field (its setter without ``set_``, its ``to_dict()`` key), which
+# people coming from BackendPatternConfig write: ``fused_module`` is ``fused``.
+FIELD_BY_TORCH_NAME: dict[str, FieldSpec] = {
+    name: f
+    for f in FIELDS
+    for name in (f.setter.lstrip("_").removeprefix("set_"), f.dict_key)
+    if name != f.word
+}
 FMT_FIELD_ORDER: tuple[str, ...] = tuple(
     f.word for f in sorted(PATTERN_FIELDS, key=lambda f: f.fmt_rank)
 )
@@ -362,6 +370,9 @@ PT2E_KEYS: dict[str, str] = {
     "annotate": "a Python function that annotates the pattern itself",
     "weight_axis": "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
     "qparams": "first (the default) or quantized: which input of a list (cat) the others share qparams with",
+    "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
+    "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
+    "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
 # The values of ``qparams``; the first is the default.
@@ -373,12 +384,26 @@ PT2E_SKIP_HOOKS: dict[str, str] = {
     "grouped": "of the first op, a conv or transposed conv: it has more than one group",
     "relu_user": "of the first op: its only user is a relu",
 }
+# Conditions bcfg's PT2E runtime defines (``when:``), checked on a match's first op.
+PT2E_CONDITIONS: dict[str, str] = {
+    "input_quantized": "its first input is the output of a quantized pattern",
+    "inputs_quantized": "every input is the output of a quantized pattern",
+    "user_quantizable": "it has no user, or a user the quantizer quantizes",
+    "same_shape": "its two arguments are tensors of one shape",
+}
+# The values of ``other:``: the other input of a binary op in a chain.
+PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
 QUANTIZER_FIELDS: dict[str, str] = {
     "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
     "outputs": "patterns (the default: a pattern's last op gets the output spec) or consumers "
     "(only quantized consumers observe it; shared ops follow quantized patterns)",
+    "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type) or "
+    "operators (torchao's inductor quantizers: module names, operator types, global)",
+    "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
 }
+# The values of a quantizer's ``scopes`` field; the first is the default.
+QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators")
 # The values of a quantizer's ``outputs`` field; the first is the default.
 QUANTIZER_OUTPUTS: tuple[str, ...] = ("patterns", "consumers")
 # Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.

@@ -4,7 +4,7 @@
     python -m generator.live.facts_table --check   # exit 1 if the shipped table is not what torch says
 
 Run it from a checkout, in an environment with the torch build to ship facts
-for (README, "Torch facts"). The names come from what the resolver asks, not
+for (docs/getting-started/install.md, "Torch facts, shipped"). The names come from what the resolver asks, not
 from a list: every spec of the repository's projects (``specs/`` and each
 ``examples/*/``) is resolved with a table that records each name looked up,
 which covers the ``bcfg:torch`` library they import and the ATen table the

@@ -13,7 +13,8 @@ One concern a module:
 * ``graph``: facts about nodes (which op a node calls, whether it is annotated).
 * ``matcher``: where a rule matches (chains of ATen ops, source partitions).
 * ``conditions``: the checks that rule a match out (non-float inputs, skip
-  predicates such as ``large_scalar``).
+  predicates such as ``large_scalar``, ``when:`` conditions such as
+  ``inputs_quantized``).
 * ``annotate``: how a match is annotated (chains, shared observers, hooks,
   propagation).
 * ``scopes``: which config annotates which nodes (``set_module_name`` and
@@ -21,6 +22,12 @@ One concern a module:
 * ``quantizer``: ``SpecQuantizer``, the torchao ``Quantizer`` that ties them.
 * ``validate``: whether the configs used are ones the spec allows.
 * ``transforms``: graph rewrites run before annotating (``scalars_to_tensors``).
+* ``report``: the opt-in report (``quantizer.report()``): which rule annotated
+  each op, or why it is left float.
+* ``operators``: ``OperatorScopedQuantizer``, the base of quantizers whose
+  spec says ``scopes: operators``: torchao's inductor quantizers'
+  configuration API and annotation order over the same rules (its module
+  docstring has the scheme).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 

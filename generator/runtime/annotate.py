@@ -14,6 +14,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
+from . import report
 from .conditions import skipped
 from .graph import is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at
@@ -82,6 +83,7 @@ def annotate_chain(
         "bias": config.bias,
     }
     done = False
+    rec = report.ACTIVE
     for node in list(model.graph.nodes):
         chain = chain_at(node, rule)
         if chain is None:
@@ -90,8 +92,12 @@ def annotate_chain(
         found = roles(root, rule)
         params = [n for n, role in found if role != "input"]
         if is_annotated(chain[::-1] + params) or not accept(chain):
+            if rec is not None:
+                rec.declined_chain(rule, chain, params, accept)
             continue
         if skipped(rule, [n for n, role in found if role == "input"], model, root):
+            if rec is not None:
+                rec.skipped(rule, chain, [n for n, role in found if role == "input"], model)
             continue
         output = output_spec(rule, config)
         if outputs is not None:
@@ -106,6 +112,8 @@ def annotate_chain(
         if root is not last:
             last.meta[KEY] = QuantizationAnnotation(output_qspec=output, _annotated=True)
         mark(params)
+        if rec is not None:
+            rec.matched(rule, chain)
         done = True
     return done
 
@@ -173,13 +181,18 @@ def annotate_shared(
     ``share``: the ops that pass their input's qparams on (for ``qparams="quantized"``).
     """
     done = False
+    rec = report.ACTIVE
     for node in candidates(model, rule, accept):
         if is_annotated([node]):
             continue
         inputs = shared_inputs(node)
         if not inputs or skipped(rule, inputs, model):
+            if rec is not None:
+                rec.skipped(rule, [node], inputs, model)
             continue
         node.meta[KEY] = share_first(node, config, outputs is not None, rule.qparams, share)
+        if rec is not None:
+            rec.matched(rule, [node], "shared")
         if outputs is not None:
             outputs.add(node)
         done = True
@@ -196,7 +209,12 @@ def annotate_hook(
 ) -> bool:
     """A named Python function annotates the pattern: ``fn(model, config, accept) -> bool``."""
     assert rule.annotate is not None
-    return bool(rule.annotate(model, config, accept))
+    rec = report.ACTIVE
+    before = rec.annotated_nodes(model) if rec is not None else set()
+    done = bool(rule.annotate(model, config, accept))
+    if rec is not None:
+        rec.hooked(rule, model, before)
+    return done
 
 
 ANNOTATORS: dict[str, Annotator] = {

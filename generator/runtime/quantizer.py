@@ -8,6 +8,7 @@ from typing import Any
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
+from . import report
 from .annotate import ANNOTATORS, follow, propagate
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import disallowed
@@ -34,9 +35,11 @@ class SpecQuantizer(Quantizer):
     rules: Sequence[Rule] = ()
     transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     outputs = "patterns"
+    reporter: Any = None  # report(): a report.Recorder; None: reporting is off
 
     def __init__(self) -> None:
         super().__init__()
+        self.last_report: Any = None
         self.global_config: Any = None
         self.operator_type_config: dict[Any, Any] = {}
         self.module_type_config: dict[Any, Any] = {}
@@ -65,6 +68,13 @@ class SpecQuantizer(Quantizer):
         self.filter_fn = filter_fn
         return self
 
+    def report(self, stream: Any = "stderr") -> SpecQuantizer:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (a ``report.Report``), and its summary is written on ``stream`` (standard
+        error; None: nowhere). Returns the quantizer."""
+        self.reporter = report.Recorder(stream)
+        return self
+
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         for transform in self.transforms:
             model = transform(model)
@@ -72,6 +82,9 @@ class SpecQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        report.ACTIVE = rec = self.reporter
+        if rec is not None:
+            rec.start()
         share = frozenset(
             op
             for rule in self.rules
@@ -93,6 +106,9 @@ class SpecQuantizer(Quantizer):
                 follow(model, share, scope.config, scope.accept, outputs)
         if outputs is None:
             propagate(model, share)
+        report.ACTIVE = None
+        if rec is not None:
+            self.last_report = rec.finish(model, self)
         return model
 
     def validate(self, model: GraphModule) -> None:

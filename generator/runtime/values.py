@@ -60,11 +60,21 @@ class Rule:
     qat: bool = False
     weight_axis: int | None = None
     qparams: str = "first"
+    # Operator-scoped quantizers (operators.py): sequences of source types a chain
+    # is found by, the module classes and functions its first op comes from, what
+    # a binary op's other input gets ("quantized" or "float"), conditions a match
+    # must meet, and whether only an operator-type or module-name config annotates it.
+    partitions: tuple[tuple[Any, ...], ...] = ()
+    roots: tuple[Any, ...] = ()
+    other: str | None = None
+    when: tuple[Callable[..., bool], ...] = ()
+    opt_in: bool = False
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
         object.__setattr__(self, "chain", tuple(tuple(ops) for ops in self.chain))
-        for name in ("sources", "allows", "skip"):
+        object.__setattr__(self, "partitions", tuple(tuple(p) for p in self.partitions))
+        for name in ("sources", "allows", "skip", "roots", "when"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def applies(self, config: Any) -> bool:

@@ -4,7 +4,7 @@ Pure functions over the resolved model (no spec text, no I/O). Each returns
 ``Finding``s; the resolver reports them at the spans it passes in, with the
 notes of the group expansion it is in.
 
-Decisions worth knowing (README, "Diagnostics"):
+Decisions worth knowing (docs/reference/diagnostics.md):
 
 * ``fused`` without a fuser is an error: nothing would ever build that module.
 * A fuser without ``fused`` is an error, unless ``root`` is set (a fuser such

@@ -18,8 +18,10 @@ from ..lang.vocabulary import (
     DTYPE_KEY_WORDS,
     DTYPE_NAMES,
     OBSERVATIONS,
+    PT2E_CONDITIONS,
     PT2E_KEYS,
     PT2E_MATCH_WORDS,
+    PT2E_OTHER_WORDS,
     PT2E_QPARAMS_WORDS,
     PT2E_SKIP_HOOKS,
     FieldKind,
@@ -214,6 +216,27 @@ class Coercions:
             v.span, f"qparams must be {' or '.join(PT2E_QPARAMS_WORDS)}, got {describe(v)}"
         )
 
+    def _other(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_OTHER_WORDS:
+            return v.text
+        if isinstance(v, DTypeValue) and v.dtype.dtype == "float32":
+            return "float"  # the word float names the dtype
+        close = self.ctx.suggest(v.text, list(PT2E_OTHER_WORDS)) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"other must be quantized or float, got {describe(v)}",
+            close or "quantized: the binary op's other input gets the input spec; float: nothing",
+        )
+
+    def _when(self, v: Value) -> tuple[m.Hook, ...]:
+        items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
+        return tuple(self.hook(x, PT2E_CONDITIONS, "condition") for x in items)
+
+    def _opt_in(self, v: Value) -> bool:
+        if isinstance(v, Word) and v.text in BOOLEANS:
+            return v.text == "true"
+        raise self.ctx.fail(v.span, f"opt_in must be true or false, got {describe(v)}")
+
     def _annotate(self, v: Value) -> m.Hook:
         return self.hook(v, {}, "annotate function")
 
@@ -241,6 +264,9 @@ class Coercions:
         "annotate": _annotate,
         "weight_axis": _weight_axis,
         "qparams": _qparams,
+        "other": _other,
+        "when": _when,
+        "opt_in": _opt_in,
     }
 
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {
@@ -300,10 +326,10 @@ class Coercions:
     def _check_tuple_pattern(self, v: Seq, is_complex: bool) -> None:
         """A sequential pattern has 2-3 flat elements; a complex tuple an operator and arguments."""
         if not is_complex:
-            if not 2 <= len(v.items) <= 3:
+            if not 2 <= len(v.items) <= 4:
                 raise self.ctx.fail(
                     v.span,
-                    f"a sequential pattern has 2 or 3 elements, this one has {len(v.items)}",
+                    f"a sequential pattern has 2 to 4 elements, this one has {len(v.items)}",
                     "write longer or branching patterns as 'complex' patterns",
                 )
             for x in v.items:

@@ -124,6 +124,7 @@ QUANTIZER_FIELD = "PT2E quantizer"
 ORDER_FIELD = "PT2E order"
 TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
+SCOPES_FIELD = "PT2E quantizer scopes"
 
 
 def _quantizer_changes(
@@ -174,6 +175,20 @@ def _quantizer_changes(
         out.append(
             Change(
                 module, None, Action.CHANGED, OUTPUTS_FIELD, a.outputs, b.outputs, severity, b.span
+            )
+        )
+    if a.scopes != b.scopes:
+        # Another configuration API and precedence: configs select other nodes.
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                SCOPES_FIELD,
+                a.scopes,
+                b.scopes,
+                Severity.NARROWING,
+                b.span,
             )
         )
     return out
@@ -647,6 +662,9 @@ class _Canon:
                 v.eager,
                 self.value(v.skip),
                 self.value(v.annotate),
+                v.other,
+                self.value(v.when),
+                v.opt_in,
             )
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))

@@ -100,10 +100,28 @@ def analyze_partial(
     quantizers = Quantizers(ctx, program, evaluator, coerce).resolve(files, backends)
     evaluator.definitions.check_all()
     _unique_modules(ctx, backends, quantizers)
+    # A backend whose quantizer says fx: false is that quantizer's only: no BackendConfig.
+    pt2e_only = {q.module for q in quantizers if not q.fx}
+    _fx_patterns(ctx, [b for b in backends if b.module not in pt2e_only])
     if ctx.diag.error_count == 0:
         evaluator.definitions.unused_warnings(files, sources)
-    analysis = Analysis(backends, ctx.diag.warnings, ctx.diag.sources, program, quantizers)
+    fx = [b for b in backends if b.module not in pt2e_only]
+    analysis = Analysis(fx, ctx.diag.warnings, ctx.diag.sources, program, quantizers)
     return analysis, list(ctx.diag.diagnostics)
+
+
+def _fx_patterns(ctx: Ctx, backends: list[m.Backend]) -> None:
+    """FX's sequential patterns have 2 or 3 ops; 4 only in a PT2E-only backend (fx: false)."""
+    for b in backends:
+        for c in b.configs:
+            if isinstance(c.pattern, tuple) and not c.complex and len(c.pattern) > 3:
+                ctx.error(
+                    c.origin.item if c.origin is not None else b.span,
+                    f"a sequential pattern has 2 or 3 elements in a BackendConfig, this one has "
+                    f"{len(c.pattern)}",
+                    "write it as a 'complex' pattern, or make the backend PT2E-only with "
+                    f"quantizer {b.module} {{ fx: false }}",
+                )
 
 
 def _unique_modules(ctx: Ctx, backends: list[m.Backend], quantizers: list[m.Quantizer]) -> None:

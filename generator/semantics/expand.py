@@ -17,7 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..lang import syntax as syn
-from ..lang.vocabulary import DEFAULT_OBSERVATION, FIELD_BY_WORD, FIELD_WORDS
+from ..lang.vocabulary import (
+    DEFAULT_OBSERVATION,
+    FIELD_BY_TORCH_NAME,
+    FIELD_BY_WORD,
+    FIELD_WORDS,
+)
 from ..sources import Span
 from . import checks
 from . import model as m
@@ -293,10 +298,16 @@ class Expander:
     ) -> Any:
         spec = FIELD_BY_WORD.get(fld.name)
         if spec is None:
+            torch_name = FIELD_BY_TORCH_NAME.get(fld.name)
             raise self.ctx.fail(
                 fld.span,
                 f"unknown field '{fld.name}'",
-                self.ctx.suggest(fld.name, FIELD_WORDS) or f"fields are: {', '.join(FIELD_WORDS)}",
+                (
+                    f"write '{torch_name.word}', bcfg's name for BackendPatternConfig's '{fld.name}'"
+                    if torch_name is not None
+                    else self.ctx.suggest(fld.name, FIELD_WORDS)
+                    or f"fields are: {', '.join(FIELD_WORDS)}"
+                ),
             )
         value = self.evaluator.eval(frame.file, fld.value, frame.env)
         return self.coerce.field(spec, value, pattern, is_complex)

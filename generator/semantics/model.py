@@ -62,7 +62,7 @@ def reversed_nested(pattern: Any) -> Any:
         return pattern
     if len(pattern) == 2:
         return (pattern[1], pattern[0])
-    return (pattern[2], (pattern[1], pattern[0]))
+    return (pattern[-1], reversed_nested(pattern[:-1]))
 
 
 @dataclass(frozen=True)
@@ -273,6 +273,9 @@ class PT2EOptions:
     annotate: Hook | None = None
     weight_axis: int | None = None
     qparams: str = "first"
+    other: str | None = None
+    when: tuple[Hook, ...] = ()
+    opt_in: bool = False
 
 
 @dataclass(frozen=True)
@@ -383,6 +386,12 @@ class Rule:
     qat: bool = False  # a chain through batch norm: only a QAT graph has one
     weight_axis: int | None = None  # the weight spec's channel axis, if not the config's
     qparams: str = "first"  # which input of a list a shared op's inputs share qparams with
+    # match: source on a chain: the sequences of source types it is found by.
+    partitions: tuple[tuple[Symbol, ...], ...] = ()
+    roots: tuple[Symbol, ...] = ()  # module classes and functions its first op comes from
+    other: str | None = None
+    when: tuple[Hook, ...] = ()
+    opt_in: bool = False
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -399,3 +408,6 @@ class Quantizer:
     # Where a pattern's output is observed: "patterns" (its last op's output
     # spec) or "consumers" (only quantized consumers' input specs).
     outputs: str = "patterns"
+    # How configs select nodes: "modules" (SpecQuantizer) or "operators" (OperatorScopedQuantizer).
+    scopes: str = "modules"
+    fx: bool = True  # False: the backend is this quantizer's only, no BackendConfig

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..lang import syntax as syn
-from ..lang.vocabulary import PT2E_DTYPES, QUANTIZER_FIELDS, QUANTIZER_OUTPUTS, spell
+from ..lang.vocabulary import (
+    PT2E_DTYPES,
+    QUANTIZER_FIELDS,
+    QUANTIZER_OUTPUTS,
+    QUANTIZER_SCOPES,
+    spell,
+)
 from . import model as m
 from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from .checks import pattern_text as _shown
@@ -44,6 +50,10 @@ class Quantizers:
         self._index: dict[str, tuple[tuple[str, ...], ...]] | None = None
         # The backend being resolved: the pattern that fuses into each fused module, by identity.
         self._fusing: dict[str, m.PatternConfig] = {}
+        # ... and the pattern config of each module a pattern names alone, by identity.
+        self._modules: dict[str, m.PatternConfig] = {}
+        # ... and the modules its sequential fusers build, by identity.
+        self._built: set[str] = set()
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -87,6 +97,8 @@ class Quantizers:
     def _quantizer(self, f: LoadedFile, decl: syn.QuantizerDecl, backend: m.Backend) -> m.Quantizer:
         transforms: tuple[m.Hook, ...] = ()
         outputs = QUANTIZER_OUTPUTS[0]
+        scopes = QUANTIZER_SCOPES[0]
+        fx = True
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -103,6 +115,10 @@ class Quantizers:
                 names.add(fld.name)
                 if fld.name == "outputs":
                     outputs = self._outputs(f, fld.value)
+                elif fld.name == "scopes":
+                    scopes = self._word(f, fld.value, "scopes", QUANTIZER_SCOPES)
+                elif fld.name == "fx":
+                    fx = self._word(f, fld.value, "fx", ("true", "false")) == "true"
                 else:
                     transforms = self._transforms(f, fld.value)
             except Fail:
@@ -118,6 +134,20 @@ class Quantizers:
             inputs=backend.inputs,
             span=decl.span,
             outputs=outputs,
+            scopes=scopes,
+            fx=fx,
+        )
+
+    def _word(self, f: LoadedFile, e: syn.Expr, name: str, words: Sequence[str]) -> str:
+        """A quantizer field whose value is one of ``words``."""
+        v = self.evaluator.eval(f, e, {})
+        if isinstance(v, Word) and v.text in words:
+            return v.text
+        close = self.ctx.suggest(v.text, list(words)) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"{name} must be {' or '.join(words)}, got {describe(v)}",
+            close or QUANTIZER_FIELDS[name],
         )
 
     def _outputs(self, f: LoadedFile, e: syn.Expr) -> str:
@@ -166,9 +196,16 @@ class Quantizers:
         positions: dict[tuple, int] = {}
         failed = False
         self._fusing = {}
+        self._modules = {}
+        self._built = set()
         for c in backend.configs:
             if c.fused_module is not None:
                 self._fusing.setdefault(self.ctx.facts.identity(c.fused_module.path), c)
+            p = c.pattern
+            if isinstance(p, m.Symbol) and p.kind == m.SymbolKind.MODULE:
+                self._modules.setdefault(self.ctx.facts.identity(p.path), c)
+            if isinstance(c.fuser, m.SequentialFuser):
+                self._built.add(self.ctx.facts.identity(c.fuser.fused.path))
         for c in backend.configs:
             try:
                 rule = self._rule(c)
@@ -228,7 +265,24 @@ class Quantizers:
                 f"a shared_observer pattern shares one op's observer; {_shown(c.pattern)} maps to {len(chain)} ops",
                 "write the ops one pattern each",
             )
-        sources = self._sources(c, opts, kind)
+        partitions: tuple[tuple[m.Symbol, ...], ...] = ()
+        if opts.match == "source" and kind is m.RuleKind.CHAIN and isinstance(c.pattern, tuple):
+            partitions = (self._partition(c),)
+            sources: tuple[m.Symbol, ...] = ()
+        else:
+            sources = self._sources(c, opts, kind)
+        if opts.other is not None and not any(
+            op.path.startswith(_BINARY) for ops in chain[1:] for op in ops
+        ):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"other: says what a binary op's other input gets; pattern {_shown(c.pattern)} "
+                "has no binary op (aten.add, aten.sub, aten.mul) after its first",
+                "remove other:, or name the binary op in the pattern",
+            )
+        first = c.pattern[0] if isinstance(c.pattern, tuple) else c.pattern
+        roots = (first,) if isinstance(first, m.Symbol) and first.kind in _ROOT_KINDS else ()
         weight, bias = self._weight_bias(c, chain)
         if opts.qparams != "first" and kind is not m.RuleKind.SHARED:
             raise self._fail(
@@ -245,6 +299,8 @@ class Quantizers:
                 "set its weight position with input_index: {weight: 1}, or remove weight_axis",
             )
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+        self._mixed_dtypes(c, kind)
+        allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
         return m.Rule(
             name=_shown(c.pattern),
             kind=kind,
@@ -252,14 +308,35 @@ class Quantizers:
             sources=sources,
             weight=weight,
             bias=bias,
-            allows=self._allows(c) if kind is not m.RuleKind.PROPAGATE else (),
+            allows=allows,
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
             weight_axis=opts.weight_axis,
             qparams=opts.qparams,
+            partitions=partitions,
+            roots=roots,
+            other=opts.other,
+            when=opts.when,
+            opt_in=opts.opt_in,
             origins=(c.origin,) if c.origin is not None else (),
         )
+
+    def _partition(self, c: m.PatternConfig) -> tuple[m.Symbol, ...]:
+        """The source types a chain is found by (match: source): its modules and functions."""
+        assert isinstance(c.pattern, tuple)
+        out = []
+        for e in c.pattern:
+            if not (isinstance(e, m.Symbol) and e.kind in _ROOT_KINDS):
+                raise self._fail(
+                    c,
+                    "pt2e",
+                    f"match: source finds a chain by the module classes and functions it was "
+                    f"exported from; {_shown(e)} in pattern {_shown(c.pattern)} is not one",
+                    "name a module class or function at every position, or match by ATen ops",
+                )
+            out.append(e)
+        return tuple(out)
 
     def _sources(
         self, c: m.PatternConfig, opts: m.PT2EOptions, kind: m.RuleKind
@@ -352,6 +429,20 @@ class Quantizers:
                         "or pt2e: {annotate: ...}), or leave this pattern out of the quantizer "
                         "with pt2e: {aten: []}",
                     )
+            if chain is None and isinstance(e, m.Symbol) and self._fused_module(c, e):
+                root = c.root_module
+                raise self._fail(
+                    c,
+                    None,
+                    f"{spell(e.path)} is a fused module"
+                    + (f" (its root is {spell(root.path)})" if root is not None else "")
+                    + ": torch.export records the modules it holds, unfused, so no ATen op "
+                    "stands for it, and no pattern of this backend fuses into it",
+                    "write the chain it fuses as a pattern with 'fused: "
+                    f"{spell(e.path)}' (its rule quantizes the unfused ops, and this pattern "
+                    "stays FX-only), or leave this pattern out of the quantizer with "
+                    "pt2e: {aten: []}",
+                )
             if chain is None:
                 shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
                 raise self._fail(
@@ -371,6 +462,17 @@ class Quantizers:
             return None
         return self._fusing.get(self.ctx.facts.identity(e.path))
 
+    def _fused_module(self, c: m.PatternConfig, e: m.Symbol) -> bool:
+        """Whether module ``e`` (pattern ``c``, or an element of it) is a fused module: a fuser
+        of the backend builds it, or ``c`` is ``e`` alone with another module as its root."""
+        if e.kind != m.SymbolKind.MODULE:
+            return False
+        ident = self.ctx.facts.identity(e.path)
+        if ident in self._built:
+            return True
+        root = c.root_module
+        return c.pattern == e and root is not None and self.ctx.facts.identity(root.path) != ident
+
     def _covered(self, fusing: m.PatternConfig) -> bool:
         """Whether the quantizer has a rule for a fusion's own (unfused) pattern."""
         opts = fusing.pt2e or m.PT2EOptions()
@@ -383,6 +485,57 @@ class Quantizers:
         return m.Symbol(path, facts.kind, facts.module)
 
     # ------------------------------------------------------------ dtypes
+
+    def _dtypes_of(self, c: m.PatternConfig) -> m.PatternConfig:
+        """The config whose dtype configs a rule allows: a fusion's own, or, when it has none,
+        its fused module's (by which FX quantizes the fusion); a rule with none would take any
+        quantization config. A fusion into a module no pattern quantizes is warned about."""
+        if c.dtype_configs or c.fused_module is None:
+            return c
+        fused = self._modules.get(self.ctx.facts.identity(c.fused_module.path))
+        if fused is not None and fused.dtype_configs:
+            return fused
+        self.ctx.warning(
+            c.field_span("fused"),
+            f"pattern {_shown(c.pattern)} has no dtypes, nor has its fused module "
+            f"{spell(c.fused_module.path)} a pattern with dtypes: FX never quantizes the fusion, "
+            "and the PT2E rule would allow any quantization config",
+            f"give pattern {spell(c.fused_module.path)} dtypes, or give pattern "
+            f"{_shown(c.pattern)} the dtypes its kernel takes",
+        )
+        return c
+
+    def _mixed_dtypes(self, c: m.PatternConfig, kind: m.RuleKind) -> None:
+        """A static dtype config whose quantized input and output dtypes differ: FX never matches
+        it (one QConfig activation observes both), PT2E can (a QuantizationConfig has an input
+        and an output spec), and a shared-observer op follows its input whatever it says."""
+        for d in c.dtype_configs:
+            i, o = d.input, d.output
+            if d.is_dynamic or i is None or o is None:
+                continue
+            if PT2E_DTYPES.get(i.dtype) is None or PT2E_DTYPES.get(o.dtype) is None:
+                continue
+            if PT2E_DTYPES[i.dtype] == PT2E_DTYPES[o.dtype]:
+                continue
+            named = f"dtype config {d.name}" if d.name else "a dtype config"
+            if kind in (m.RuleKind.PROPAGATE, m.RuleKind.SHARED):
+                pt2e = (
+                    "the PT2E quantizer quantizes it anyway, with its input's spec (a "
+                    "shared-observer op follows its input)"
+                )
+            else:
+                pt2e = (
+                    "the PT2E quantizer quantizes it with a config whose input and output "
+                    "specs differ"
+                )
+            self.ctx.warning(
+                c.field_span("dtypes"),
+                f"pattern {_shown(c.pattern)}: {named} has input {i.dtype} and output "
+                f"{o.dtype}; FX observes both with one QConfig activation, so it never matches "
+                f"and leaves the pattern float, while {pt2e}: the spec means two things",
+                "give input and output the same dtype",
+            )
+            return
 
     def _allows(self, c: m.PatternConfig) -> tuple[m.Allows, ...]:
         out = []
@@ -476,6 +629,10 @@ class Quantizers:
         return Fail()
 
 
+# Binary ops a chain's other: applies to; what a rule's roots (and partitions) may be.
+_BINARY = ("torch.ops.aten.add.", "torch.ops.aten.sub.", "torch.ops.aten.mul.")
+_ROOT_KINDS = (m.SymbolKind.MODULE, m.SymbolKind.FUNCTION)
+
 # Rules that read what earlier rules annotated keep their place in the spec's order.
 _KEEP_PLACE = (m.RuleKind.SHARED, m.RuleKind.HOOK)
 
@@ -505,17 +662,9 @@ def tried_order(rules: Sequence[m.Rule]) -> tuple[m.Rule, ...]:
 def _merge_key(r: m.Rule) -> tuple:
     """Rules with the same key match the same nodes the same way: they are one rule."""
     return (
-        r.kind,
-        r.chain,
-        r.weight,
-        r.bias,
-        r.qat,
-        r.skip,
-        r.annotate,
-        bool(r.sources),
-        r.weight_axis,
-        r.qparams,
-    )
+        r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
+        bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
+    )  # fmt: skip
 
 
 def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
@@ -523,6 +672,8 @@ def _merge(a: m.Rule, b: m.Rule) -> m.Rule:
     return replace(
         a,
         sources=tuple(dict.fromkeys(a.sources + b.sources)),
+        partitions=tuple(dict.fromkeys(a.partitions + b.partitions)),
+        roots=tuple(dict.fromkeys(a.roots + b.roots)),
         allows=tuple(dict.fromkeys(a.allows + b.allows)),
         origins=a.origins + b.origins,
     )

@@ -2,8 +2,8 @@
 
 For each torch release bcfg is verified on (``config.TORCH_VERIFIED``) the
 package carries a table in ``generator/torch_facts/``, made by
-``python -m generator.live.facts_table`` from that torch (README, "Torch
-facts"). It holds what ``semantics.facts`` would otherwise learn by importing
+``python -m generator.live.facts_table`` from that torch (docs/getting-started/install.md,
+"Torch facts, shipped"). It holds what ``semantics.facts`` would otherwise learn by importing
 torch: the facts of every torch name the project's specs, the ``bcfg:torch``
 library and the ATen table (``semantics.aten_ops``) use, and of every member
 of the modules those names walk through (kind, module, identity, dtype,

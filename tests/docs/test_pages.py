@@ -221,6 +221,13 @@ def test_the_pt2e_program_quantizes_as_shown(pt2e_project, cache):
     assert matches(shown_after("guides/pt2e/index.md", start), out), out
 
 
+def test_the_x86_inductor_program_quantizes_as_shown(tmp_path, cache):
+    page, start = "guides/pt2e/x86-inductor.md", "import torch\nfrom torchao."
+    shutil.copytree(REPO / "generated", tmp_path / "generated")
+    out = run_program(tmp_path, block(page, "python", starting=start), cache)
+    assert matches(shown_after(page, start), out), out
+
+
 VALIDATE = """
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_config
@@ -333,6 +340,24 @@ def test_the_npu_guides_fragments_are_the_examples_code():
     for b in blocks(NPU):
         if b.lang == "bcfg":
             assert is_excerpt(b.text, spec, indent_free=True), b.text
+
+
+PT2E_WHY = "guides/pt2e/why-not-quantized.md"
+REPORT_PROGRAM = "import sys\n\nimport torch\nfrom torchao."
+
+
+def test_pt2e_compat_says_what_the_guide_shows(npu, cache):
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    shown = block(PT2E_WHY, "console", starting="$ cd examples/npu")
+    transcript = Session(npu, cache).transcript(shown)
+    assert transcript.replace(f"torch {_torch_version()}", "torch 2.13.0+cpu") == shown
+
+
+def test_the_pt2e_report_program_prints_what_the_guide_shows(npu, cache):
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    program = block(PT2E_WHY, "python", starting=REPORT_PROGRAM)
+    out = run_program(npu / "examples" / "npu", program, cache, name="report_program.py")
+    assert out == shown_after(PT2E_WHY, REPORT_PROGRAM)
 
 
 # --------------------------------------------------------------------------- reference and guides
@@ -456,6 +481,8 @@ PROGRAMS = {
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torch.ao.quantization import"),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("executorch.md", EXECUTORCH),
+    ("why-not-quantized.md", REPORT_PROGRAM),
+    ("x86-inductor.md", "import torch\nfrom torchao."),
 }
 SESSIONS = {
     ("tour.md", "$ bcfg generate"),
@@ -465,6 +492,7 @@ SESSIONS = {
     ("npu.md", "$ cd examples/npu"),
     ("npu.md", "$ python npu_example.py"),
     ("npu.md", "$ bcfg compat npu"),
+    ("why-not-quantized.md", "$ cd examples/npu"),
     ("configuration.md", "$ bcfg check"),
     ("explain.md", "$ bcfg explain"),
     ("fmt.md", "$ bcfg fmt"),

@@ -1,34 +1,17 @@
-"""How far a spec gets on torchao's X86InductorQuantizer (issue 15's stretch goal).
+"""The proof on bcfg's own zoo: the generated X86 and Arm Inductor quantizers annotate as torchao's.
 
-``tests/live/x86_inductor.bcfg`` describes X86's conv, linear, unary,
-binary and pooling patterns: conv2d + relu/hardtanh/relu6/hardswish/silu,
-conv1d + relu, conv2d alone, QAT conv2d + batch norm (+ relu/hardtanh),
-linear + relu/leaky_relu/tanh/gelu, linear alone (static and dynamic); conv2d
-+ add (+ relu) and mul of two tensors through annotate hooks
-(tests/live/x86_hooks.py); pooling, cat and flatten after quantized patterns.
-Each case exports a model, annotates it with ``X86InductorQuantizer()
-.set_global(get_default_x86_inductor_quantization_config(...))`` and with the
-quantizer generated from the spec through the real prepare_pt2e /
-prepare_qat_pt2e, and compares the two dumps node by node (pt2e_support.dump:
-every input spec in order, output specs, dtype, range, qscheme, axis,
-observer with its arguments).
-
-The spec says ``outputs: consumers``: as X86 does, a pattern's last op gets
-no output spec (its output is observed by the input specs of quantized
-consumers), and pooling, cat and flatten are quantized when all their inputs
-come from quantized patterns. What is left of the annotation scheme, which
-prepare_pt2e ignores, is dropped before comparing, checked to be only that:
-
-* X86's annotation subclass and its flag on a pattern's last op
-  (``_X86InductorQuantizationAnnotation(_is_output_of_quantized_pattern=...)``);
-* empty annotations (no spec, only ``_annotated``): both write one on the
-  last op of a fused pattern; bcfg also marks the weight and bias of each
-  annotated op (BCFG_MARKS pins the others), X86 marks nothing else in PTQ
-  and, in QAT, the batch norm and its parameters (X86_MARKS).
-
-Where no node differs, the converted models must also give the same outputs
-(torch.equal) and the same graphs. What differs is pinned with its reason
-(EXPECTED): X86's QAT output specs, and a torchao assert.
+``generated/x86_inductor_quantizer.py`` (specs/x86_inductor.bcfg) and
+``generated/arm_inductor_quantizer.py`` (specs/arm_inductor.bcfg) against
+torchao 0.18's ``X86InductorQuantizer`` and ``ArmInductorQuantizer``: each
+case exports a model (strict and non-strict), quantizes it with torchao's
+class and with the generated one through the real prepare_pt2e /
+prepare_qat_pt2e and convert_pt2e, and compares every annotation node by node
+(pt2e_support.dump: input specs in order, output specs, dtype, range,
+qscheme, axis, observer with its arguments, shared specs, the
+``_is_output_of_quantized_pattern`` flag, and the empty annotations that
+claim nodes), then the converted models' outputs (torch.equal) and graphs.
+Nothing is pinned as different. torchao's own test files for the two
+classes run with ``python -m tests.reference all`` (see tests/reference).
 """
 
 from __future__ import annotations
@@ -36,23 +19,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 import torch.nn as nn
 
-from .pt2e_support import ZOO, flat, generate, pattern_cache, run
+from .pt2e_support import ZOO, flat, pattern_cache, run
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
 
-SPEC = Path(__file__).with_name("x86_inductor.bcfg")
-FLAG = "_is_output_of_quantized_pattern"
-
 
 class Unary(nn.Module):
-    """The unary fusions the XNNPACK zoo lacks: hardswish, silu, conv1d + relu, linear + gelu/tanh/leaky_relu."""
+    """The unary fusions: hardswish, silu, conv1d + relu, linear + gelu/tanh/leaky_relu."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,20 +48,97 @@ class Unary(nn.Module):
         return self.a6(self.l3(self.a5(self.l2(self.a4(self.l1(x))))))
 
 
+class Binary(nn.Module):
+    """conv + add + relu, conv + add (either side), linear + add (+ relu), pooling and cat.
+
+    Each ReLU is a module of its own: in non-strict graphs X86 raises on a module
+    called twice in a fusion (a partition with two outputs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.c2, self.c3 = nn.Conv2d(3, 4, 3), nn.Conv2d(4, 4, 1), nn.Conv2d(4, 4, 1)
+        self.relu, self.relu2, self.pool = nn.ReLU(), nn.ReLU(), nn.MaxPool2d(2)
+        self.avg = nn.AdaptiveAvgPool2d(1)
+        self.l1, self.l2 = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.c1(x)
+        y = self.relu(self.c2(y) + y)
+        z = y + self.c3(y)
+        p = torch.cat([self.pool(z), self.pool(y)], 1)
+        v = torch.flatten(self.avg(p), 1)
+        return self.relu2(self.l1(v) + v) + self.l2(v)
+
+
+class Attention(nn.Module):
+    """An attention-like block: q, k, v projections, matmul, softmax, mul of one shape."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v, self.o = (nn.Linear(16, 16) for _ in range(4))
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        a = torch.matmul(q, k.transpose(-2, -1)).softmax(-1)
+        return self.o(torch.matmul(a, v) * v)
+
+
+class QatBinary(nn.Module):
+    """QAT conv + bn + add + relu, conv + bn + hardtanh, conv + bn + add."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+        self.c2, self.b2 = nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4)
+        self.c3, self.b3 = nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4)
+        self.relu, self.act = nn.ReLU(), nn.Hardtanh()
+
+    def forward(self, x):
+        y = self.act(self.b1(self.c1(x)))
+        y = self.relu(self.b2(self.c2(y)) + y)
+        return self.b3(self.c3(y)) + y
+
+
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[torch.Tensor, ...], bool]] = {
     **ZOO,
     "unary": (Unary, (torch.randn(2, 3, 8, 8),), False),
+    "binary": (Binary, (torch.randn(2, 3, 10, 10),), False),
+    "attention": (Attention, (torch.randn(2, 5, 16),), False),
+    "qat_binary": (QatBinary, (torch.randn(2, 3, 8, 8),), True),
 }
 
 
-def x86_config(form: str) -> Any:
-    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
-        get_default_x86_inductor_quantization_config,
-    )
+def torchao(target: str) -> tuple[Any, Callable[..., Any]]:
+    """torchao's class for ``target`` and its config function."""
+    if target == "x86":
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x
 
-    return get_default_x86_inductor_quantization_config(
-        is_qat=form == "qat", is_dynamic=form == "dynamic"
-    )
+        return x.X86InductorQuantizer, x.get_default_x86_inductor_quantization_config
+    from torchao.quantization.pt2e.quantizer import arm_inductor_quantizer as a
+
+    return a.ArmInductorQuantizer, a.get_default_arm_inductor_quantization_config
+
+
+def generated(target: str) -> Any:
+    if target == "x86":
+        from generated.x86_inductor_quantizer import X86InductorQuantizer
+
+        return X86InductorQuantizer
+    from generated.arm_inductor_quantizer import ArmInductorQuantizer
+
+    return ArmInductorQuantizer
+
+
+def configure(cls: Any, target: str, form: str, setup: str) -> Any:
+    """A quantizer of ``cls`` set up as ``setup`` says (global, or with scopes too)."""
+    config = torchao(target)[1](is_qat=form == "qat", is_dynamic=form == "dynamic")
+    q = cls().set_global(config)
+    if setup == "matmul":
+        q.set_function_type_qconfig(torch.matmul, config)
+    elif setup == "scopes":
+        q.set_module_name_qconfig("l1", None).set_module_type_qconfig(nn.Conv2d, config)
+        q.set_function_type_qconfig(torch.matmul, config)
+    return q
 
 
 def export(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple]:
@@ -91,99 +147,37 @@ def export(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple]:
     return torch.export.export(factory().train(train), args, strict=strict).module(), args
 
 
-def translate(dump: list) -> tuple[dict[str, dict], list[str]]:
-    """A dump without what prepare_pt2e ignores: (records with a spec, by node; empty annotations)."""
-    out, empty = {}, []
+def plain(dump: list) -> list:
+    """A dump with the annotation's class name left out (torchao's and bcfg's differ)."""
+    out = []
     for name, record in dump:
         record = dict(record)
-        _, extra = record.pop("extra", ("QuantizationAnnotation", ()))
-        assert {k for k, _ in extra} <= {FLAG}, f"{name}: annotation fields {extra} not translated"
-        if record["inputs"] or record["output"] is not None:
-            out[name] = record
-        else:
-            empty.append(name)
-    return out, empty
+        if "extra" in record:
+            record["extra"] = record["extra"][1]
+        out.append((name, record))
+    return out
 
 
-def compare_x86(
-    model: str, form: str, strict: bool, candidate: Callable[[], Any]
-) -> tuple[int, list[tuple[str, str]], list[str], list[str]]:
-    """(nodes the same, [(node, 'x86 only' | 'bcfg only' | 'differs')], bcfg's marks, X86's marks)."""
-    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import X86InductorQuantizer
-
-    config = x86_config(form)
+def compare(
+    target: str, model: str, form: str, strict: bool, setup: str = "global", cls: Any = None
+) -> list[str]:
+    """How the generated quantizer differs from torchao's on one case (empty: it does not)."""
     gm, args = export(model, strict)
     qat = form == "qat"
-    ref = run(copy.deepcopy(gm), args, X86InductorQuantizer().set_global(config), qat)
-    new = run(copy.deepcopy(gm), args, candidate().set_global(config), qat)
-    if isinstance(ref[0], tuple) or isinstance(new[0], tuple):  # prepare failed
-        failed = [
-            f"{who} raises {d[1]}"
-            for who, d in (("x86", ref[0]), ("bcfg", new[0]))
-            if isinstance(d, tuple)
-        ]
-        return 0, [("prepare_pt2e", ", ".join(failed))], [], []
-    theirs, their_empty = translate(ref[0])
-    ours, our_empty = translate(new[0])
-    our_marks = [n for n in our_empty if n not in their_empty]
-    their_marks = [n for n in their_empty if n not in our_empty]
-    diff = sorted(
-        [(n, "x86 only") for n in theirs.keys() - ours.keys()]
-        + [(n, "bcfg only") for n in ours.keys() - theirs.keys()]
-        + [(n, "differs") for n in theirs.keys() & ours.keys() if theirs[n] != ours[n]]
+    ref = run(copy.deepcopy(gm), args, configure(torchao(target)[0], target, form, setup), qat)
+    new = run(
+        copy.deepcopy(gm), args, configure(cls or generated(target), target, form, setup), qat
     )
-    same = len(theirs.keys() & ours.keys()) - sum(1 for _, k in diff if k == "differs")
-    if not diff:  # then the converted models must agree as well
-        if not all(torch.equal(x, y) for x, y in zip(flat(ref[1]), flat(new[1]))):
-            diff.append(("convert_pt2e", "outputs differ"))
-        if ref[2] != new[2]:
-            diff.append(("convert_pt2e", "graphs differ"))
-    return same, diff, our_marks, their_marks
+    if isinstance(ref[0], tuple) or isinstance(new[0], tuple):
+        return [] if ref[0] == new[0] else [f"prepare: {ref[0]!r} / {new[0]!r}"]
+    theirs, ours = dict(plain(ref[0])), dict(plain(new[0]))
+    diff = [n for n in theirs.keys() | ours.keys() if theirs.get(n) != ours.get(n)]
+    if diff:
+        return sorted(diff)
+    if not all(torch.equal(x, y) for x, y in zip(flat(ref[1]), flat(new[1]))):
+        return ["convert_pt2e: outputs differ"]
+    return [] if ref[2] == new[2] else ["convert_pt2e: graphs differ"]
 
-
-# What X86 does that the spec's rules do not, by the name of what is left.
-QAT_OUT = "X86's QAT conv-bn annotators give the pattern's last op an output spec, its PTQ ones not"
-F_RELU = (
-    "non-strict graphs have no source_fn_stack: X86 fuses nn.ReLU, not F.relu, with the op before"
-)
-SCALAR_ADD = "X86's linear + add matcher asserts on an add of a scalar (torchao 0.18)"
-
-# (model, form, strict): {(node, how it differs): why}; absent: none differ, and
-# the converted models give the same outputs and graphs.
-EXPECTED: dict[tuple[str, str, bool], dict[tuple[str, str], str]] = {
-    **{
-        ("qat_conv_bn_relu", "qat", strict): {("relu", "x86 only"): QAT_OUT}
-        for strict in (True, False)
-    },
-    **{
-        ("qat_conv_bn", "qat", strict): {("batch_norm", "x86 only"): QAT_OUT}
-        for strict in (True, False)
-    },
-    ("nested", "static", True): {("prepare_pt2e", "x86 raises AssertionError"): SCALAR_ADD},
-}
-
-# Empty annotations only one side writes (prepare_pt2e ignores them). bcfg marks
-# weights and biases, and the last op of a fused pattern: with F.relu in
-# non-strict graphs (F_RELU, no observer changes) and in QAT (QAT_OUT).
-BN = ["bn_weight", "bn_bias", "bn_running_mean", "bn_running_var"]
-BCFG_MARKS = {
-    ("residual_add_relu", "static", False): ["relu"],
-    ("linear_stack", "static", False): ["relu_1"],
-    ("linear_stack", "dynamic", False): ["relu_1"],
-    ("dyn_linear", "dynamic", False): ["relu"],
-    ("qat_conv_bn_relu", "qat", True): ["relu"],
-    ("qat_conv_bn_relu", "qat", False): ["relu"],
-    ("qat_conv_bn", "qat", True): ["batch_norm"],
-    ("qat_conv_bn", "qat", False): ["batch_norm"],
-}
-# X86 marks, in QAT, the batch norm its conv-bn annotators matched and its
-# parameters (strict) or the num_batches_tracked update (non-strict).
-X86_MARKS = {
-    ("qat_conv_bn_relu", "qat", True): [*BN, "batch_norm"],
-    ("qat_conv_bn_relu", "qat", False): ["add_", "batch_norm"],
-    ("qat_conv_bn", "qat", True): BN,
-    ("qat_conv_bn", "qat", False): ["add_"],
-}
 
 STATIC = [
     "conv_bn_relu",
@@ -195,97 +189,142 @@ STATIC = [
     "depthwise",
     "view_chain",
     "unary",
+    "binary",
 ]
 CASES = (
-    [(m, "static", True) for m in [*STATIC, "nested"]]
-    + [(m, "static", False) for m in STATIC]
-    + [(m, "dynamic", s) for m in ("dyn_linear", "linear_stack") for s in (True, False)]
-    + [(m, "qat", s) for m in ("qat_conv_bn_relu", "qat_conv_bn") for s in (True, False)]
-)
-# How many nodes with a spec agree, per case: 82 in all.
-AGREE = dict(
-    zip(
-        CASES,
-        [1, 3, 3, 8, 4, 3, 3, 2, 7, 0]  # static, strict (nested last)
-        + [1, 3, 3, 8, 4, 3, 3, 2, 7]  # static, non-strict
-        + [2, 2, 3, 3]  # dynamic
-        + [1, 1, 1, 1],  # QAT
-    )
+    [("x86", m, "static", s, "global") for m in STATIC for s in (True, False)]
+    + [("x86", "attention", "static", s, "matmul") for s in (True, False)]
+    + [("x86", m, "static", True, "scopes") for m in ("binary", "attention")]
+    + [("x86", m, "dynamic", s, "global") for m in ("dyn_linear", "linear_stack") for s in (1, 0)]
+    + [("x86", "attention", "dynamic", True, "matmul")]
+    + [("x86", m, "qat", s, "global") for m in ("qat_conv_bn_relu", "qat_binary") for s in (1, 0)]
+    + [("arm", m, "static", True, "global") for m in ("binary", "linear_stack", "unary")]
+    + [("arm", "attention", "static", False, "matmul"), ("arm", "binary", "static", 1, "scopes")]
+    + [("arm", "dyn_linear", "dynamic", True, "global"), ("arm", "qat_binary", "qat", 1, "global")]
 )
 
 
-@pytest.fixture(scope="module")
-def x86_spec(tmp_path_factory):
+@pytest.fixture(scope="module", autouse=True)
+def _traced_once():
     with pattern_cache():
-        yield generate(tmp_path_factory.mktemp("x86"), SPEC.read_text())
+        yield
 
 
-@pytest.mark.parametrize(("model", "form", "strict"), CASES)
-def test_x86(model, form, strict, x86_spec):
-    same, diff, our_marks, their_marks = compare_x86(model, form, strict, x86_spec)
-    expected = EXPECTED.get((model, form, strict), {})
-    assert dict.fromkeys(diff, "?") == dict.fromkeys(expected, "?"), diff
-    assert their_marks == X86_MARKS.get((model, form, strict), [])
-    gm, _ = export(model, strict)
-    params = {n.name for n in gm.graph.nodes if n.op == "get_attr"}
-    assert [n for n in our_marks if n not in params] == BCFG_MARKS.get((model, form, strict), [])
-    assert same == AGREE[model, form, strict]
+@pytest.mark.parametrize(("target", "model", "form", "strict", "setup"), CASES)
+def test_annotates_as_torchao(target, model, form, strict, setup):
+    assert compare(target, model, form, bool(strict), setup) == []
 
 
-def test_the_numbers_add_up():
-    assert len(AGREE) == len(CASES) == 27 and sum(AGREE.values()) == 82
-    assert set(EXPECTED) | set(X86_MARKS) | set(BCFG_MARKS) <= set(CASES)
-    assert len(set(CASES) - set(EXPECTED)) == 22  # converted models compared too
+def test_a_wrong_spec_is_caught(tmp_path):
+    """The X86 spec with the add's other input left float in conv + add: the zoo notices."""
+    from pathlib import Path
 
+    from .pt2e_support import generate
 
-def test_outputs_consumers_is_what_x86_does(x86_spec, tmp_path):
-    """X86 leaves a pattern's output to its consumers; the spec's ``outputs: consumers`` does too."""
-    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import X86InductorQuantizer
-
-    config = x86_config("static")
-    gm, args = export("linear_stack", True)
-    theirs = dict(run(gm, args, X86InductorQuantizer().set_global(config), False)[0])
-    gm, args = export("linear_stack", True)
-    ours = dict(run(gm, args, x86_spec().set_global(config), False)[0])
-    assert theirs["relu"]["output"] is None and theirs["relu"]["extra"][1] == ((FLAG, True),)
-    assert ours["relu"]["output"] is None and "extra" not in ours["relu"]
-    assert "fc1_weight" in ours and "fc1_weight" not in theirs
-
-    # The default, outputs: patterns, gives each pattern's last op the output spec.
-    text = SPEC.read_text(encoding="utf-8")
-    patterns = generate(tmp_path, text.replace("outputs: consumers", "outputs: patterns"))
-    same, diff, _, _ = compare_x86("linear_stack", "static", True, patterns)
-    assert (same, diff) == (
-        2,
-        [("linear_2", "differs"), ("relu", "bcfg only"), ("relu_1", "bcfg only")],
+    text = (Path(__file__).parents[2] / "specs" / "x86_inductor.bcfg").read_text()
+    wrong = text.replace(
+        "pattern (nn.Conv2d, operator.add) {\n        dtypes: [static, dynamic]\n"
+        "        pt2e: {match: source, other: quantized}",
+        "pattern (nn.Conv2d, operator.add) {\n        dtypes: [static, dynamic]\n"
+        "        pt2e: {match: source, other: float}",
     )
+    assert wrong != text
+    cls = type(generate(tmp_path, wrong)())
+    assert compare("x86", "binary", "static", True, cls=cls) == ["add_1"]
 
 
-def test_the_comparison_notices_a_wrong_quantizer(x86_spec):
-    """The spec's quantizer with weights in [-127, 127]: every conv differs."""
+def test_a_wrong_config_is_caught():
+    """Weights in [-127, 127] through the generated class: every conv differs."""
 
-    def narrow():
-        from torchao.quantization.pt2e.quantizer import QuantizationConfig
+    class Narrow(generated("x86")):  # type: ignore[misc]
+        def set_global(self, cfg):
+            from torchao.quantization.pt2e.quantizer import QuantizationConfig
 
-        q = x86_spec()
-        set_global = q.set_global
-
-        def wrong(cfg):
             weight = dataclasses.replace(cfg.weight, quant_min=-127)
-            return set_global(
+            return super().set_global(
                 QuantizationConfig(
                     cfg.input_activation, cfg.output_activation, weight, cfg.bias, cfg.is_qat
                 )
             )
 
-        q.set_global = wrong
-        return q
-
-    same, diff, _, _ = compare_x86("hardtanh_relu6", "static", True, narrow)
-    assert same == 0 and sorted(n for n, _ in diff) == ["conv2d", "conv2d_1", "conv2d_2"]
+    diff = compare("x86", "hardtanh_relu6", "static", True, cls=Narrow)
+    assert diff == ["conv2d", "conv2d_1", "conv2d_2"]
 
 
-def test_the_spec_is_canonically_formatted():
-    from generator.lang.fmt import format_text
+def test_validate_rejects_what_the_spec_does_not_allow():
+    """A config the spec allows passes validate; one it does not (int16 weights) is refused."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
-    assert format_text(SPEC.read_text()) == SPEC.read_text()
+    cls, config_fn = generated("x86"), torchao("x86")[1]
+    gm, args = export("linear_stack", True)
+    prepare_pt2e(copy.deepcopy(gm), cls().set_global(config_fn()))
+    config = config_fn()
+    weight = dataclasses.replace(config.weight, dtype=torch.int16, quant_min=-1000, quant_max=1000)
+    bad = dataclasses.replace(config, weight=weight)
+    with pytest.raises(ValueError, match="weight.dtype is torch.int16"):
+        prepare_pt2e(copy.deepcopy(gm), cls().set_global(bad))
+
+
+def test_the_configuration_api_is_torchao_s():
+    """Mixed QAT / static configs are skipped with torchao's warnings; unknown types warn."""
+    cls, config_fn = generated("x86"), torchao("x86")[1]
+    q = cls().set_global(config_fn())
+    with pytest.warns(UserWarning, match="Mixed QAT and Non-QAT"):
+        q.set_module_name_qconfig("sub", config_fn(is_qat=True))
+    assert q.module_name_qconfig == {}
+    with pytest.warns(UserWarning, match="Unable to customize"):
+        q.set_module_type_qconfig(nn.LSTM, config_fn())
+    q.set_module_type_qconfig(nn.Linear, None)
+    assert q.operator_type_qconfig == {torch.ops.aten.linear.default: None}
+    assert q.get_global_quantization_config() is config_fn()
+
+
+def test_the_specs_are_a_quarter_of_torchao_s_code_at_most():
+    """Spec and hook lines of both specs against torchao's quantizers (issue 22: 435 of 1,739)."""
+    from tests.reference.size import figures
+
+    ours, theirs = figures()
+    assert ours <= 435 and ours <= theirs / 4, (ours, theirs)
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    assert f"{ours} for both specs" in (root / "docs/guides/pt2e/x86-inductor.md").read_text()
+    assert f"{ours} spec lines for both" in (root / "README.md").read_text()
+
+
+def test_xnnpacks_configuration_names_mean_the_same():
+    """set_module_name / set_module_type / set_operator_type are the _qconfig methods here."""
+    cls, config_fn = generated("x86"), torchao("x86")[1]
+    q = cls().set_module_name("sub", None).set_module_type(nn.Conv2d, config_fn())
+    q.set_operator_type(torch.ops.aten.matmul.default, config_fn())
+    assert q.module_name_qconfig == {"sub": None}
+    assert set(q.operator_type_qconfig) == {
+        torch.ops.aten.conv2d.default,
+        torch.ops.aten.matmul.default,
+    }
+
+
+def lowered(cls: Any, model: str) -> tuple[list[str], torch.Tensor]:
+    """The model quantized with ``cls`` and lowered by torchao's x86 lowering (Inductor's
+    freezing passes, which fuse q/dq patterns into oneDNN's quantized kernels): the ops
+    of the lowered graph, and its output."""
+    from torchao.quantization.pt2e.lowering import lower_pt2e_quantized_to_x86
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    gm, args = export(model, True)
+    prepared = prepare_pt2e(gm, configure(cls, "x86", "static", "global"))
+    torch.manual_seed(1)
+    prepared(*args)
+    with torch.no_grad():
+        low = lower_pt2e_quantized_to_x86(convert_pt2e(prepared), args)
+        out = low(*args)
+    return [str(n.target) for n in low.graph.nodes if n.op == "call_function"], out
+
+
+@pytest.mark.parametrize("model", ["binary", "linear_stack"])
+def test_inductor_lowers_to_the_same_quantized_kernels(model):
+    ops, out = lowered(generated("x86"), model)
+    assert any(op.startswith("onednn.q") for op in ops), ops  # quantized kernels, not dq/q
+    assert (ops, out.tolist()) == (lambda r: (r[0], r[1].tolist()))(
+        lowered(torchao("x86")[0], model)
+    )

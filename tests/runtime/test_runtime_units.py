@@ -66,3 +66,55 @@ def test_rules_hold_tuples_whatever_the_table_wrote():
     assert rule.chain == ((torch.ops.aten.relu.default,),) and rule.allows == (STATIC,)
     with pytest.raises(AttributeError):
         rule.name = "other"  # type: ignore[misc]
+
+
+def _graph():
+    """x -> relu -> (cat [relu, x], mul(relu, relu), mul(relu, 2.0)), as a traced graph with vals."""
+    from torch._subclasses import FakeTensorMode
+    from torch.fx import symbolic_trace
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            r = torch.relu(x)
+            return torch.cat([r, x]), r * r, r * 2.0
+
+    gm = symbolic_trace(M())
+    with FakeTensorMode() as mode:
+        for n in gm.graph.nodes:
+            if n.op == "placeholder":
+                n.meta["val"] = mode.from_tensor(torch.randn(2, 3))
+            elif n.target is torch.relu:
+                n.meta["val"] = mode.from_tensor(torch.randn(2, 3))
+    return {n.name: n for n in gm.graph.nodes}
+
+
+def test_the_when_conditions_read_the_flag_of_quantized_patterns():
+    from generator.runtime.conditions import (
+        input_quantized,
+        inputs_quantized,
+        same_shape,
+        user_quantizable,
+    )
+    from generator.runtime.operators import Annotation
+    from generator.runtime.values import KEY
+
+    n = _graph()
+    cat, relu = n["cat"], n["relu"]
+    assert not input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    relu.meta[KEY] = Annotation(_annotated=True, _is_output_of_quantized_pattern=True)
+    assert input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    n["x"].meta[KEY] = Annotation(_annotated=True)  # annotated, not a quantized pattern's output
+    assert not inputs_quantized(cat, frozenset())
+    assert same_shape(n["mul"], frozenset()) and not same_shape(n["mul_1"], frozenset())
+    assert not user_quantizable(relu, frozenset()) and user_quantizable(relu, {torch.cat})
+    assert user_quantizable(n["output"], frozenset())  # no user at all
+
+
+def test_a_pattern_with_two_default_ops_is_refused_as_torchao_refuses_it():
+    from generator.runtime.operators import _exactly_one
+
+    n = _graph()
+    accept = _exactly_one({torch.relu, torch.cat})
+    assert accept([n["relu"]]) and not accept([n["x"]])
+    with pytest.raises(NotImplementedError, match="Several nodes"):
+        accept([n["relu"], n["cat"]])

@@ -94,9 +94,13 @@ CHECKS = {
         "expected a dtype or constraint, got a module class",
     ),
     "dtype: unknown dtype name": ("unknown_dtype", "unknown dtype 'quint9'"),
-    "pattern: sequential tuple not 2-3 long": (
+    "pattern: sequential tuple not 2-4 long": (
         "sequential_length",
-        "a sequential pattern has 2 or 3 elements, this one has 4",
+        "a sequential pattern has 2 to 4 elements, this one has 5",
+    ),
+    "pattern: sequential tuple of 4 in a BackendConfig": (
+        "sequential_length_fx",
+        "make the backend PT2E-only with quantizer b { fx: false }",
     ),
     "pattern: sequential pattern nests": (
         "sequential_nested",
@@ -308,6 +312,18 @@ CHECKS = {
         "pt2e_fusion_order",
         "keeps its place, so the PT2E quantizer never fuses it",
     ),
+    "pt2e: input and output dtypes differ, FX leaves it float, PT2E does not (warning)": (
+        "pt2e_mixed_dtypes",
+        "so it never matches and leaves the pattern float, while the PT2E quantizer quantizes it",
+    ),
+    "pt2e: a fusion and its fused module without dtypes: any config (warning)": (
+        "pt2e_fusion_without_dtypes",
+        "the PT2E rule would allow any quantization config",
+    ),
+    "pt2e: a fused module no pattern fuses into: no invented ATen name": (
+        "pt2e_fused_module_unmapped",
+        "nni.LinearTanh is a fused module (its root is nn.Linear): torch.export records",
+    ),
     "pt2e: a fused module whose fusion the quantizer leaves out": (
         "pt2e_fused_module_uncovered",
         "so nothing covers pattern nni.ConvAdd2d",
@@ -317,6 +333,12 @@ CHECKS = {
         "quantizer 'xnnpak' names no backend of this file",
     ),
     "quantizer: fields and transforms": ("quantizer_fields", "did you mean 'transform'?"),
+    "quantizer: scopes and fx": ("quantizer_inductor_fields", "did you mean 'operators'?"),
+    "pt2e: other, when and opt_in": ("pt2e_inductor_settings", "did you mean 'same_shape'?"),
+    "pt2e: other without a binary op, source chains of non-callables": (
+        "pt2e_inductor_rules",
+        "has no binary op (aten.add, aten.sub, aten.mul) after its first",
+    ),
     "quantizer: module names collide": (
         "quantizer_module_collision",
         "would be generated as the module of the quantizer",

@@ -178,7 +178,7 @@ def test_several_errors_are_reported_together(tmp_path):
     )
     assert len(msgs) == 3
     assert msgs[0].startswith("2:11: unknown symbol 'torch.nn.Conv2dd'")
-    assert msgs[1].startswith("3:11: a sequential pattern has 2 or 3 elements")
+    assert msgs[1].startswith("3:11: a sequential pattern has 2 to 4 elements")
     assert msgs[2].startswith("4:27: a root module must be an nn.Module class")
 
 

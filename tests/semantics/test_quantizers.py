@@ -288,6 +288,48 @@ def test_a_custom_fused_module_is_fx_only_where_its_chain_covers_pt2e(tmp_path, 
     assert d.message.startswith("acme_ops.ConvReLU6_2d is FX's fused module of pattern ")
     assert "conv_re_lu6" not in d.message + (d.hint or "")
 
+    # No pattern fuses into it: a fused module (its root is another module), FX's only.
+    text = spec.read_text()
+    start = text.index("    pattern (nn.Conv2d, nn.ReLU6)")
+    spec.write_text(text[:start] + text[text.index("    pattern acme_ops.") :])
+    with pytest.raises(SpecError) as err:
+        resolve_specs(tmp_path, [spec], ("torch", "operator", "acme_ops"))
+    (d,) = err.value.diagnostics
+    assert d.message.startswith(
+        "acme_ops.ConvReLU6_2d is a fused module (its root is nn.Conv2d): torch.export records "
+        "the modules it holds, unfused, so no ATen op stands for it"
+    )
+    assert "conv_re_lu6" not in d.message + (d.hint or "")
+    assert "fused: acme_ops.ConvReLU6_2d" in (d.hint or "")
+
+
+def test_a_fusion_without_dtypes_allows_what_its_fused_module_allows(tmp_path, monkeypatch):
+    """FX quantizes a fusion by its fused module's config: the PT2E rule of a fusion without
+    dtypes takes the fused module pattern's dtype configs, not any config."""
+    (tmp_path / "acme_ops.py").write_text(
+        "import torch.nn as nn\n\nclass ConvReLU6_2d(nn.Sequential):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(HEAD + """
+        backend b {
+            pattern nn.Conv2d { dtypes: [s, dyn] }
+            pattern (nn.Conv2d, nn.ReLU6) {
+                fuser: sequential(acme_ops.ConvReLU6_2d)
+                fused: acme_ops.ConvReLU6_2d
+            }
+            pattern acme_ops.ConvReLU6_2d { dtypes: s  root: nn.Conv2d  reference: nnqr.Conv2d }
+            pattern "view" { observation: shared_observer  dtypes: io }
+        }
+        """))
+    result = resolve_specs(tmp_path, [spec], ("torch", "operator", "acme_ops"))
+    assert result.warnings == []
+    (q,) = result.quantizers
+    fusion, conv, _ = q.rules
+    assert fusion.name == "(nn.Conv2d, nn.ReLU6)"
+    assert [a.name for a in fusion.allows] == ["s"]
+    assert [a.name for a in conv.allows] == ["s", "dyn"]
+
 
 def test_tried_order_keeps_hooks_and_eager_shared_ops_in_place():
     from generator.semantics.quantizers import tried_order

@@ -7,7 +7,6 @@ is built once; the command runs in-process through ``cli.main``.
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
@@ -153,22 +152,6 @@ def project(tmp_path_factory) -> Path:
     (root / "compat_broken.py").write_text("import compat_no_such_package\n")
     (root / "compat_exits.py").write_text("import sys\nsys.exit(1)\n")
     return root
-
-
-@pytest.fixture
-def run(project, monkeypatch, capsys):
-    monkeypatch.chdir(project)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def call(*args: str, in_child: bool = True) -> tuple[int, str, str]:
-        # The command runs the user's code in a child process; the tests of what it says run
-        # this process as that child (``in_child``), those of the isolation start the child.
-        code = cli.main(list(args), in_child=in_child)
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return call
 
 
 def test_a_mapping_that_fits_is_exit_0(run):

@@ -39,9 +39,12 @@ def test_removing_the_quantizer_removes_its_modules(project_copy):
     end = text.index("}\n", start) + 1
     block = "\n".join("#" for _ in text[start:end].split("\n"))  # same lines: same origins
     spec.write_text(text[:start] + block + text[end:])
+    for pt2e_only in ("x86_inductor", "arm_inductor"):  # the other quantizers, PT2E-only specs
+        (project_copy / "specs" / f"{pt2e_only}.bcfg").unlink()
     out = bcfg(project_copy, "generate")
     assert out.returncode == 0, out.stderr
     assert "removed generated/xnnpack_quantizer.py" in out.stderr
+    assert "removed generated/x86_inductor_quantizer.py" in out.stderr
     assert "removed generated/_bcfg_pt2e/quantizer.py" in out.stderr
     assert not (project_copy / "generated" / "_bcfg_pt2e").exists()  # the emptied package goes
 

@@ -16,8 +16,15 @@ from . import render
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
+    target = args.qconfig_mapping or args.quantization_config
+    if args.quantization_config is not None and args.model is None:
+        raise UsageError("--quantization-config needs --model: PT2E quantizes an exported model")
+    if args.strict_export and args.quantization_config is None:
+        raise UsageError("--strict-export is for PT2E (--quantization-config)")
     if not args.in_child:
-        return ExitCode(run_in_child(args, report, f"the check of {args.qconfig_mapping}"))
+        return ExitCode(run_in_child(args, report, f"the check of {target}"))
+    if args.quantization_config is not None:
+        return run_pt2e(args, report)
     project = find_project()
     backend = _backend(project, args.backend, report)
     import torch
@@ -70,3 +77,65 @@ def _backend(project: Project, name: str, report: Report) -> m.Backend:
         backends, warnings, sources = resolve_project(project)
     report.diagnostics(warnings, sources)
     return find_backend(backends, name)
+
+
+def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
+    """``bcfg compat BACKEND --quantization-config ... --model ...``: the backend's quantizer."""
+    from ...pipeline import analyze_project, paused_gc
+    from ..explain import find_backend
+
+    project = find_project()
+    with paused_gc():
+        analysis = analyze_project(project)
+    report.diagnostics(analysis.warnings, analysis.sources)
+    backend = find_backend(analysis.backends, args.backend)
+    quantizer = next((q for q in analysis.quantizers if q.module == backend.module), None)
+    if quantizer is None:
+        raise UsageError(
+            f"backend '{backend.module}' has no PT2E quantizer: add `quantizer "
+            f"{backend.module} {{}}` to {backend.spec_file}, or check FX with --qconfig-mapping"
+        )
+    import torch
+
+    from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao
+    from ...live.targets import ImportFailure, find_function, load_model
+    from . import render_pt2e as render
+
+    import_torchao()
+
+    target = args.quantization_config
+    getter = build_quantizer(quantizer)
+    try:
+        function = find_function(target, project.allow)
+        model = load_model(args.model, project.allow)
+        configure(getter(), target, function)  # a bad config is a usage error, before export
+    except ImportFailure as exc:
+        raise UsageError(str(exc)) from None
+    where = {r.name: str(r.origins[0].item) for r in quantizer.rules if r.origins}
+    result = analyse(
+        model[0],
+        model[1],
+        lambda: configure(getter(), target, function),
+        qat=args.qat,
+        strict=args.strict_export,
+        where=where,
+    )
+    header = render.Header(
+        backend=backend.module,
+        spec=quantizer.spec_file,
+        config=target,
+        model=args.model,
+        qat=args.qat,
+        strict=args.strict_export,
+        torch=torch.__version__,
+    )
+    table = render.rows(result)
+    if args.format == "json":
+        report.result(render.as_json(header, result, table))
+    elif result.error is None:
+        show = render.markdown if args.format == "markdown" else render.text
+        report.result(show(header, result, table))
+    if result.error is not None:
+        report.message(result.error)
+        return ExitCode.ERROR
+    return ExitCode.FINDINGS if result.not_quantized else ExitCode.OK

@@ -1,0 +1,242 @@
+"""``bcfg compat`` for PT2E: why each op of an exported model is quantized or left float.
+
+``build_quantizer`` renders a spec's quantizer and the runtime into a scratch
+package and imports it (the code ``bcfg generate`` writes, never the files of
+the output folder, which may be stale). ``analyse`` exports the model (strict
+or not), runs torchao's ``prepare_pt2e`` (or ``prepare_qat_pt2e``) with the
+quantizer's report on (``quantizer.report()``, the runtime's ``report``
+module), and checks the report against a second, plain run of the same
+prepare on a copy of the same exported graph: the ops that run annotated
+(right after ``annotate``, as prepare calls it) must be the ops the report
+says are quantized, and prepare must raise exactly when the report finds a
+config a rule does not allow. Any difference is a ``Disagreement``: a bug of
+the report, reported as one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import inspect
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ...semantics import model as m
+from .nodes import Disagreement
+
+KEY = "quantization_annotation"
+
+
+@dataclass(frozen=True)
+class PT2EResult:
+    """The report of one run (``report`` is the runtime's ``Report``), or prepare's error."""
+
+    backend: str
+    qat: bool
+    strict: bool
+    report: Any = None
+    error: str | None = None  # prepare_pt2e (or export) raised, for another reason than validate
+    rejected_error: str | None = None  # validate's error, when a config is not allowed
+    where: dict[str, str] = field(default_factory=dict)  # rule name -> its spec location
+
+    @property
+    def entries(self) -> list[Any]:
+        return list(self.report.entries) if self.report is not None else []
+
+    @property
+    def not_quantized(self) -> list[Any]:
+        """The entries a user should look at: float and not on purpose, or rejected."""
+        return [
+            e
+            for e in self.entries
+            if (not e.quantized and not e.deliberate) or e.reason == "disallowed"
+        ]
+
+
+def import_torchao() -> None:
+    """Import torchao without its import-time log lines (kernels this build lacks, torch's
+    notice about its enums), which would land in the report's standard error."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("torchao", "torch.utils._pytree")]
+    levels = [x.level for x in loggers]
+    for x in loggers:
+        x.setLevel(logging.ERROR)
+    try:
+        with _quiet():
+            import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401
+    finally:
+        for x, level in zip(loggers, levels):
+            x.setLevel(level)
+
+
+def build_quantizer(q: m.Quantizer) -> Callable[[], Any]:
+    """The quantizer class of ``q``, rendered with the runtime into a scratch package."""
+    from ...emit.pt2e import render_quantizer, render_runtime
+
+    root = Path(tempfile.mkdtemp(prefix="bcfg-compat-"))
+    name = f"bcfg_compat_{abs(hash((q.module, str(root)))) % 10**8}"
+    pkg = root / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for path, text in render_runtime().items():
+        (pkg / path).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / path).write_text(text, encoding="utf-8")
+    module = m.quantizer_module(q.module)
+    (pkg / f"{module}.py").write_text(render_quantizer(q), encoding="utf-8")
+    sys.path.insert(0, str(root))
+    try:
+        generated = importlib.import_module(f"{name}.{module}")
+    finally:
+        sys.path.remove(str(root))
+    return getattr(generated, f"get_{q.module}_quantizer")
+
+
+def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
+    """Configure ``quantizer`` with the user's function: ``f()`` returns a QuantizationConfig
+    (the global config), or ``f(quantizer)`` configures the quantizer itself."""
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig
+
+    from ..targets import ImportFailure, _guarded, _UserFailure
+
+    try:
+        params = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    takes = [p for p in params.values() if p.default is p.empty and p.kind != p.VAR_KEYWORD]
+    try:
+        with _guarded(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = function(quantizer) if takes else function()
+    except _UserFailure as exc:
+        raise ImportFailure(f"calling {target}() failed: {exc}") from None
+    if takes:
+        return quantizer
+    if not isinstance(result, QuantizationConfig):
+        kind = "None" if result is None else type(result).__name__
+        raise ImportFailure(
+            f"{target}() returned {kind}, not a QuantizationConfig (or take the quantizer "
+            "as its one argument and configure it: set_global, set_module_name, ...)"
+        )
+    return quantizer.set_global(result)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def export(model: torch.nn.Module, example_inputs: tuple[Any, ...], strict: bool) -> Any:
+    with _quiet():
+        return torch.export.export(model, example_inputs, strict=strict).module()
+
+
+class _Snapshot:
+    """A quantizer that delegates to another and notes the ops annotated right after annotate."""
+
+    def __new__(cls, inner: Any) -> Any:
+        from torchao.quantization.pt2e.quantizer import Quantizer
+
+        class Snapshot(Quantizer):
+            annotated: set[str] | None = None
+
+            def transform_for_annotation(self, model: Any) -> Any:
+                return inner.transform_for_annotation(model)
+
+            def annotate(self, model: Any) -> Any:
+                model = inner.annotate(model)
+                self.annotated = {
+                    n.name
+                    for n in model.graph.nodes
+                    if n.op == "call_function" and KEY in n.meta and n.meta[KEY]._annotated
+                }
+                return model
+
+            def validate(self, model: Any) -> None:
+                inner.validate(model)
+
+        return Snapshot()
+
+
+def _prepare(gm: Any, quantizer: Any, qat: bool) -> tuple[Any, str | None]:
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+
+    snap = _Snapshot(quantizer)
+    try:
+        with _quiet():
+            (prepare_qat_pt2e if qat else prepare_pt2e)(gm, snap)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torchao's failure, or the model's)
+        return snap, _one_line(exc)
+    return snap, None
+
+
+def analyse(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    make: Callable[[], Any],
+    *,
+    qat: bool = False,
+    strict: bool = False,
+    where: dict[str, str] | None = None,
+) -> PT2EResult:
+    """Export ``model``, prepare it with ``make()`` reporting, check against a plain prepare.
+
+    ``make`` returns a configured quantizer, a fresh one each call.
+    """
+    backend = str(getattr(make(), "backend", ""))
+    try:
+        gm = export(model, example_inputs, strict)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torch.export's failure)
+        return PT2EResult(backend, qat, strict, error=f"torch.export fails: {_one_line(exc)}")
+    reporting = make().report(None)
+    with _quiet():
+        first, second = copy.deepcopy(gm), copy.deepcopy(gm)
+    _, error = _prepare(first, reporting, qat)
+    truth, truth_error = _prepare(second, make(), qat)
+    report = reporting.last_report
+    if report is None:  # raised before or in annotate: nothing to explain
+        if truth_error is None:
+            raise Disagreement(f"the reporting prepare raised {error}, the plain one does not")
+        return PT2EResult(backend, qat, strict, error=f"prepare_pt2e fails: {truth_error}")
+    _agree(report, truth.annotated, truth_error)
+    if truth_error is not None and not report.rejected:
+        return PT2EResult(backend, qat, strict, error=f"prepare_pt2e fails: {truth_error}")
+    return PT2EResult(backend, qat, strict, report, None, truth_error, dict(where or {}))
+
+
+def _agree(report: Any, annotated: set[str] | None, error: str | None) -> None:
+    """The report against what the plain prepare annotated, and whether its validate raised."""
+    problems = []
+    if annotated is not None:
+        predicted = {e.node for e in report.entries if e.quantized and e.role != "inside"}
+        extra, missing = sorted(predicted - annotated), sorted(annotated - predicted)
+        if extra:
+            problems.append(f"reported quantized but not annotated: {', '.join(extra)}")
+        if missing:
+            problems.append(f"annotated but reported float: {', '.join(missing)}")
+    unknown = [e.node for e in report.entries if e.quantized and e.rule is None]
+    if unknown:
+        problems.append(f"annotated by no rule the report names: {', '.join(unknown)}")
+    validate_raised = error is not None and "do not allow the quantization config" in error
+    if bool(report.rejected) != validate_raised:
+        problems.append(
+            f"the report finds {len(report.rejected)} config(s) not allowed, "
+            f"but prepare_pt2e {'raises ' + error if error else 'does not raise'}"
+        )
+    if problems:
+        raise Disagreement("; ".join(problems))

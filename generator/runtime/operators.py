@@ -1,0 +1,355 @@
+"""``OperatorScopedQuantizer``: the configuration and annotation scheme of torchao's inductor quantizers.
+
+A spec whose quantizer says ``scopes: operators`` gets this base class: the
+configuration API of torchao's ``X86InductorQuantizer`` (and its subclass
+``ArmInductorQuantizer``), and their way of annotating, with the spec's rules
+as the data:
+
+* ``set_global``, ``set_module_name_qconfig``, ``set_module_type_qconfig``,
+  ``set_function_type_qconfig`` (a module class or function stands for the
+  ATen op its patterns start with: the rules' ``roots``),
+  ``get_global_quantization_config``. A config that mixes QAT and not, or
+  static and dynamic, with those set before is skipped with a warning.
+* Precedence: each module name (all nodes of a match in the module), then each
+  operator type (exactly one node of the match is that op), then the global
+  config (exactly one node is the first op of a rule that is not ``opt_in``).
+  A node annotated once is not annotated again; a config of None annotates
+  what it selects as not quantized.
+* Per config, the rules in order (QAT rules only with a QAT config or None),
+  then the shared-observer ops (``propagate`` rules) in graph order, each when
+  its conditions hold. After every config, an annotated shared-observer op
+  that is a quantized pattern's output shares its first input's observer.
+* A pattern's output is observed by its quantized consumers (its last op is
+  flagged ``_is_output_of_quantized_pattern``); only QAT rules, through batch
+  norm, give their last op the output spec.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from torch.fx import GraphModule, Node
+from torch.fx.passes.utils.source_matcher_utils import get_source_partitions
+from torchao.quantization.pt2e.graph_utils import find_sequential_partitions
+from torchao.quantization.pt2e.quantizer import (
+    QuantizationAnnotation,
+    QuantizationConfig,
+    SharedQuantizationSpec,
+)
+from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
+
+from .conditions import quantized
+from .graph import is_annotated, is_op
+from .quantizer import SpecQuantizer
+from .values import KEY, Accept, Rule
+
+__all__ = ["Annotation", "OperatorScopedQuantizer"]
+
+
+@dataclass
+class Annotation(QuantizationAnnotation):
+    """torchao's annotation, flagged on the output of a quantized pattern (as X86's)."""
+
+    _is_output_of_quantized_pattern: bool = False
+
+
+def _claim(nodes: list[Node]) -> None:
+    """Annotate ``nodes`` as not quantized (a config of None)."""
+    for n in nodes:
+        n.meta[KEY] = Annotation(_annotated=True)
+
+
+class OperatorScopedQuantizer(SpecQuantizer):
+    """A torchao Quantizer configured by module name, operator type and a global config."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.operator_type_qconfig: dict[Any, Any] = {}
+        self.module_name_qconfig: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ configuration
+
+    @property
+    def module_function_to_aten_operator_type(self) -> dict[Any, Any]:
+        """The module classes and functions set_module_type_qconfig takes, with their ATen op."""
+        out: dict[Any, Any] = {}
+        for rule in self.rules:
+            for root in rule.roots:
+                out.setdefault(root, rule.chain[0][0])
+        return out
+
+    def _mode(self) -> tuple[bool | None, bool | None]:
+        """(is_qat, is_dynamic) of the configs set so far; None where none says."""
+        qat = dynamic = None
+        configs = [*self.module_name_qconfig.values(), *self.operator_type_qconfig.values()]
+        for config in [*configs, self.global_config]:
+            if config is None:
+                continue
+            qat = config.is_qat if qat is None else qat
+            act = config.input_activation
+            if act is not None and dynamic is None:
+                dynamic = act.is_dynamic
+        return qat, dynamic
+
+    def _need_skip_config(self, config: Any) -> bool:
+        """Whether ``config`` mixes QAT and not, or static and dynamic, with the configs set."""
+        if config is None:
+            return False
+        qat, dynamic = self._mode()
+        skip = False
+        if qat is not None and qat != config.is_qat:
+            warnings.warn(
+                "Mixed QAT and Non-QAT quantization config is not supported.", stacklevel=2
+            )
+            skip = True
+        act = config.input_activation
+        if dynamic is not None and act is not None and dynamic != act.is_dynamic:
+            warnings.warn(
+                "Mixed dynamic and static quantization config is not supported.", stacklevel=2
+            )
+            skip = True
+        return skip
+
+    def set_global(self, quantization_config: Any) -> Any:
+        if self._need_skip_config(quantization_config):
+            warnings.warn("Skip the global quantization config.", stacklevel=2)
+            return self
+        self.global_config = quantization_config
+        return self
+
+    def get_global_quantization_config(self) -> Any:
+        if not isinstance(self.global_config, QuantizationConfig):
+            warnings.warn(
+                f"The global_config for {type(self).__name__} is currently invalid. "
+                "Please ensure that you use set_global to establish the global quantization "
+                "configuration.",
+                stacklevel=2,
+            )
+        return self.global_config
+
+    def set_module_name_qconfig(self, module_name: str, quantization_config: Any) -> Any:
+        if self._need_skip_config(quantization_config):
+            warnings.warn(f"Skip the quantization config for {module_name}.", stacklevel=2)
+            return self
+        self.module_name_qconfig[module_name] = quantization_config
+        return self
+
+    def set_module_type_qconfig(self, module_type: Any, quantization_config: Any) -> Any:
+        return self._set_by_root(module_type, quantization_config, "Module")
+
+    def set_function_type_qconfig(self, function_type: Any, quantization_config: Any) -> Any:
+        return self._set_by_root(function_type, quantization_config, "function")
+
+    # SpecQuantizer's names, as torchao's XNNPACK quantizer spells them, mean the same here.
+    def set_module_name(self, module_name: str, quantization_config: Any) -> Any:
+        return self.set_module_name_qconfig(module_name, quantization_config)
+
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> Any:
+        return self.set_module_type_qconfig(module_type, quantization_config)
+
+    def set_operator_type(self, operator_type: Any, quantization_config: Any) -> Any:
+        if self._need_skip_config(quantization_config):
+            warnings.warn(f"Skip the quantization config for {operator_type}.", stacklevel=2)
+            return self
+        self.operator_type_qconfig[operator_type] = quantization_config
+        return self
+
+    def _set_by_root(self, root: Any, quantization_config: Any, what: str) -> Any:
+        if self._need_skip_config(quantization_config):
+            warnings.warn(f"Skip the quantization config for {root}.", stacklevel=2)
+            return self
+        op = self.module_function_to_aten_operator_type.get(root)
+        if op is None:
+            warnings.warn(
+                f"{what}: Unable to customize quantization config for {root} by "
+                f"{type(self).__name__}.",
+                stacklevel=2,
+            )
+            return self
+        self.operator_type_qconfig[op] = quantization_config
+        return self
+
+    # ------------------------------------------------------------ annotation
+
+    def _ops(self, opt_in: bool) -> frozenset[Any]:
+        """The first ops of the rules (those not opt_in unless ``opt_in``)."""
+        return frozenset(
+            op for r in self.rules if r.chain and (opt_in or not r.opt_in) for op in r.chain[0]
+        )
+
+    def _filters(self) -> list[tuple[str, Any, Accept, bool]]:
+        """(label, config, accept, is_global) for each config set, in order of precedence."""
+        out: list[tuple[str, Any, Accept, bool]] = []
+        for name, config in self.module_name_qconfig.items():
+            out.append((f"module_name {name!r}", config, _all_in(name), False))
+        for op, config in self.operator_type_qconfig.items():
+            out.append((f"operator_type {op}", config, _exactly_one({op}), False))
+        if self.global_config:
+            out.append(("global", self.global_config, _exactly_one(self._ops(False)), True))
+        return out
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        self._used = {}
+        quantizable = self._ops(True)
+        shared = [r for r in self.rules if r.kind == "propagate"]
+        for label, config, accept, is_global in self._filters():
+            for index, rule in enumerate(self.rules):
+                if rule.kind == "propagate" or (rule.opt_in and is_global):
+                    continue
+                if config is not None and rule.qat and not config.is_qat:
+                    continue
+                if self._annotate_rule(model, rule, config, accept, quantizable) and config:
+                    self._used.setdefault((index, label), config)
+            for node in model.graph.nodes:
+                for index, rule in enumerate(self.rules):
+                    if (
+                        rule.kind == "propagate"
+                        and self._propagate(node, rule, config, accept, quantizable)
+                        and config
+                    ):
+                        self._used.setdefault((index, label), config)
+        share = frozenset(op for r in shared for op in r.chain[0])
+        for node in model.graph.nodes:
+            qa = node.meta.get(KEY)
+            if is_op(node, share) and qa is not None and quantized(node):
+                qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
+        return model
+
+    def _annotate_rule(
+        self, model: GraphModule, rule: Rule, config: Any, accept: Accept, quantizable: Any
+    ) -> bool:
+        done = False
+        for chain, other, parts in _matches(model, rule):
+            if is_annotated(chain) or not accept(chain[::-1]):
+                continue
+            if config is None:
+                _claim(chain)
+                _mark(parts if rule.qat else [])
+                done = True
+                continue
+            root, last = chain[0], chain[-1]
+            if any(not cond(root, quantizable) for cond in rule.when):
+                continue
+            qmap: dict[Node, Any] = {}
+            for i, arg in enumerate(root.args):
+                spec = {rule.weight: config.weight, rule.bias: config.bias}.get(
+                    i, config.input_activation
+                )
+                if isinstance(arg, Node):
+                    qmap[arg] = spec
+            output = config.output_activation if rule.qat else None
+            for node in chain:
+                node.meta[KEY] = Annotation(_annotated=True)
+            root.meta[KEY].input_qspec_map = qmap
+            if other is not None:
+                binary, extra = other
+                binary.meta[KEY].input_qspec_map = (
+                    {extra: config.input_activation} if rule.other == "quantized" else {}
+                )
+            last.meta[KEY] = Annotation(
+                input_qspec_map=last.meta[KEY].input_qspec_map,
+                output_qspec=output,
+                _annotated=True,
+                _is_output_of_quantized_pattern=True,
+            )
+            _mark(parts if rule.qat else [])
+            done = True
+        return done
+
+    def _propagate(
+        self, node: Node, rule: Rule, config: Any, accept: Accept, quantizable: Any
+    ) -> bool:
+        """A shared-observer op after quantized patterns: its inputs quantized as one."""
+        if not is_op(node, rule.chain[0]) or is_annotated([node]) or not accept([node]):
+            return False
+        if config is None:
+            _claim([node])
+            return True
+        if any(not cond(node, quantizable) for cond in rule.when):
+            return False
+        inputs = node.all_input_nodes
+        first = inputs[0]
+        qmap: dict[Node, Any] = {first: config.input_activation}
+        for other in inputs[1:]:
+            qmap[other] = SharedQuantizationSpec((first, node))
+        node.meta[KEY] = Annotation(
+            input_qspec_map=qmap, _annotated=True, _is_output_of_quantized_pattern=True
+        )
+        return True
+
+
+def _all_in(module_name: str) -> Accept:
+    """Accept a match whose nodes all come from module ``module_name``."""
+    f = get_module_name_filter(module_name)
+    return lambda nodes: all(f(n) for n in nodes)
+
+
+def _exactly_one(ops: set[Any] | frozenset[Any]) -> Accept:
+    """Accept a match with exactly one node calling one of ``ops`` (more: torchao refuses)."""
+
+    def accept(nodes: Any) -> bool:
+        count = sum(n.target in ops for n in nodes)
+        if count > 1:
+            raise NotImplementedError(f"Several nodes within a single pattern are {set(ops)}.")
+        return count == 1
+
+    return accept
+
+
+# A match: its chain of ops, the binary op with its other input, all nodes of its partitions.
+Match = tuple[list[Node], "tuple[Node, Node] | None", list[Node]]
+
+
+def _mark(nodes: list[Node]) -> None:
+    """Mark the nodes of a QAT chain's partitions annotated (batch norm's own, as X86 does)."""
+    for n in nodes:
+        if KEY not in n.meta:
+            n.meta[KEY] = Annotation()
+        n.meta[KEY]._annotated = True
+
+
+def _matches(model: GraphModule, rule: Rule) -> list[Match]:
+    """The matches of a rule: its chains (by source partitions or ATen ops), each with the
+    binary op and its other input if the rule has one."""
+    out: list[Match] = []
+    if rule.partitions:
+        for types in rule.partitions:
+            for parts in find_sequential_partitions(model, list(types)):
+                if any(len(p.output_nodes) != 1 for p in parts):
+                    continue
+                match = _chain([p.output_nodes[0] for p in parts], rule)
+                if match is not None:
+                    out.append((*match, [n for p in parts for n in p.nodes]))
+    elif rule.sources:
+        found = get_source_partitions(model.graph, list(rule.sources))
+        for p in itertools.chain.from_iterable(found.values()):
+            out.extend(([n], None, []) for n in p.output_nodes if is_op(n, rule.chain[0]))
+    else:
+        out.extend(([n], None, []) for n in model.graph.nodes if is_op(n, rule.chain[0]))
+    return out
+
+
+def _chain(nodes: list[Node], rule: Rule) -> tuple[list[Node], tuple[Node, Node] | None] | None:
+    """A chain of partition outputs; with a binary op (``other``), the op before it has no
+    other user and the binary op's other input is a node."""
+    if not is_op(nodes[0], rule.chain[0]):
+        return None
+    if rule.other is None:
+        return nodes, None
+    at = next(i for i, ops in enumerate(rule.chain) if len(ops) and i and _binary(ops))
+    prev, binary = nodes[at - 1], nodes[at]
+    if len(prev.users) != 1 or len(binary.args) < 2:
+        return None
+    for i in (0, 1):
+        arg = binary.args[i]
+        if isinstance(arg, Node) and arg.op == "call_function" and arg is prev:
+            extra = binary.args[1 - i]
+            return (nodes, (binary, extra)) if isinstance(extra, Node) else None
+    return None
+
+
+def _binary(ops: tuple[Any, ...]) -> bool:
+    return any(str(op).startswith(("aten.add", "aten.mul", "aten.sub")) for op in ops)

@@ -1,0 +1,524 @@
+"""Why a node is quantized or left float: the opt-in report of a generated quantizer.
+
+``quantizer.report()`` turns it on: every later ``annotate`` records what the
+rules matched and why a match was declined, then explains every op of the
+graph in ``quantizer.last_report`` (a ``Report``) and prints its summary (a
+table of the patterns matched, then the nodes left float with the reason)
+on standard error, or on the stream given (None: print nothing). Off, the
+only cost is a test of ``ACTIVE`` where a match is declined or annotated.
+
+A node left float gets one reason, with the rule nearest to quantizing it
+(``Entry.reason`` is the code, ``Entry.detail`` says it in words):
+
+* ``no_config``: the config of the node's scope is None (deliberate);
+* ``not_a_tensor_op``: no float tensor input, or no tensor output (deliberate);
+* ``no_rule``: no rule of the quantizer has the node's op;
+* ``chain_broke``: the nearest rule's chain broke at a node (another op, or
+  an op whose output has a second user, ``second_user``);
+* ``source_partition``: the rule matches by source partition, and the node
+  is not the output of one (non-strict exports record none);
+* ``non_float_input`` and ``skip``: an activation input is not a float32
+  tensor, or a skip predicate of the rule holds for it;
+* ``scope_filter``: the match spans nodes its config does not configure;
+* ``not_tried``: the rule's dtype configs do not take the config (static or
+  dynamic, QAT);
+* ``hook_declined``: the rule's ``annotate`` function left it;
+* ``producer_float``: a shared-observer op whose input is not quantized;
+* ``annotated``: another rule annotated a node of the match first.
+
+A quantized node names the rule that annotated it and the specs it got; its
+reason is ``disallowed`` when the config is not one the rule's dtype configs
+allow (prepare_pt2e's ``validate`` then raises), else ``annotated``.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from .graph import is_op, not_float, shared_inputs
+from .matcher import candidates
+from .validate import disallowed
+from .values import KEY, Rule
+
+__all__ = ["ACTIVE", "Entry", "Recorder", "Report"]
+
+# The recorder of the quantizer annotating now, or None (reporting is off).
+ACTIVE: Recorder | None = None
+
+DELIBERATE = frozenset({"no_config", "not_a_tensor_op"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What happened to one op of the graph, and why."""
+
+    node: str
+    op: str
+    quantized: bool
+    reason: str  # a code: annotated, disallowed, or why the node is float (above)
+    detail: str
+    rule: str | None = None  # the rule that annotated it, or the nearest rule
+    scope: str | None = None  # the config's scope: global, module_name 'block', ...
+    role: str | None = None  # in its match: first op, inside, last op, op, shared, propagated
+    specs: str | None = None
+
+    @property
+    def deliberate(self) -> bool:
+        return self.reason in DELIBERATE
+
+
+@dataclass(frozen=True)
+class Report:
+    """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule."""
+
+    backend: str
+    entries: tuple[Entry, ...]
+    matches: tuple[tuple[str, str, int], ...]  # (rule, scope, how many matches)
+
+    @property
+    def float_nodes(self) -> list[Entry]:
+        return [e for e in self.entries if not e.quantized]
+
+    @property
+    def rejected(self) -> list[Entry]:
+        return [e for e in self.entries if e.reason == "disallowed"]
+
+    def summary(self) -> str:
+        n = len(self.entries)
+        q = sum(e.quantized for e in self.entries)
+        out = f"{q} of {n} op(s) quantized, {n - q} left float"
+        if self.rejected:
+            out += f", {len(self.rejected)} with a config their rule does not allow"
+        return out
+
+    def text(self) -> str:
+        lines = [f"{self.backend} quantizer: {self.summary()}"]
+        if self.matches:
+            lines += ["", "patterns matched:"]
+            rows = [(rule, scope, str(count)) for rule, scope, count in self.matches]
+            lines += _table(("PATTERN", "CONFIG", "MATCHES"), rows)
+        if self.rejected:
+            lines += ["", "configs the rules do not allow (prepare_pt2e's validate raises):"]
+            rows = [(e.node, e.rule or "", e.detail) for e in self.rejected]
+            lines += _table(("NODE", "PATTERN", "WHY"), rows)
+        left = self.float_nodes
+        if left:
+            lines += ["", "left float:"]
+            lines += _table(("NODE", "OP", "WHY"), [(e.node, e.op, e.detail) for e in left])
+        return "\n".join(lines) + "\n"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "summary": self.summary(),
+            "matches": [{"pattern": r, "config": s, "count": c} for r, s, c in self.matches],
+            "nodes": [asdict(e) | {"deliberate": e.deliberate} for e in self.entries],
+        }
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+    return [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+        for row in [tuple(head), *rows]
+    ]
+
+
+class Recorder:
+    """What the rules of one ``annotate`` matched and declined, by node."""
+
+    def __init__(self, stream: Any = "stderr") -> None:
+        self.stream = stream
+        self.matches: list[tuple[Rule, list[Node], str]] = []
+        self.declines: dict[Node, list[tuple[Rule, str, str]]] = {}
+
+    def start(self) -> None:
+        self.matches = []
+        self.declines = {}
+
+    def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
+        self.matches.append((rule, list(nodes), how))
+
+    def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str) -> None:
+        for n in nodes:
+            self.declines.setdefault(n, []).append((rule, reason, detail))
+
+    def declined_chain(
+        self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
+    ) -> None:
+        """A chain not annotated: a node of it annotated already, or it spans two scopes."""
+        first = next(
+            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
+        )
+        if first is not None:
+            self.declined(rule, chain, "annotated", f"{first.name} was annotated first")
+            return
+        outside = [n.name for n in chain if not accept([n])]
+        if len(outside) < len(chain):  # partly in this config's scope: the match spans two
+            self.declined(
+                rule,
+                chain,
+                "scope_filter",
+                f"the match spans two configs' scopes ({', '.join(outside)} in another)",
+            )
+
+    def skipped(
+        self, rule: Rule, nodes: Sequence[Node], inputs: Iterable[Node], model: Any
+    ) -> None:
+        """A match ruled out by an activation input (or its first op): which one, and which condition."""
+        first = nodes[0] if nodes else None
+        for skip in rule.skip:
+            if getattr(skip, "first_op", False) and first is not None and skip(first, model):
+                name = getattr(skip, "__name__", repr(skip))
+                self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {first.name}")
+                return
+        for n in inputs:
+            for skip in rule.skip:
+                if not getattr(skip, "first_op", False) and skip(n, model):
+                    name = getattr(skip, "__name__", repr(skip))
+                    self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {n.name}")
+                    return
+            if not_float(n):
+                val = n.meta.get("val")
+                what = f"a {val.dtype} tensor" if isinstance(val, torch.Tensor) else "not a tensor"
+                self.declined(
+                    rule,
+                    nodes,
+                    "non_float_input",
+                    f"activation input {n.name} is {what}, not float32",
+                )
+                return
+
+    def annotated_nodes(self, model: GraphModule) -> set[Node]:
+        return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
+
+    def hooked(self, rule: Rule, model: GraphModule, before: set[Node]) -> None:
+        """A hook annotated the nodes new since ``before``: one match of them."""
+        new = [n for n in model.graph.nodes if n.op == "call_function"]
+        new = [n for n in new if n not in before and KEY in n.meta and n.meta[KEY]._annotated]
+        if new:
+            self.matched(rule, new, "hook")
+
+    def finish(self, model: GraphModule, quantizer: Any) -> Report:
+        report = explain(model, quantizer, self)
+        stream = sys.stderr if self.stream == "stderr" else self.stream
+        if stream is not None:
+            stream.write(report.text())
+        return report
+
+
+# ------------------------------------------------------------------ explain
+
+
+def _ops(ops: Iterable[Any]) -> str:
+    return " or ".join(str(op) for op in ops)
+
+
+def _op(n: Node) -> str:
+    return str(n.target) if n.op == "call_function" else n.op
+
+
+def _spec(s: Any) -> str:
+    name = type(s).__name__
+    if name == "SharedQuantizationSpec":
+        return "shared"
+    dtype = str(getattr(s, "dtype", "?")).removeprefix("torch.")
+    if name == "FixedQParamsQuantizationSpec":
+        return f"{dtype} fixed qparams"
+    if name == "DerivedQuantizationSpec":
+        return f"{dtype} derived"
+    qscheme = getattr(s, "qscheme", None)
+    out = dtype
+    if qscheme in (torch.per_channel_symmetric, torch.per_channel_affine):
+        out += " per channel"
+    if getattr(s, "is_dynamic", False):
+        out += " dynamic"
+    return out
+
+
+def describe_specs(first: Node, last: Node) -> str | None:
+    """The specs a match got: its first op's inputs, its last op's output."""
+    parts = []
+    qa = first.meta.get(KEY)
+    if qa is not None:
+        for arg, s in qa.input_qspec_map.items():
+            if s is not None:
+                parts.append(f"{arg.name}: {_spec(s)}")
+    qb = last.meta.get(KEY)
+    if qb is not None and qb.output_qspec is not None:
+        parts.append(f"output: {_spec(qb.output_qspec)}")
+    return ", ".join(parts) or None
+
+
+def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
+    """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
+    for s in scopes:
+        if s.config is None or not s.accept(nodes):
+            continue
+        if rule is None or rule.kind == "propagate" or rule.applies(s.config):
+            return s
+    return None
+
+
+def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
+    for s in scopes:
+        if s.accept([n]):
+            return s
+    return None
+
+
+def _rejections(quantizer: Any) -> dict[tuple[str, str], str]:
+    """Why the configs the last annotate used are not allowed, by (rule name, scope label)."""
+    out = {}
+    for (index, label), config in getattr(quantizer, "_used", {}).items():
+        rule = quantizer.rules[index]
+        if not rule.allows:
+            continue
+        reasons = [disallowed(a, config) for a in rule.allows]
+        if all(reasons):
+            out[(rule.name, label)] = "; or ".join(
+                f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
+            )
+    return out
+
+
+def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
+    """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
+    rules: Sequence[Rule] = quantizer.rules
+    scopes = quantizer.scopes()
+    bad = _rejections(quantizer)
+    done: dict[Node, Entry] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for rule, nodes, how in rec.matches:
+        scope = _scope(scopes, nodes, rule)
+        label = scope.label if scope is not None else "?"
+        counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
+        specs = describe_specs(nodes[0], nodes[-1]) if how != "hook" else None
+        for i, n in enumerate(nodes):
+            if n in done:
+                continue
+            if how != "chain":
+                role = how
+            elif len(nodes) == 1:
+                role = "op"
+            else:
+                role = "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
+            why = bad.get((rule.name, label))
+            if how == "hook":
+                specs = describe_specs(n, n)
+            done[n] = Entry(
+                n.name,
+                _op(n),
+                True,
+                "disallowed" if why else "annotated",
+                f"config {label} not allowed: {why}" if why else f"pattern {rule.name}",
+                rule.name,
+                label,
+                role,
+                specs,
+            )
+    share = [r for r in rules if r.kind in ("propagate", "shared")]
+    entries = []
+    for n in model.graph.nodes:
+        if n.op != "call_function" or n.target is operator.getitem:
+            continue
+        if n in done:
+            entries.append(done[n])
+            continue
+        qa = n.meta.get(KEY)
+        if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
+            user = next((done[u] for u in n.users if u in done), None)
+            if user is not None:  # a weight or bias a match marked: no spec of its own
+                entries.append(
+                    Entry(
+                        n.name,
+                        _op(n),
+                        True,
+                        "annotated",
+                        f"pattern {user.rule}: a weight or bias of its match",
+                        user.rule,
+                        user.scope,
+                        "weight",
+                    )
+                )
+                continue
+        if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
+            sharing = next((r for r in share if is_op(n, r.chain[0])), None)
+            scope = _node_scope(scopes, n)
+            entries.append(
+                Entry(
+                    n.name,
+                    _op(n),
+                    True,
+                    "annotated",
+                    "shares its input's observer",
+                    sharing.name if sharing else None,
+                    scope.label if scope is not None else None,
+                    "propagated",
+                    describe_specs(n, n),
+                )
+            )
+            continue
+        entries.append(_why_float(n, scopes, rules, rec))
+    matches = tuple((r, s, c) for (r, s), c in counts.items())
+    return Report(quantizer.backend, tuple(entries), matches)
+
+
+def _float(n: Node, reason: str, detail: str, rule: Rule | None = None, scope: Any = None) -> Entry:
+    label = scope.label if scope is not None else None
+    return Entry(n.name, _op(n), False, reason, detail, rule.name if rule else None, label)
+
+
+def _tensor_inputs(n: Node) -> list[Node]:
+    out = []
+    for a in n.args:
+        for x in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(x, Node):
+                out.append(x)
+    return out
+
+
+def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder) -> Entry:
+    scope = _node_scope(scopes, n)
+    if not any(not not_float(a) for a in _tensor_inputs(n)):
+        return _float(n, "not_a_tensor_op", "no float32 tensor input", scope=scope)
+    if not isinstance(n.meta.get("val"), torch.Tensor):
+        return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
+    if scope is None or scope.config is None:
+        label = scope.label if scope is not None else "global"
+        what = "no global config (set_global)" if label == "global" else f"{label} config is None"
+        return _float(n, "no_config", f"left float on purpose: {what}", scope=scope)
+    declines = rec.declines.get(n, [])
+    for rule, reason, detail in declines:
+        if reason != "annotated":
+            return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
+    candidates = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    if not candidates:
+        detail = f"no rule of the quantizer has {_op(n)}"
+        hooks = [r for r in rules if r.kind == "hook" and not r.chain]
+        if hooks:  # hooks name no ops: any of them may have looked at it
+            names = ", ".join(
+                f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks
+            )
+            detail += f"; the hooks of {names} did not annotate it"
+        return _float(n, "no_rule", detail, scope=scope)
+    config = scope.config
+    best: tuple[int, Rule, str, str] | None = None
+    for r in candidates:
+        if r.kind not in ("chain", "shared"):
+            continue
+        for k, ops in enumerate(r.chain):
+            if not is_op(n, ops):
+                continue
+            got, broke, code = _near(n, r, k)
+            if broke is None and r.sources and n not in _by_source(n, r):
+                broke = (
+                    f"matched by source partition ({_ops(r.sources)}), and {n.name} is not the "
+                    "output of one (a non-strict export records no source_fn_stack)"
+                )
+                if best is None or got >= best[0]:
+                    best = (got, r, broke, "source_partition")
+                continue
+            if broke is None:
+                if not r.applies(config):
+                    return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
+                continue
+            if best is None or got > best[0]:
+                best = (got, r, broke, code)
+    for rule, _, detail in declines:
+        return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
+    if best is not None:
+        _, r, broke, reason = best
+        return _float(n, reason, f"pattern {r.name}: {broke}", r, scope)
+    for r in candidates:
+        if r.kind == "propagate":
+            inputs = shared_inputs(n)
+            cold = [i.name for i in inputs if not _quantized_output(i)]
+            what = f"input {', '.join(cold)} is" if cold else "inputs are"
+            return _float(
+                n,
+                "producer_float",
+                f"pattern {r.name}: it shares its input's observer, and its {what} not quantized",
+                r,
+                scope,
+            )
+    for r in candidates:
+        if r.kind == "hook":
+            name = getattr(r.annotate, "__name__", "its annotate function")
+            return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
+    r = candidates[0]
+    return _float(
+        n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
+    )
+
+
+def _by_source(n: Node, rule: Rule) -> list[Node]:
+    """The nodes a rule that matches by source partition finds in ``n``'s graph."""
+    model = n.graph.owning_module
+    return candidates(model, rule, lambda nodes: True) if model is not None else []
+
+
+def _quantized_output(n: Node) -> bool:
+    qa = n.meta.get(KEY)
+    if qa is None or not qa._annotated:
+        return False
+    return qa.output_qspec is not None or any(
+        u.meta.get(KEY) is not None and n in u.meta[KEY].input_qspec_map for u in n.users
+    )
+
+
+def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
+    if rule.qat and not config.is_qat:
+        return f"pattern {rule.name} is for QAT only; {scope.label} config has is_qat False"
+    act = config.input_activation
+    dynamic = act is not None and bool(act.is_dynamic)
+    want = "static" if dynamic else "dynamic"
+    return (
+        f"pattern {rule.name} allows {want} configs only; {scope.label} config has "
+        f"input_activation.is_dynamic {dynamic}"
+    )
+
+
+def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None, str]:
+    """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it broke."""
+    got = 1
+    cur = n
+    for j in range(k - 1, -1, -1):
+        prev = cur.args[0] if cur.args else None
+        if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
+            shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
+            wants = f"it wants {_ops(rule.chain[j])} before {cur.name}"
+            return got, f"chain broke at {shown}: {wants}", "chain_broke"
+        if len(prev.users) != 1:
+            others = ", ".join(u.name for u in prev.users if u is not cur)
+            return (
+                got,
+                f"chain broke at {prev.name}: its output has other users ({others})",
+                "second_user",
+            )
+        cur = prev
+        got += 1
+    cur = n
+    for j in range(k + 1, len(rule.chain)):
+        users = list(cur.users)
+        if len(users) != 1:
+            shown = ", ".join(u.name for u in users) or "none"
+            return (
+                got,
+                f"chain broke at {cur.name}: its output has {len(users)} users ({shown})",
+                "second_user",
+            )
+        (u,) = users
+        if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
+            wants = f"it wants {_ops(rule.chain[j])}"
+            return got, f"chain broke at {u.name} ({_op(u)}): {wants}", "chain_broke"
+        cur = u
+        got += 1
+    return got, None, ""

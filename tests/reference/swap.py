@@ -1,0 +1,36 @@
+"""A pytest plugin: torchao's inductor quantizer classes replaced by bcfg's generated ones.
+
+Loaded with ``-p tests.reference.swap`` before collection, so the test
+modules import the generated class under torchao's name. ``BCFG_SWAP`` says
+which: ``x86``, ``arm``, or empty for torchao's own classes (the original
+run); ``x86-null`` or ``arm-null`` swap in a generated class that annotates
+nothing, to see that the swap is live (tests must fail). Torchao's Arm tests skip unless ``platform.processor()`` is
+``aarch64``; they only annotate and convert, so both runs report aarch64.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+
+def pytest_configure(config) -> None:  # noqa: ANN001 - pytest's hook signature
+    platform.processor = lambda: "aarch64"  # type: ignore[assignment]
+    which, _, null = os.environ.get("BCFG_SWAP", "").partition("-")
+    if which in ("x86", "all"):
+        import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+
+        from generated.x86_inductor_quantizer import X86InductorQuantizer
+
+        xiq.X86InductorQuantizer = _nothing(X86InductorQuantizer) if null else X86InductorQuantizer
+    if which in ("arm", "all"):
+        import torchao.quantization.pt2e.quantizer.arm_inductor_quantizer as aiq
+
+        from generated.arm_inductor_quantizer import ArmInductorQuantizer
+
+        aiq.ArmInductorQuantizer = _nothing(ArmInductorQuantizer) if null else ArmInductorQuantizer
+
+
+def _nothing(cls: type) -> type:
+    """``cls`` with an annotate that annotates nothing."""
+    return type(cls.__name__, (cls,), {"annotate": lambda self, model: model})
