@@ -180,10 +180,16 @@ class Recorder:
     def skipped(
         self, rule: Rule, nodes: Sequence[Node], inputs: Iterable[Node], model: Any
     ) -> None:
-        """A match ruled out by an activation input: which one, and which condition."""
+        """A match ruled out by an activation input (or its first op): which one, and which condition."""
+        first = nodes[0] if nodes else None
+        for skip in rule.skip:
+            if getattr(skip, "first_op", False) and first is not None and skip(first, model):
+                name = getattr(skip, "__name__", repr(skip))
+                self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {first.name}")
+                return
         for n in inputs:
             for skip in rule.skip:
-                if skip(n, model):
+                if not getattr(skip, "first_op", False) and skip(n, model):
                     name = getattr(skip, "__name__", repr(skip))
                     self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {n.name}")
                     return
