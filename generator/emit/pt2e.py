@@ -43,6 +43,9 @@ RUNTIME_NAMES: dict[str, str] = {
     "SpecQuantizer": "quantizer",
     "OperatorScopedQuantizer": "operators",
     "large_scalar": "conditions",
+    "depthwise": "conditions",
+    "grouped": "conditions",
+    "relu_user": "conditions",
     "input_quantized": "conditions",
     "inputs_quantized": "conditions",
     "user_quantizable": "conditions",
@@ -170,6 +173,10 @@ def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
         args.append(f"annotate={_hook(r.annotate, names)}")
     if r.qat:
         args.append("qat=True")
+    if r.weight_axis is not None:
+        args.append(f"weight_axis={r.weight_axis!r}")
+    if r.qparams != "first":
+        args.append(f"qparams={layout.string(r.qparams)}")
     if r.partitions:
         parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
         args.append(f"partitions={_seq(parts)}")

@@ -368,14 +368,21 @@ PT2E_KEYS: dict[str, str] = {
     "eager": "true: a shared_observer pattern is annotated in order, not only propagated",
     "skip": "predicates on activation inputs that rule a match out: large_scalar or a function",
     "annotate": "a Python function that annotates the pattern itself",
+    "weight_axis": "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
+    "qparams": "first (the default) or quantized: which input of a list (cat) the others share qparams with",
     "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
     "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
     "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
+# The values of ``qparams``; the first is the default.
+PT2E_QPARAMS_WORDS: tuple[str, ...] = ("first", "quantized")
 # Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
 PT2E_SKIP_HOOKS: dict[str, str] = {
     "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
+    "depthwise": "of the first op, a conv: its weight has one input channel per group",
+    "grouped": "of the first op, a conv or transposed conv: it has more than one group",
+    "relu_user": "of the first op: its only user is a relu",
 }
 # Conditions bcfg's PT2E runtime defines (``when:``), checked on a match's first op.
 PT2E_CONDITIONS: dict[str, str] = {

@@ -34,14 +34,17 @@ How a rule is matched and annotated (README, "PT2E quantizers"):
 * ``chain``: ops in forward order, each the first argument of the next, every
   op but the last with no other user. The first op's tensor arguments get the
   input activation spec, except those at the ``weight`` and ``bias``
-  positions, which get the weight and bias specs; the last op gets the output
-  spec (a fixed-qparams spec where the spec fixes the output's qparams).
+  positions, which get the weight and bias specs (on the rule's
+  ``weight_axis``, if it has one); the last op gets the output spec (a
+  fixed-qparams spec where the spec fixes the output's qparams).
 * ``propagate``: after every rule, an op whose producer (first argument) has
   an output spec and that is not annotated yet shares that spec, input and
   output.
 * ``shared``: a ``propagate`` op that is also annotated in rule order, even
   when its input is not quantized: a list input (cat) gives its first element
-  the input spec and shares it with the rest and the output; a single input
+  (with ``qparams="quantized"``: its first element that comes from a quantized
+  op, through shared ops, if any) the input spec and shares it with the rest
+  and the output; a single input
   shares its producer's output spec if the producer is quantized, else gets
   the input spec; the output shares the input's.
 * ``hook``: a named Python function annotates the pattern.
@@ -58,5 +61,8 @@ pattern itself. A ``shared`` op's first input always gets the input spec.
 
 A match is skipped when a node of it is already annotated, when its scope
 does not accept it, when an activation input is not a float32 tensor, or when
-a skip predicate of the rule holds for an activation input.
+a skip predicate of the rule holds for an activation input (or, for a
+predicate of the first op such as ``depthwise``, for the match's first op).
+``set_filter_function(fn)`` narrows every scope to matches whose ops ``fn``
+accepts.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -22,8 +23,8 @@ from .values import KEY, Accept, Rule
 __all__ = ["ANNOTATORS", "Annotator", "follow", "propagate"]
 
 # An annotator: (model, rule, config, scope's accept, outputs of quantized patterns
-# or None) -> whether it annotated anything.
-Annotator = Callable[[GraphModule, Rule, Any, Accept, "set[Node] | None"], bool]
+# or None, the ops that share their input's observer) -> whether it annotated anything.
+Annotator = Callable[[GraphModule, Rule, Any, Accept, "set[Node] | None", frozenset[Any]], bool]
 
 
 def roles(root: Node, rule: Rule) -> list[tuple[Node, str]]:
@@ -59,17 +60,26 @@ def output_spec(rule: Rule, config: Any) -> Any:
     return out
 
 
+def weight_spec(rule: Rule, config: Any) -> Any:
+    """The config's weight spec, on the channel axis the rule's weight has (``weight_axis``)."""
+    spec = config.weight
+    if rule.weight_axis is None or spec is None or spec.ch_axis == rule.weight_axis:
+        return spec
+    return dataclasses.replace(spec, ch_axis=rule.weight_axis)
+
+
 def annotate_chain(
     model: GraphModule,
     rule: Rule,
     config: Any,
     accept: Accept,
     outputs: set[Node] | None,
+    share: frozenset[Any] = frozenset(),
 ) -> bool:
     """Annotate every match of a chain rule: inputs of its first op, output of its last."""
     specs = {
         "input": config.input_activation,
-        "weight": config.weight,
+        "weight": weight_spec(rule, config),
         "bias": config.bias,
     }
     done = False
@@ -85,7 +95,7 @@ def annotate_chain(
             if rec is not None:
                 rec.declined_chain(rule, chain, params, accept)
             continue
-        if skipped(rule, [n for n, role in found if role == "input"], model):
+        if skipped(rule, [n for n, role in found if role == "input"], model, root):
             if rec is not None:
                 rec.skipped(rule, chain, [n for n, role in found if role == "input"], model)
             continue
@@ -108,15 +118,26 @@ def annotate_chain(
     return done
 
 
-def share_first(node: Node, config: Any, consumers: bool) -> QuantizationAnnotation:
+def share_first(
+    node: Node,
+    config: Any,
+    consumers: bool,
+    qparams: str = "first",
+    share: frozenset[Any] = frozenset(),
+) -> QuantizationAnnotation:
     """The first input gets the input spec (or its quantized producer's); the rest share it.
 
     ``consumers``: outputs are observed by their consumers, so the first input
-    always gets the input spec.
+    always gets the input spec. ``qparams="quantized"``: a list's inputs share
+    the first one that comes from a quantized op (through ``share`` ops), if any.
     """
     first = node.args[0]
     if isinstance(first, (list, tuple)):
         head = first[0]
+        if qparams == "quantized":
+            head = next(
+                (a for a in first if isinstance(a, Node) and from_quantized(a, share)), head
+            )
         qmap = {head: config.input_activation} if isinstance(head, Node) else {}
         shared = SharedQuantizationSpec((head, node))
         for a in shared_inputs(node):
@@ -132,14 +153,33 @@ def share_first(node: Node, config: Any, consumers: bool) -> QuantizationAnnotat
     return QuantizationAnnotation(input_qspec_map=qmap, output_qspec=shared, _annotated=True)
 
 
+def from_quantized(node: Node, share: frozenset[Any]) -> bool:
+    """Whether ``node`` has an output spec, or passes one on from such a node through ``share`` ops."""
+    seen: set[Node] = set()
+    while node not in seen:
+        seen.add(node)
+        qa = node.meta.get(KEY)
+        if qa is not None and qa._annotated and qa.output_qspec is not None:
+            return True
+        prev = node.args[0] if node.args else None
+        if not is_op(node, share) or not isinstance(prev, Node):
+            return False
+        node = prev
+    return False
+
+
 def annotate_shared(
     model: GraphModule,
     rule: Rule,
     config: Any,
     accept: Accept,
     outputs: set[Node] | None,
+    share: frozenset[Any] = frozenset(),
 ) -> bool:
-    """Annotate a shared-observer op in rule order (``eager``), quantized input or not."""
+    """Annotate a shared-observer op in rule order (``eager``), quantized input or not.
+
+    ``share``: the ops that pass their input's qparams on (for ``qparams="quantized"``).
+    """
     done = False
     rec = report.ACTIVE
     for node in candidates(model, rule, accept):
@@ -150,7 +190,7 @@ def annotate_shared(
             if rec is not None:
                 rec.skipped(rule, [node], inputs, model)
             continue
-        node.meta[KEY] = share_first(node, config, outputs is not None)
+        node.meta[KEY] = share_first(node, config, outputs is not None, rule.qparams, share)
         if rec is not None:
             rec.matched(rule, [node], "shared")
         if outputs is not None:
@@ -165,6 +205,7 @@ def annotate_hook(
     config: Any,
     accept: Accept,
     outputs: set[Node] | None,
+    share: frozenset[Any] = frozenset(),
 ) -> bool:
     """A named Python function annotates the pattern: ``fn(model, config, accept) -> bool``."""
     assert rule.annotate is not None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import torch
 from torch._subclasses import FakeTensor
 from torch.fx import GraphModule, Node
 
@@ -14,6 +15,9 @@ from .values import KEY, Rule
 __all__ = [
     "FLAG",
     "HISTC_UPPER_BOUND",
+    "depthwise",
+    "grouped",
+    "relu_user",
     "input_quantized",
     "inputs_quantized",
     "large_scalar",
@@ -27,12 +31,61 @@ __all__ = [
 HISTC_UPPER_BOUND = 3.4028235e15
 
 
-def skipped(rule: Rule, inputs: Iterable[Node], model: GraphModule) -> bool:
-    """Whether an activation input rules the match out: not a float32 tensor, or a skip predicate holds."""
+def skipped(
+    rule: Rule, inputs: Iterable[Node], model: GraphModule, root: Node | None = None
+) -> bool:
+    """Whether the match is ruled out: an activation input is not a float32 tensor, or a skip
+    predicate holds for an activation input (or, for a predicate of the first op, for ``root``)."""
+    for skip in rule.skip:
+        if getattr(skip, "first_op", False) and root is not None and skip(root, model):
+            return True
     for n in inputs:
-        if any(skip(n, model) for skip in rule.skip) or not_float(n):
+        if not_float(n):
+            return True
+        if any(skip(n, model) for skip in rule.skip if not getattr(skip, "first_op", False)):
             return True
     return False
+
+
+def first_op(fn: Callable[[Node, GraphModule], bool]) -> Callable[[Node, GraphModule], bool]:
+    """Mark a skip predicate as one of the pattern's first op, not of its activation inputs."""
+    fn.first_op = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _shape(node: Any) -> tuple[int, ...] | None:
+    val = node.meta.get("val") if isinstance(node, Node) else None
+    return tuple(val.shape) if val is not None and hasattr(val, "shape") else None
+
+
+@first_op
+def depthwise(node: Node, model: GraphModule) -> bool:
+    """Skip predicate of a conv: its weight has one input channel per group (ExecuTorch's
+    ``is_depthwise_conv`` of the weight's shape with groups=1)."""
+    shape = _shape(node.args[1]) if len(node.args) > 1 else None
+    return shape is not None and len(shape) >= 2 and shape[1] == 1
+
+
+@first_op
+def grouped(node: Node, model: GraphModule) -> bool:
+    """Skip predicate of a conv: it has more than one group (ExecuTorch's ``get_groups_from_conv``:
+    input channels over the weight's per group, or for a transposed conv output channels)."""
+    weight = _shape(node.args[1]) if len(node.args) > 1 else None
+    transposed = "conv_transpose" in str(getattr(node.target, "__name__", node.target))
+    channels = _shape(node if transposed else node.args[0])
+    if weight is None or channels is None or len(weight) < 2 or len(channels) < 2:
+        return False
+    return channels[1] // weight[1] != 1
+
+
+@first_op
+def relu_user(node: Node, model: GraphModule) -> bool:
+    """Skip predicate: the op's only user is a relu (ExecuTorch fuses the two, or neither)."""
+    users = list(node.users)
+    return len(users) == 1 and users[0].op == "call_function" and users[0].target in RELU
+
+
+RELU = (torch.ops.aten.relu.default, torch.ops.aten.relu_.default)
 
 
 def large_scalar(node: Node, model: GraphModule) -> bool:

@@ -10,7 +10,7 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import report
 from .annotate import ANNOTATORS, follow, propagate
-from .scopes import Scope, module_scopes
+from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import disallowed
 from .values import Rule
 
@@ -22,7 +22,8 @@ class SpecQuantizer(Quantizer):
 
     Configure it as torchao's quantizers: ``set_global(config)``,
     ``set_module_name(name, config)``, ``set_module_type(type, config)`` and
-    ``set_operator_type(op, config)``; each returns the quantizer. A node is
+    ``set_operator_type(op, config)``, and ``set_filter_function(fn)`` (only
+    matches whose ops ``fn`` all accepts); each returns the quantizer. A node is
     configured by the first of: the first module name (in the order set) whose
     module it is in, then the first module type, then an operator type one of
     the pattern's ops has, then the global config. A config of None leaves
@@ -43,6 +44,7 @@ class SpecQuantizer(Quantizer):
         self.operator_type_config: dict[Any, Any] = {}
         self.module_type_config: dict[Any, Any] = {}
         self.module_name_config: dict[str, Any] = {}
+        self.filter_fn: Callable[[Node], bool] | None = None
         self._used: dict[tuple[int, str], Any] = {}
 
     def set_global(self, quantization_config: Any) -> SpecQuantizer:
@@ -59,6 +61,11 @@ class SpecQuantizer(Quantizer):
 
     def set_module_name(self, module_name: str, quantization_config: Any) -> SpecQuantizer:
         self.module_name_config[module_name] = quantization_config
+        return self
+
+    def set_filter_function(self, filter_fn: Callable[[Node], bool]) -> SpecQuantizer:
+        """Quantize only nodes ``filter_fn`` accepts: a match is annotated if it accepts all its ops."""
+        self.filter_fn = filter_fn
         return self
 
     def report(self, stream: Any = "stderr") -> SpecQuantizer:
@@ -93,7 +100,7 @@ class SpecQuantizer(Quantizer):
                 if rule.kind == "propagate" or not rule.applies(scope.config):
                     continue
                 annotator = ANNOTATORS[rule.kind]
-                if annotator(model, rule, scope.config, scope.accept, outputs):
+                if annotator(model, rule, scope.config, scope.accept, outputs, share):
                     self._used.setdefault((index, scope.label), scope.config)
             if outputs is not None:
                 follow(model, share, scope.config, scope.accept, outputs)
@@ -131,9 +138,13 @@ class SpecQuantizer(Quantizer):
 
     def scopes(self) -> list[Scope]:
         """The quantizer's configs in order of precedence, each with the nodes it accepts."""
-        return module_scopes(
+        scopes = module_scopes(
             self.global_config,
             self.module_name_config,
             self.module_type_config,
             self.operator_type_config,
         )
+        if self.filter_fn is not None:
+            for scope in scopes:
+                scope.accept = both(scope.accept, all_nodes(self.filter_fn))
+        return scopes

@@ -58,6 +58,8 @@ class Rule:
     skip: tuple[Callable[[Node, GraphModule], bool], ...] = ()
     annotate: Callable[..., Any] | None = None
     qat: bool = False
+    weight_axis: int | None = None
+    qparams: str = "first"
     # Operator-scoped quantizers (operators.py): sequences of source types a chain
     # is found by, the module classes and functions its first op comes from, what
     # a binary op's other input gets ("quantized" or "float"), conditions a match

@@ -22,6 +22,7 @@ from ..lang.vocabulary import (
     PT2E_KEYS,
     PT2E_MATCH_WORDS,
     PT2E_OTHER_WORDS,
+    PT2E_QPARAMS_WORDS,
     PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
@@ -196,6 +197,25 @@ class Coercions:
         items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
         return tuple(self.hook(x, PT2E_SKIP_HOOKS, "skip predicate") for x in items)
 
+    def _weight_axis(self, v: Value) -> int:
+        if (
+            isinstance(v, Num)
+            and isinstance(v.value, int)
+            and not isinstance(v.value, bool)
+            and v.value >= 0
+        ):
+            return v.value
+        raise self.ctx.fail(
+            v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
+        )
+
+    def _qparams(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_QPARAMS_WORDS:
+            return v.text
+        raise self.ctx.fail(
+            v.span, f"qparams must be {' or '.join(PT2E_QPARAMS_WORDS)}, got {describe(v)}"
+        )
+
     def _other(self, v: Value) -> str:
         if isinstance(v, Word) and v.text in PT2E_OTHER_WORDS:
             return v.text
@@ -242,6 +262,8 @@ class Coercions:
         "eager": _eager,
         "skip": _skip,
         "annotate": _annotate,
+        "weight_axis": _weight_axis,
+        "qparams": _qparams,
         "other": _other,
         "when": _when,
         "opt_in": _opt_in,

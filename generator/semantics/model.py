@@ -271,6 +271,8 @@ class PT2EOptions:
     eager: bool = False
     skip: tuple[Hook, ...] = ()
     annotate: Hook | None = None
+    weight_axis: int | None = None
+    qparams: str = "first"
     other: str | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
@@ -382,6 +384,8 @@ class Rule:
     skip: tuple[Hook, ...] = ()
     annotate: Hook | None = None
     qat: bool = False  # a chain through batch norm: only a QAT graph has one
+    weight_axis: int | None = None  # the weight spec's channel axis, if not the config's
+    qparams: str = "first"  # which input of a list a shared op's inputs share qparams with
     # match: source on a chain: the sequences of source types it is found by.
     partitions: tuple[tuple[Symbol, ...], ...] = ()
     roots: tuple[Symbol, ...] = ()  # module classes and functions its first op comes from

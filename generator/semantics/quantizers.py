@@ -285,6 +285,20 @@ class Quantizers:
         first = c.pattern[0] if isinstance(c.pattern, tuple) else c.pattern
         roots = (first,) if isinstance(first, m.Symbol) and first.kind in _ROOT_KINDS else ()
         weight, bias = self._weight_bias(c, chain)
+        if opts.qparams != "first" and kind is not m.RuleKind.SHARED:
+            raise self._fail(
+                c,
+                "pt2e",
+                f"qparams: {opts.qparams} applies to shared_observer patterns annotated in order",
+                "add observation: shared_observer and eager: true, or remove qparams",
+            )
+        if opts.weight_axis is not None and (weight is None or kind is not m.RuleKind.CHAIN):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"weight_axis applies to a chain whose first op has a weight; {_shown(c.pattern)} has none",
+                "set its weight position with input_index: {weight: 1}, or remove weight_axis",
+            )
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
         self._mixed_dtypes(c, kind)
         allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
@@ -299,6 +313,8 @@ class Quantizers:
             skip=opts.skip,
             annotate=opts.annotate,
             qat=qat,
+            weight_axis=opts.weight_axis,
+            qparams=opts.qparams,
             partitions=partitions,
             roots=roots,
             other=opts.other,
@@ -687,7 +703,7 @@ def _merge_key(r: m.Rule) -> tuple:
     """Rules with the same key match the same nodes the same way: they are one rule."""
     return (
         r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
-        bool(r.partitions), r.other, r.when, r.opt_in,
+        bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
     )  # fmt: skip
 
 

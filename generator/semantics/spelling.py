@@ -154,6 +154,10 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append(f"skip: {hooks(o.skip)}")
     if o.annotate is not None:
         parts.append(f"annotate: {hook(o.annotate)}")
+    if o.weight_axis is not None:
+        parts.append(f"weight_axis: {o.weight_axis}")
+    if o.qparams != "first":
+        parts.append(f"qparams: {o.qparams}")
     return "{" + ", ".join(parts) + "}"
 
 

@@ -455,6 +455,23 @@ def test_diff_of_torchs_onednn_and_the_generated_one_is_no_change(cache):
     assert Session(REPO, cache).transcript(shown) == shown
 
 
+# --------------------------------------------------------------------------- ExecuTorch
+
+EXECUTORCH = "import torch\nfrom torch import nn\nfrom executorch."
+
+
+def test_the_executorch_program_deploys_as_shown(tmp_path, cache):
+    """Spec to .pte to ExecuTorch's runtime: the generated quantizer's program is ExecuTorch's."""
+    pytest.importorskip("executorch", reason="the executorch extra is not installed")
+    shutil.copytree(REPO / "generated", tmp_path / "generated")
+    out = run_program(
+        tmp_path, block("guides/pt2e/executorch.md", "python", starting=EXECUTORCH), cache
+    )
+    assert matches(shown_after("guides/pt2e/executorch.md", EXECUTORCH), out), out
+    assert (tmp_path / "net.pte").stat().st_size > 0
+    assert "program: True" in out
+
+
 # --------------------------------------------------------------------------- completeness
 
 # Programs and sessions a test above runs, by page and how they start.
@@ -463,6 +480,7 @@ PROGRAMS = {
     ("index.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torch.ao.quantization import"),
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
+    ("executorch.md", EXECUTORCH),
     ("why-not-quantized.md", REPORT_PROGRAM),
     ("x86-inductor.md", "import torch\nfrom torchao."),
 }

@@ -57,7 +57,7 @@ def test_the_set_up_commands_are_the_ones_ci_runs():
     assert steps[1] == (
         ".venv/bin/pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu"
     )
-    assert steps[2] == ".venv/bin/pip install -e '.[test,pt2e,docs]'"
+    assert steps[2] == ".venv/bin/pip install -e '.[test,pt2e,docs,executorch]'"
     assert steps[3] == ".venv/bin/bcfg generate"
     assert tests.endswith(".venv/bin/python -m pytest -q")
     # The install page shows the same two commands (its lines continued with a backslash).

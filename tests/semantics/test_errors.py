@@ -343,6 +343,22 @@ CHECKS = {
         "pt2e_inductor_rules",
         "has no binary op (aten.add, aten.sub, aten.mul) after its first",
     ),
+    "pt2e: weight_axis is a channel axis": (
+        "pt2e_xnnpack_settings",
+        "weight_axis must be a channel axis, 0 or more",
+    ),
+    "pt2e: qparams is first or quantized": (
+        "pt2e_xnnpack_settings",
+        "qparams must be first or quantized",
+    ),
+    "pt2e: qparams applies to eager shared ops": (
+        "pt2e_xnnpack_rules",
+        "applies to shared_observer patterns annotated in order",
+    ),
+    "pt2e: weight_axis needs a weight": (
+        "pt2e_xnnpack_rules",
+        "weight_axis applies to a chain whose first op has a weight",
+    ),
     "quantizer: module names collide": (
         "quantizer_module_collision",
         "would be generated as the module of the quantizer",

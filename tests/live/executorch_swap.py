@@ -1,0 +1,144 @@
+"""A pytest plugin: run ExecuTorch's own tests with its XNNPACKQuantizer replaced by another class.
+
+    python -m pytest -p tests.live.executorch_swap \\
+        --bcfg-swap generated.executorch_xnnpack_quantizer:XnnpackQuantizer \\
+        --bcfg-outcomes swapped.json  <site-packages>/executorch/backends/xnnpack/test/quantizer
+
+ExecuTorch ships its tests in its wheel; they are run where pip installed them,
+never copied. Before collection (``pytest_configure``) the plugin sets
+``XNNPACKQuantizer`` on ExecuTorch's defining module
+(``executorch.backends.xnnpack.quantizer.xnnpack_quantizer``), so every test
+module and the ``Tester`` bind the replacement when they import it. Without
+``--bcfg-swap`` the original runs: the same plugin records both sides.
+``--bcfg-outcomes`` writes each test's outcome (``passed``, ``failed``,
+``skipped``, with the first line of a failure) to a JSON file, for
+``tests/live/executorch_suites.py`` to compare test by test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+import pytest
+
+TARGET_MODULE = "executorch.backends.xnnpack.quantizer.xnnpack_quantizer"
+TARGET_NAME = "XNNPACKQuantizer"
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("bcfg-swap")
+    group.addoption(
+        "--bcfg-swap",
+        default="",
+        help="module:Class to put in place of ExecuTorch's XNNPACKQuantizer",
+    )
+    group.addoption(
+        "--bcfg-outcomes", default="", help="write each test's outcome to this JSON file"
+    )
+
+
+def load(spec: str) -> type:
+    module, _, name = spec.partition(":")
+    if not name:
+        raise pytest.UsageError(f"--bcfg-swap wants module:Class, got {spec!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def swap(cls: type) -> type:
+    """Put ``cls`` in place of ExecuTorch's XNNPACKQuantizer; return the original."""
+    module = importlib.import_module(TARGET_MODULE)
+    original = getattr(module, TARGET_NAME)
+    setattr(module, TARGET_NAME, cls)
+    return original
+
+
+class Recorder:
+    """Each test's outcome, and whether it ran the Tester's Quantize stage (``quantizes``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.outcomes: dict[str, dict[str, Any]] = {}
+        self.quantized = False
+        from executorch.backends.test.harness.stages import quantize
+
+        run = quantize.Quantize.run
+        recorder = self
+
+        def recording_run(stage: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.quantized = True
+            return run(stage, *args, **kwargs)
+
+        quantize.Quantize.run = recording_run  # type: ignore[method-assign]
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        self.quantized = False
+        yield
+        key = item.nodeid.split("site-packages/")[-1]
+        self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})[
+            "quantizes"
+        ] = self.quantized
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        key = report.nodeid.split("site-packages/")[-1]
+        entry = self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})
+        if report.when == "call" or report.outcome != "passed":
+            if report.outcome != "passed" or entry["outcome"] == "passed":
+                entry["outcome"] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+                if report.outcome == "failed":
+                    crash = getattr(report.longrepr, "reprcrash", None)
+                    entry["message"] = (
+                        crash.message if crash else str(report.longrepr)
+                    ).splitlines()[0][:300]
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: Any) -> None:
+        with open(self.path, "w") as f:
+            json.dump(dict(sorted(self.outcomes.items())), f, indent=1)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: Any) -> None:
+    spec = config.getoption("--bcfg-swap")
+    if spec:
+        replacement = load(spec)
+        original = swap(replacement)
+        module = importlib.import_module(TARGET_MODULE)
+        # The swap must be live: the defining module now hands out the replacement.
+        assert getattr(module, TARGET_NAME) is replacement and replacement is not original
+        config.bcfg_swapped = (original, replacement)
+    path = config.getoption("--bcfg-outcomes")
+    if path:
+        config.pluginmanager.register(Recorder(path), "bcfg-outcomes")
+
+
+def pytest_report_header(config: Any) -> str:
+    swapped = getattr(config, "bcfg_swapped", None)
+    if swapped is None:
+        return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} is ExecuTorch's own"
+    return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} swapped for {swapped[1].__module__}.{swapped[1].__qualname__}"
+
+
+class AnnotatesNothing:
+    """A quantizer that annotates nothing (``--bcfg-swap tests.live.executorch_swap:AnnotatesNothing``):
+    ExecuTorch's tests must fail with it, or the swap is not live."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("set_"):
+            return lambda *args, **kwargs: self
+        raise AttributeError(name)
+
+    def transform_for_annotation(self, model: Any) -> Any:
+        return model
+
+    def annotate(self, model: Any) -> Any:
+        return model
+
+    def validate(self, model: Any) -> None:
+        pass
+
+    def prepare_obs_or_fq_callback(self, model: Any, edge_or_node_to_obs_or_fq: Any) -> None:
+        pass

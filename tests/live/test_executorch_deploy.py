@@ -1,0 +1,75 @@
+"""The generated XNNPACK quantizer deploys on ExecuTorch as ExecuTorch's own XNNPACKQuantizer does.
+
+Each case quantizes one zoo model (tests/live/executorch_support.py) with
+ExecuTorch's XNNPACKQuantizer and with the generated class, each configured by
+ExecuTorch's ``get_symmetric_quantization_config``, lowers both with
+``to_edge_transform_and_lower(..., partitioner=[XnnpackPartitioner()])``,
+writes the .pte and runs it in ``executorch.runtime``, and asserts the same
+program on the device: bit-identical runtime outputs, the same delegated
+XNNPACK calls and ATen ops inside them, the same ops left outside, the same
+quantize/dequantize nodes. CI runs the cases below (about a minute);
+``python -m tests.live.executorch_matrix`` runs every zoo model with every
+config form in both export modes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip(
+    "executorch", reason="deployment tests need ExecuTorch (pip install '.[executorch]')"
+)
+
+from .executorch_support import (
+    CANDIDATE,
+    compare_deploy,
+    deploy_zoo,
+    et_quantizer,
+    spec_size,
+)  # noqa: E402
+
+# (model, config form, strict export): the default set, one of each kind of gap.
+CASES = [
+    ("conv_bn_relu", "per_channel", True),
+    ("transposed_conv", "per_channel", True),
+    ("padding_same", "per_tensor", False),
+    ("residual", "dynamic", True),
+    ("attention", "per_channel", False),
+    ("cat_mean_pool", "per_tensor", False),
+    ("class_token", "per_channel", True),
+    ("conv1d", "per_tensor", True),
+]
+
+
+@pytest.mark.parametrize(("model", "config", "strict"), CASES)
+def test_deploys_as_executorch(model, config, strict):
+    assert compare_deploy(model, config, CANDIDATE, strict) == []
+
+
+def test_the_comparison_notices_a_wrong_quantizer():
+    """A quantizer that annotates nothing deploys a float program: delegation and outputs must differ."""
+
+    def nothing():
+        q = et_quantizer()
+        q.annotate = lambda model: model
+        return q
+
+    problems = compare_deploy("mlp", "per_tensor", nothing)
+    assert "runtime outputs differ" in problems
+    assert any(p.startswith("q/dq nodes") for p in problems)
+
+
+def test_deployment_is_deterministic():
+    a = deploy_zoo("mlp", "per_channel", CANDIDATE)
+    b = deploy_zoo("mlp", "per_channel", CANDIDATE)
+    assert not a.failed and a.delegates == 1
+    assert a.outputs is not None and b.outputs is not None
+    assert all(x.equal(y) for x, y in zip(a.outputs, b.outputs))
+
+
+def test_the_spec_is_within_15_percent_of_executorchs_code_lines():
+    ours, ref = spec_size()
+    print(
+        f"specs/xnnpack_executorch.bcfg: {ours} code lines, {ours / ref:.0%} of ExecuTorch's {ref}"
+    )
+    assert ref > 1000 and 0 < ours <= 0.15 * ref
