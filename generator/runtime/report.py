@@ -36,7 +36,7 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import torch
@@ -374,6 +374,10 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
                     )
                 )
                 continue
+            # Marked annotated without a spec (a config of None, a QAT partition's own op):
+            # no later rule takes it, and it is not quantized; say why as for a float op.
+            entries.append(replace(_why_float(n, scopes, rules, rec), role="marked"))
+            continue
         if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
             sharing = next((r for r in share if is_op(n, r.chain[0])), None)
             scope = _node_scope(scopes, n)
@@ -411,7 +415,9 @@ def _tensor_inputs(n: Node) -> list[Node]:
 
 
 def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder) -> Entry:
-    scope = _node_scope(scopes, n)
+    # No scope takes the op alone (operator scopes take matches by their first op): the
+    # config of least precedence, the global one where it is set, decides what it says.
+    scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
     if not any(not not_float(a) for a in _tensor_inputs(n)):
         return _float(n, "not_a_tensor_op", "no float32 tensor input", scope=scope)
     if not isinstance(n.meta.get("val"), torch.Tensor):
@@ -451,7 +457,23 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
                 if best is None or got >= best[0]:
                     best = (got, r, broke, "source_partition")
                 continue
+            if broke is None and r.partitions and r.applies(config):
+                # Matched by module partitions (find_sequential_partitions): had the ops been
+                # one, the rule would have annotated them or said why above.
+                broke = (
+                    f"matched by module source partitions, and {n.name} is not in one of "
+                    "its modules (a functional call, or an export that records none)"
+                )
+                if best is None or got >= best[0]:
+                    best = (got, r, broke, "source_partition")
+                continue
             if broke is None:
+                if r.opt_in and scope.label == "global":
+                    detail = (
+                        f"pattern {r.name} is opt-in: the global config does not try it, "
+                        "a config set for its operator or module does"
+                    )
+                    return _float(n, "not_tried", detail, r, scope)
                 if not r.applies(config):
                     return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
                 continue
