@@ -41,9 +41,11 @@ from torchao.quantization.pt2e.quantizer import (
 )
 from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
+from . import report
 from .conditions import quantized
 from .graph import is_annotated, is_op
 from .quantizer import SpecQuantizer
+from .scopes import Scope
 from .values import KEY, Accept, Rule
 
 __all__ = ["Annotation", "OperatorScopedQuantizer"]
@@ -191,8 +193,15 @@ class OperatorScopedQuantizer(SpecQuantizer):
             out.append(("global", self.global_config, _exactly_one(self._ops(False)), True))
         return out
 
+    def scopes(self) -> list[Scope]:
+        """The configs set, in order of precedence, each with the matches it accepts."""
+        return [Scope(label, config, accept) for label, config, accept, _ in self._filters()]
+
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        report.ACTIVE = rec = self.reporter
+        if rec is not None:
+            rec.start()
         quantizable = self._ops(True)
         shared = [r for r in self.rules if r.kind == "propagate"]
         for label, config, accept, is_global in self._filters():
@@ -216,14 +225,20 @@ class OperatorScopedQuantizer(SpecQuantizer):
             qa = node.meta.get(KEY)
             if is_op(node, share) and qa is not None and quantized(node):
                 qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
+        report.ACTIVE = None
+        if rec is not None:
+            self.last_report = rec.finish(model, self)
         return model
 
     def _annotate_rule(
         self, model: GraphModule, rule: Rule, config: Any, accept: Accept, quantizable: Any
     ) -> bool:
         done = False
+        rec = report.ACTIVE
         for chain, other, parts in _matches(model, rule):
             if is_annotated(chain) or not accept(chain[::-1]):
+                if rec is not None:
+                    rec.declined_chain(rule, chain, [], accept)
                 continue
             if config is None:
                 _claim(chain)
@@ -231,7 +246,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 done = True
                 continue
             root, last = chain[0], chain[-1]
-            if any(not cond(root, quantizable) for cond in rule.when):
+            if not _holds(rule, root, chain, quantizable):
                 continue
             qmap: dict[Node, Any] = {}
             for i, arg in enumerate(root.args):
@@ -256,6 +271,9 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 _is_output_of_quantized_pattern=True,
             )
             _mark(parts if rule.qat else [])
+            if rec is not None:
+                rec.matched(rule, chain, "annotated chain")
+                rec.part_of(parts if rule.qat else [], root)
             done = True
         return done
 
@@ -268,7 +286,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
         if config is None:
             _claim([node])
             return True
-        if any(not cond(node, quantizable) for cond in rule.when):
+        if not _holds(rule, node, [node], quantizable):
             return False
         inputs = node.all_input_nodes
         first = inputs[0]
@@ -278,7 +296,22 @@ class OperatorScopedQuantizer(SpecQuantizer):
         node.meta[KEY] = Annotation(
             input_qspec_map=qmap, _annotated=True, _is_output_of_quantized_pattern=True
         )
+        if report.ACTIVE is not None:
+            report.ACTIVE.matched(rule, [node], "shared")
         return True
+
+
+def _holds(rule: Rule, root: Node, nodes: list[Node], quantizable: Any) -> bool:
+    """Whether the rule's ``when:`` conditions hold for a match (the report says which not)."""
+    for cond in rule.when:
+        if not cond(root, quantizable):
+            if report.ACTIVE is not None:
+                name = getattr(cond, "__name__", repr(cond))
+                report.ACTIVE.declined(
+                    rule, nodes, "skip", f"condition {name} does not hold for {root.name}"
+                )
+            return False
+    return True
 
 
 def _all_in(module_name: str) -> Accept:

@@ -138,13 +138,21 @@ class Recorder:
         self.stream = stream
         self.matches: list[tuple[Rule, list[Node], str]] = []
         self.declines: dict[Node, list[tuple[Rule, str, str]]] = {}
+        # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
+        self.parts: dict[Node, Node] = {}
 
     def start(self) -> None:
         self.matches = []
         self.declines = {}
+        self.parts = {}
 
     def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
         self.matches.append((rule, list(nodes), how))
+
+    def part_of(self, nodes: Iterable[Node], first: Node) -> None:
+        """``nodes`` were marked annotated as part of the match whose first op is ``first``."""
+        for n in nodes:
+            self.parts.setdefault(n, first)
 
     def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str) -> None:
         for n in nodes:
@@ -304,12 +312,14 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
         for i, n in enumerate(nodes):
             if n in done:
                 continue
-            if how != "chain":
+            if how not in ("chain", "annotated chain"):
                 role = how
             elif len(nodes) == 1:
                 role = "op"
-            else:
-                role = "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
+            elif i in (0, len(nodes) - 1):
+                role = "first op" if i == 0 else "last op"
+            else:  # torchao's inductor quantizers annotate a chain's inner ops too
+                role = "inside" if how == "chain" else "inside, annotated"
             why = bad.get((rule.name, label))
             if how == "hook":
                 specs = describe_specs(n, n)
@@ -333,6 +343,21 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
             entries.append(done[n])
             continue
         qa = n.meta.get(KEY)
+        owner = done.get(rec.parts.get(n))  # type: ignore[arg-type]
+        if owner is not None and qa is not None and qa._annotated:
+            entries.append(
+                Entry(
+                    n.name,
+                    _op(n),
+                    True,
+                    "annotated",
+                    f"pattern {owner.rule}: part of its match",
+                    owner.rule,
+                    owner.scope,
+                    "part",
+                )
+            )
+            continue
         if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
             user = next((done[u] for u in n.users if u in done), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own

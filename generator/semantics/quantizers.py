@@ -225,6 +225,7 @@ class Quantizers:
             return None
         ordered = tried_order(rules)
         self._order_warnings(ordered)
+        self._follow_warnings(backend, ordered)
         return ordered
 
     def _rule(self, c: m.PatternConfig) -> m.Rule | None:
@@ -613,6 +614,45 @@ class Quantizers:
                     f"{earlier.name} after it",
                 )
                 break
+
+    def _follow_warnings(self, backend: m.Backend, rules: tuple[m.Rule, ...]) -> None:
+        """A shared-observer op that only follows (propagates) takes whatever its quantized input
+        has; FX quantizes it only with a QConfig its dtype configs allow. Warn where another
+        pattern's static output dtype is one its dtypes do not name: FX would leave the op float
+        after that pattern, the PT2E quantizer quantizes it."""
+        produced: dict[str, tuple[str, m.PatternConfig]] = {}
+        for c in backend.configs:
+            if c.observation in (SHARED, NOT_OBSERVED):
+                continue
+            for d in c.dtype_configs:
+                out = d.output
+                if d.is_dynamic or out is None or PT2E_DTYPES.get(out.dtype) is None:
+                    continue
+                produced.setdefault(str(PT2E_DTYPES[out.dtype]), (out.dtype, c))
+        followers = {id(o): r for r in rules if r.kind is m.RuleKind.PROPAGATE for o in r.origins}
+        for c in backend.configs:
+            if c.observation != SHARED or c.origin is None or id(c.origin) not in followers:
+                continue
+            taken = {
+                str(PT2E_DTYPES[d.input.dtype]): d.input.dtype
+                for d in c.dtype_configs
+                if d.input is not None and PT2E_DTYPES.get(d.input.dtype) is not None
+            }
+            if not taken:
+                continue
+            missing = [produced[k][0] for k in sorted(set(produced) - set(taken))]
+            if not missing:
+                continue
+            word, other = next(v for v in produced.values() if v[0] == missing[0])
+            self.ctx.warning(
+                c.field_span("dtypes"),
+                f"pattern {_shown(c.pattern)} shares its input's observer, and its dtypes take "
+                f"{', '.join(sorted(taken.values()))} only: after pattern "
+                f"{_shown(other.pattern)}, whose output is {word}, FX leaves it float, while "
+                "the PT2E quantizer follows its quantized input",
+                f"add a dtype config for {', '.join(missing)}, or pt2e: {{aten: []}} to "
+                "keep the PT2E quantizer from following",
+            )
 
     def _fail(self, c: m.PatternConfig, field: str | None, message: str, hint: str | None) -> Fail:
         """An error at the pattern (or one of its fields), with the use/for steps that placed it."""

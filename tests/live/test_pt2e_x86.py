@@ -328,3 +328,23 @@ def test_inductor_lowers_to_the_same_quantized_kernels(model):
     assert (ops, out.tolist()) == (lambda r: (r[0], r[1].tolist()))(
         lowered(torchao("x86")[0], model)
     )
+
+
+def test_the_report_says_what_the_inductor_scheme_did():
+    """report(): the patterns matched by config, and a when: condition that did not hold."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    class ScaledConv(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c = nn.Conv2d(3, 4, 3)
+
+        def forward(self, x):
+            return self.c(x) * torch.randn(1, 4, 1, 1)
+
+    gm = torch.export.export(ScaledConv().eval(), (torch.randn(1, 3, 6, 6),)).module()
+    q = generated("x86")().set_global(torchao("x86")[1]()).report(None)
+    prepare_pt2e(gm, q)
+    text = q.last_report.text()
+    assert "nn.Conv2d" in text and "global" in text, text
+    assert "condition same_shape does not hold for mul" in text, text

@@ -316,6 +316,10 @@ CHECKS = {
         "pt2e_mixed_dtypes",
         "so it never matches and leaves the pattern float, while the PT2E quantizer quantizes it",
     ),
+    "pt2e: a shared op whose dtypes miss another pattern's output dtype (warning)": (
+        "pt2e_follows_other_dtype",
+        "FX leaves it float, while the PT2E quantizer follows its quantized input",
+    ),
     "pt2e: a fusion and its fused module without dtypes: any config (warning)": (
         "pt2e_fusion_without_dtypes",
         "the PT2E rule would allow any quantization config",

@@ -47,6 +47,31 @@ def uint8():
     return QuantizationConfig(act, act, None, None)
 
 
+def qat():
+    from torchao.quantization.pt2e.fake_quantize import FakeQuantize
+    from torchao.quantization.pt2e.observer import MovingAverageMinMaxObserver
+
+    act = QuantizationSpec(
+        torch.int8,
+        FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, eps=2**-12),
+        -128,
+        127,
+        torch.per_tensor_affine,
+    )
+    weight = QuantizationSpec(
+        torch.int8,
+        FakeQuantize.with_args(observer=MovingAverageMinMaxObserver),
+        -127,
+        127,
+        torch.per_tensor_symmetric,
+    )
+    return QuantizationConfig(act, act, weight, None, is_qat=True)
+
+
+def plain_train():
+    return Plain().train(), (torch.randn(2, 2, 8),)
+
+
 def fc2_off(quantizer):
     quantizer.set_global(config()).set_module_name("fc2", None)
 
@@ -215,3 +240,12 @@ def test_an_export_that_fails_is_exit_2_with_torchs_message(run):
     )
     assert code == 2 and out == ""
     assert "torch.export fails: " in err and "Traceback" not in err
+
+
+def test_qat_prepares_with_prepare_qat_pt2e(run):
+    args = (*ARGS, "compat_pt2e_user:qat", "--model", "compat_pt2e_user:plain_train", "--qat")
+    code, out, err = run(*args, "--format", "json")
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["qat"] is True and doc["skipped"] == []
+    assert [e["node"] for e in doc["honored"]] == ["linear", "relu", "flatten"]

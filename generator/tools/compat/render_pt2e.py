@@ -63,7 +63,8 @@ def verdict(e: Any) -> str:
     if e.reason == "disallowed":
         return "config not allowed"
     if e.quantized:
-        return "quantized" if e.role != "inside" else "quantized (inside its pattern)"
+        inner = e.role in ("inside", "inside, annotated", "part")
+        return "quantized (inside its pattern)" if inner else "quantized"
     return "left float on purpose" if e.deliberate else "left float"
 
 
