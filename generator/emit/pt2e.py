@@ -177,6 +177,8 @@ def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
         args.append(f"weight_axis={r.weight_axis!r}")
     if r.qparams != "first":
         args.append(f"qparams={layout.string(r.qparams)}")
+    if r.any_float:
+        args.append("any_float=True")
     if r.partitions:
         parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
         args.append(f"partitions={_seq(parts)}")

@@ -370,6 +370,7 @@ PT2E_KEYS: dict[str, str] = {
     "annotate": "a Python function that annotates the pattern itself",
     "weight_axis": "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
     "qparams": "first (the default) or quantized: which input of a list (cat) the others share qparams with",
+    "any_float": "true: activation inputs of any floating dtype (float16, bfloat16) are quantized, not float32 only",
     "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
     "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
     "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",

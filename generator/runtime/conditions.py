@@ -40,11 +40,17 @@ def skipped(
         if getattr(skip, "first_op", False) and root is not None and skip(root, model):
             return True
     for n in inputs:
-        if not_float(n):
+        if not_floating(n) if rule.any_float else not_float(n):
             return True
         if any(skip(n, model) for skip in rule.skip if not getattr(skip, "first_op", False)):
             return True
     return False
+
+
+def not_floating(node: Node) -> bool:
+    """Whether ``node``'s value is not a tensor of a floating dtype (float16 and bfloat16 are)."""
+    val = node.meta.get("val")
+    return not isinstance(val, FakeTensor) or not val.dtype.is_floating_point
 
 
 def first_op(fn: Callable[[Node, GraphModule], bool]) -> Callable[[Node, GraphModule], bool]:

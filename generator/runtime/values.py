@@ -60,6 +60,7 @@ class Rule:
     qat: bool = False
     weight_axis: int | None = None
     qparams: str = "first"
+    any_float: bool = False  # activation inputs of any floating dtype, not float32 only
     # Operator-scoped quantizers (operators.py): sequences of source types a chain
     # is found by, the module classes and functions its first op comes from, what
     # a binary op's other input gets ("quantized" or "float"), conditions a match

@@ -209,6 +209,11 @@ class Coercions:
             v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
         )
 
+    def _any_float(self, v: Value) -> bool:
+        if isinstance(v, Word) and v.text in BOOLEANS:
+            return v.text == "true"
+        raise self.ctx.fail(v.span, f"any_float must be true or false, got {describe(v)}")
+
     def _qparams(self, v: Value) -> str:
         if isinstance(v, Word) and v.text in PT2E_QPARAMS_WORDS:
             return v.text
@@ -264,6 +269,7 @@ class Coercions:
         "annotate": _annotate,
         "weight_axis": _weight_axis,
         "qparams": _qparams,
+        "any_float": _any_float,
         "other": _other,
         "when": _when,
         "opt_in": _opt_in,

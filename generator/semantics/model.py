@@ -273,6 +273,7 @@ class PT2EOptions:
     annotate: Hook | None = None
     weight_axis: int | None = None
     qparams: str = "first"
+    any_float: bool = False
     other: str | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
@@ -386,6 +387,7 @@ class Rule:
     qat: bool = False  # a chain through batch norm: only a QAT graph has one
     weight_axis: int | None = None  # the weight spec's channel axis, if not the config's
     qparams: str = "first"  # which input of a list a shared op's inputs share qparams with
+    any_float: bool = False  # activation inputs of any floating dtype, not float32 only
     # match: source on a chain: the sequences of source types it is found by.
     partitions: tuple[tuple[Symbol, ...], ...] = ()
     roots: tuple[Symbol, ...] = ()  # module classes and functions its first op comes from

@@ -315,6 +315,7 @@ class Quantizers:
             qat=qat,
             weight_axis=opts.weight_axis,
             qparams=opts.qparams,
+            any_float=opts.any_float,
             partitions=partitions,
             roots=roots,
             other=opts.other,
@@ -704,6 +705,7 @@ def _merge_key(r: m.Rule) -> tuple:
     return (
         r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
         bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
+        r.any_float,
     )  # fmt: skip
 
 

@@ -158,6 +158,8 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append(f"weight_axis: {o.weight_axis}")
     if o.qparams != "first":
         parts.append(f"qparams: {o.qparams}")
+    if o.any_float:
+        parts.append("any_float: true")
     return "{" + ", ".join(parts) + "}"
 
 

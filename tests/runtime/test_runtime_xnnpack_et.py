@@ -125,3 +125,15 @@ def test_set_filter_function_quantizes_only_what_it_accepts():
     assert q.set_filter_function(lambda n: n is not second) is q
     q.annotate(gm)
     assert first.meta[KEY]._annotated and KEY not in second.meta
+
+
+def test_any_float_quantizes_fp16_activations():
+    gm = exported(lambda m, x: m.fc(x), torch.randn(2, 4).half(), fc=nn.Linear(4, 4).half())
+    (linear,) = nodes(gm, aten.linear.default)
+    for any_float in (False, True):
+        linear.meta.pop(KEY, None)
+        for n in linear.args[1:]:
+            n.meta.pop(KEY, None)
+        rule = Rule("linear", chain=[[aten.linear.default]], weight=1, bias=2, any_float=any_float)
+        quantizer(rule).set_global(CONFIG).annotate(gm)
+        assert (KEY in linear.meta) == any_float

@@ -347,6 +347,10 @@ CHECKS = {
         "pt2e_xnnpack_settings",
         "weight_axis must be a channel axis, 0 or more",
     ),
+    "pt2e: any_float is true or false": (
+        "pt2e_xnnpack_settings",
+        "any_float must be true or false",
+    ),
     "pt2e: qparams is first or quantized": (
         "pt2e_xnnpack_settings",
         "qparams must be first or quantized",
