@@ -8,6 +8,7 @@ standard output, even straight to file descriptor 1, stays out of the report and
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ...cli import ExitCode, Report, UsageError, run_in_child
 from ...config import Project, find_project
@@ -56,16 +57,30 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         qat=args.qat,
         torch=torch.__version__,
     )
+    failure = None if result.error is None else f"prepare_fx fails on this model: {result.error}"
     table = render.rows(result, backend)
+    return _show(args, report, render, (header, result, table), failure, result.not_honoured)
+
+
+def _show(
+    args: argparse.Namespace,
+    report: Report,
+    renderer: Any,
+    content: tuple[Any, Any, Any],
+    failure: str | None,
+    findings: Any,
+) -> ExitCode:
+    """Write a check's report (FX's ``render`` or ``render_pt2e``: header, result, rows) in
+    the format asked for, and its exit code: JSON even on failure, text only without one."""
     if args.format == "json":
-        report.result(render.as_json(header, result, table))
-    elif result.error is None:
-        show = render.markdown if args.format == "markdown" else render.text
-        report.result(show(header, result, table))
-    if result.error is not None:
-        report.message(f"prepare_fx fails on this model: {result.error}")
+        report.result(renderer.as_json(*content))
+    elif failure is None:
+        show = renderer.markdown if args.format == "markdown" else renderer.text
+        report.result(show(*content))
+    if failure is not None:
+        report.message(failure)
         return ExitCode.ERROR
-    return ExitCode.FINDINGS if result.not_honoured else ExitCode.OK
+    return ExitCode.FINDINGS if findings else ExitCode.OK
 
 
 def _backend(project: Project, name: str, report: Report) -> m.Backend:
@@ -130,12 +145,4 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
         torch=torch.__version__,
     )
     table = render.rows(result)
-    if args.format == "json":
-        report.result(render.as_json(header, result, table))
-    elif result.error is None:
-        show = render.markdown if args.format == "markdown" else render.text
-        report.result(show(header, result, table))
-    if result.error is not None:
-        report.message(result.error)
-        return ExitCode.ERROR
-    return ExitCode.FINDINGS if result.not_quantized else ExitCode.OK
+    return _show(args, report, render, (header, result, table), result.error, result.not_quantized)
