@@ -272,7 +272,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
             )
             _mark(parts if rule.qat else [])
             if rec is not None:
-                rec.matched(rule, chain, "annotated chain")
+                rec.matched(rule, chain)
                 rec.part_of(parts if rule.qat else [], root)
             done = True
         return done

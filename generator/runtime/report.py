@@ -312,14 +312,12 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
         for i, n in enumerate(nodes):
             if n in done:
                 continue
-            if how not in ("chain", "annotated chain"):
+            if how != "chain":
                 role = how
             elif len(nodes) == 1:
                 role = "op"
-            elif i in (0, len(nodes) - 1):
-                role = "first op" if i == 0 else "last op"
-            else:  # torchao's inductor quantizers annotate a chain's inner ops too
-                role = "inside" if how == "chain" else "inside, annotated"
+            else:
+                role = "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
             why = bad.get((rule.name, label))
             if how == "hook":
                 specs = describe_specs(n, n)

@@ -63,7 +63,7 @@ def verdict(e: Any) -> str:
     if e.reason == "disallowed":
         return "config not allowed"
     if e.quantized:
-        inner = e.role in ("inside", "inside, annotated", "part")
+        inner = e.role in ("inside", "part")
         return "quantized (inside its pattern)" if inner else "quantized"
     return "left float on purpose" if e.deliberate else "left float"
 
