@@ -374,6 +374,8 @@ PT2E_KEYS: dict[str, str] = {
     "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
     "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
     "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
+    "reused_weight": "match (the default) or decline: whether a match whose weight or bias an earlier "
+    "match quantized (a module called twice, tied weights) is quantized again",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
 # The values of ``qparams``; the first is the default.
@@ -392,6 +394,8 @@ PT2E_CONDITIONS: dict[str, str] = {
     "user_quantizable": "it has no user, or a user the quantizer quantizes",
     "same_shape": "its two arguments are tensors of one shape",
 }
+# The values of ``reused_weight``; the first is the default.
+PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = ("match", "decline")
 # The values of ``other:``: the other input of a binary op in a chain.
 PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.

@@ -665,6 +665,10 @@ class _Canon:
                 v.other,
                 self.value(v.when),
                 v.opt_in,
+                v.weight_axis,
+                v.qparams,
+                v.any_float,
+                v.reused_weight,
             )
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))

@@ -299,6 +299,14 @@ class Quantizers:
                 f"weight_axis applies to a chain whose first op has a weight; {_shown(c.pattern)} has none",
                 "set its weight position with input_index: {weight: 1}, or remove weight_axis",
             )
+        if opts.reused_weight != "match" and (weight is None or kind is not m.RuleKind.CHAIN):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"reused_weight applies to a chain whose first op has a weight; "
+                f"{_shown(c.pattern)} has none",
+                "set its weight position with input_index: {weight: 1}, or remove reused_weight",
+            )
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
         self._mixed_dtypes(c, kind)
         allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
@@ -321,6 +329,7 @@ class Quantizers:
             other=opts.other,
             when=opts.when,
             opt_in=opts.opt_in,
+            reused_weight=opts.reused_weight,
             origins=(c.origin,) if c.origin is not None else (),
         )
 
@@ -705,7 +714,7 @@ def _merge_key(r: m.Rule) -> tuple:
     return (
         r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
         bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
-        r.any_float,
+        r.any_float, r.reused_weight,
     )  # fmt: skip
 
 

@@ -160,6 +160,14 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append(f"qparams: {o.qparams}")
     if o.any_float:
         parts.append("any_float: true")
+    if o.other is not None:
+        parts.append(f"other: {o.other}")
+    if o.when:
+        parts.append(f"when: {hooks(o.when)}")
+    if o.opt_in:
+        parts.append("opt_in: true")
+    if o.reused_weight != "match":
+        parts.append(f"reused_weight: {o.reused_weight}")
     return "{" + ", ".join(parts) + "}"
 
 
