@@ -244,7 +244,10 @@ class OperatorScopedQuantizer(SpecQuantizer):
             if reused is not None:
                 if rec is not None:
                     rec.declined(
-                        rule, chain, "annotated", f"{reused[0].name} was quantized by {reused[1].name}"
+                        rule,
+                        chain,
+                        "annotated",
+                        f"{reused[0].name} was quantized by {reused[1].name}",
                     )
                 continue
             if config is None:

@@ -125,6 +125,7 @@ ORDER_FIELD = "PT2E order"
 TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
 SCOPES_FIELD = "PT2E quantizer scopes"
+REUSED_FIELD = "PT2E quantizer reused_weight"
 
 
 def _quantizer_changes(
@@ -188,6 +189,21 @@ def _quantizer_changes(
                 a.scopes,
                 b.scopes,
                 Severity.NARROWING,
+                b.span,
+            )
+        )
+    if a.reused_weight != b.reused_weight:
+        # decline leaves a reused module's later calls to other rules: it quantizes less.
+        severity = Severity.NARROWING if b.reused_weight == "decline" else Severity.WIDENING
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                REUSED_FIELD,
+                a.reused_weight,
+                b.reused_weight,
+                severity,
                 b.span,
             )
         )

@@ -349,7 +349,6 @@ EDGES["same AdaptiveAvgPool2d module twice"] = (
 )
 
 
-
 def _tied() -> nn.Module:
     """Two Linear modules sharing one weight Parameter, one after the other."""
     a, b = _lin(), _lin()

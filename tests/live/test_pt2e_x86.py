@@ -242,9 +242,19 @@ CASES = (
     + [("arm", "attention", "static", False, "matmul"), ("arm", "binary", "static", 1, "scopes")]
     + [("arm", "dyn_linear", "dynamic", True, "global"), ("arm", "qat_binary", "qat", 1, "global")]
     # Reused modules and tied weights: quantized at every call, as torchao's inductor does.
-    + [("x86", m, "static", s, "global") for m in ("reused_linear", "reused_conv_alone") for s in (1, 0)]
-    + [("x86", "reused_conv", "static", True, "global"), ("x86", "reused_linear", "dynamic", 0, "global")]
-    + [("arm", "reused_linear", "static", False, "global"), ("arm", "reused_conv", "static", 1, "global")]
+    + [
+        ("x86", m, "static", s, "global")
+        for m in ("reused_linear", "reused_conv_alone")
+        for s in (1, 0)
+    ]
+    + [
+        ("x86", "reused_conv", "static", True, "global"),
+        ("x86", "reused_linear", "dynamic", 0, "global"),
+    ]
+    + [
+        ("arm", "reused_linear", "static", False, "global"),
+        ("arm", "reused_conv", "static", 1, "global"),
+    ]
 )
 
 
