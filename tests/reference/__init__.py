@@ -8,6 +8,11 @@ generated one (``generated/x86_inductor_quantizer.py``,
 ``generated/arm_inductor_quantizer.py``) before the test module imports it.
 It prints the outcome of every test in both runs and exits 1 if any differs.
 
+``python -m tests.reference xnnpack`` does the same with torchao's PT2E test
+files written with its XNNPACK copy (``test_quantize_pt2e.py``,
+``test_quantize_pt2e_qat.py``, ``test_representation.py``), its
+``XNNPACKQuantizer`` replaced by ``generated/xnnpack_quantizer.py``'s class.
+
 The test files are not in torchao's wheel and are not copied into this
 project: they are read from a cache folder (``--cache``, default
 ``~/.cache/bcfg/torchao-v0.18.0``), filled once from a clone of pytorch/ao

@@ -1,6 +1,7 @@
-"""python -m tests.reference {x86,arm,all} [--cache DIR] [--from-git PATH | --download] [-k EXPR]
+"""python -m tests.reference {x86,arm,all,xnnpack} [--cache DIR] [--from-git PATH | --download] [-k EXPR]
 
-Runs torchao 0.18's test files for its inductor quantizers with torchao's
+Runs torchao 0.18's test files for its inductor quantizers (``all``: both), or
+its PT2E test files that use its XNNPACK copy (``xnnpack``), with torchao's
 class and with the generated one (see ``tests/reference/__init__.py``) and
 compares them test by test.
 """
@@ -18,7 +19,12 @@ from pathlib import Path
 
 TAG = "v0.18.0"
 FOLDER = "test/quantization/pt2e"
-FILES = {"x86": "test_x86inductor_quantizer.py", "arm": "test_arm_inductor_quantizer.py"}
+FILES = {
+    "x86": ("test_x86inductor_quantizer.py",),
+    "arm": ("test_arm_inductor_quantizer.py",),
+    # torchao's tests of prepare/convert and QAT, written with its XNNPACKQuantizer copy.
+    "xnnpack": ("test_quantize_pt2e.py", "test_quantize_pt2e_qat.py", "test_representation.py"),
+}
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = Path.home() / ".cache" / "bcfg" / f"torchao-{TAG}"
 
@@ -26,7 +32,7 @@ DEFAULT_CACHE = Path.home() / ".cache" / "bcfg" / f"torchao-{TAG}"
 def fill_cache(cache: Path, from_git: str | None, download: bool) -> None:
     """Put torchao's test files into ``cache``, from a clone (at TAG) or from GitHub."""
     cache.mkdir(parents=True, exist_ok=True)
-    for name in FILES.values():
+    for name in [n for names in FILES.values() for n in names]:
         target = cache / name
         if target.exists():
             continue
@@ -56,7 +62,7 @@ def run(cache: Path, which: str, swap: str, select: str | None) -> dict[str, str
         cmd = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
             "-p", "tests.reference.swap", f"--junitxml={report}", "--rootdir", str(cache),
-            "-o", "addopts=", "-o", "pythonpath=", str(cache / FILES[which]),
+            "-o", "addopts=", "-o", "pythonpath=", *(str(cache / f) for f in FILES[which]),
         ]  # fmt: skip
         if select:
             cmd += ["-k", select]
@@ -68,13 +74,16 @@ def run(cache: Path, which: str, swap: str, select: str | None) -> dict[str, str
             for child in case:
                 if child.tag in ("failure", "error", "skipped"):
                     outcome = {"failure": "failed"}.get(child.tag, child.tag)
-            out[case.get("name", "?")] = outcome
+            name = case.get("name", "?")
+            if len(FILES[which]) > 1:  # test names repeat across files and classes
+                name = f"{case.get('classname', '?').rpartition('.')[2]}::{name}"
+            out[name] = outcome
         return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.reference", description=__doc__)
-    p.add_argument("which", choices=["x86", "arm", "all"])
+    p.add_argument("which", choices=["x86", "arm", "all", "xnnpack"])
     p.add_argument(
         "--cache", type=Path, default=Path(os.environ.get("BCFG_TORCHAO_TESTS", DEFAULT_CACHE))
     )
@@ -95,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             a, b = original.get(name, "-"), swapped[name]
             mark = "same" if a == b or args.swapped_only and b == "passed" else "DIFFERENT"
             same += mark == "same"
-            print(f"{which}  {name:60} original {a:8} swapped {b:8} {mark}")
+            print(f"{which}  {name:60} original {a:8} swapped {b:8} {mark}", flush=True)
         print(
             f"{which}: {same} of {len(swapped)} tests give torchao's result with the generated "
             f"class ({sum(v == 'passed' for v in swapped.values())} passed swapped, "

@@ -2,9 +2,11 @@
 
 Loaded with ``-p tests.reference.swap`` before collection, so the test
 modules import the generated class under torchao's name. ``BCFG_SWAP`` says
-which: ``x86``, ``arm``, or empty for torchao's own classes (the original
-run); ``x86-null`` or ``arm-null`` swap in a generated class that annotates
-nothing, to see that the swap is live (tests must fail). Torchao's Arm tests skip unless ``platform.processor()`` is
+which: ``x86``, ``arm``, ``xnnpack`` (torchao's test copy of XNNPACKQuantizer,
+``torchao.testing.pt2e._xnnpack_quantizer``), or empty for torchao's own
+classes (the original run); ``x86-null``, ``arm-null`` or ``xnnpack-null``
+swap in a generated class that annotates nothing, to see that the swap is live
+(tests must fail). Torchao's Arm tests skip unless ``platform.processor()`` is
 ``aarch64``; they only annotate and convert, so both runs report aarch64.
 """
 
@@ -29,6 +31,12 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest's hook signature
         from generated.arm_inductor_quantizer import ArmInductorQuantizer
 
         aiq.ArmInductorQuantizer = _nothing(ArmInductorQuantizer) if null else ArmInductorQuantizer
+    if which == "xnnpack":
+        import torchao.testing.pt2e._xnnpack_quantizer as xq
+
+        from generated.xnnpack_quantizer import XnnpackQuantizer
+
+        xq.XNNPACKQuantizer = _nothing(XnnpackQuantizer) if null else XnnpackQuantizer
 
 
 def _nothing(cls: type) -> type:
