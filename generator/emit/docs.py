@@ -248,9 +248,7 @@ def _row(
     backends: list[m.Backend],
     notes: dict[str, dict[int, tuple[str, ...]]],
 ) -> Row:
-    cells = tuple(
-        _cell(b.module, configs.get(b.module), notes.get(b.module, {})) for b in backends
-    )
+    cells = tuple(_cell(b.module, configs.get(b.module), notes.get(b.module, {})) for b in backends)
     groups: dict[tuple[m.PatternConfig, bool], list[str]] = {}
     for b in backends:
         if b.module in configs:
@@ -266,9 +264,7 @@ def _row(
         full=full,
         kind=words.kind(c),
         cells=cells,
-        groups=tuple(
-            Group(", ".join(bs), _group_fields(cfg)) for (cfg, _), bs in groups.items()
-        ),
+        groups=tuple(Group(", ".join(bs), _group_fields(cfg)) for (cfg, _), bs in groups.items()),
         missing=", ".join(b.module for b in backends if b.module not in configs),
         search=" ".join(dict.fromkeys([pattern.lower(), full.lower()])),
     )
