@@ -264,7 +264,9 @@ def _row(
         full=full,
         kind=words.kind(c),
         cells=cells,
-        groups=tuple(Group(", ".join(bs), _group_fields(cfg)) for (cfg, _), bs in groups.items()),
+        groups=tuple(
+            Group(", ".join(bs), _group_fields(cfg, only)) for (cfg, only), bs in groups.items()
+        ),
         missing=", ".join(b.module for b in backends if b.module not in configs),
         search=" ".join(dict.fromkeys([pattern.lower(), full.lower()])),
     )
@@ -317,7 +319,11 @@ def _keep_together(part: str) -> str:
     return part.replace("→ ", "→\u00a0")
 
 
-def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _group_fields(
+    c: m.PatternConfig, pt2e_only: bool = False
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The detail view's fields of a config; of a PT2E-only target's, only those it sets (the
+    BackendConfig-only fields, root, fuser and the like, would all be unset)."""
     out = []
     for spec in words.SPEC_ORDER:
         if spec.word == "dtypes":
@@ -325,7 +331,7 @@ def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]
         else:
             text = words.field(c, spec)
             lines = () if text is None else (text,)
-        if spec.kind is FieldKind.PT2E and not lines:
+        if (spec.kind is FieldKind.PT2E or pt2e_only) and not lines:
             continue  # only PT2E quantizers read it: shown where a spec sets it
         out.append((spec.word, lines))
     return tuple(out)
