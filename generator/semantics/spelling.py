@@ -160,6 +160,12 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append(f"qparams: {o.qparams}")
     if o.any_float:
         parts.append("any_float: true")
+    if o.other is not None:
+        parts.append(f"other: {o.other}")
+    if o.when:
+        parts.append(f"when: {hooks(o.when)}")
+    if o.opt_in:
+        parts.append("opt_in: true")
     return "{" + ", ".join(parts) + "}"
 
 
