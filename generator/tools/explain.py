@@ -284,7 +284,9 @@ def _chain_lines(chain: list[dict[str, Any]]) -> list[str]:
     return _table(rows, "    ")
 
 
-def _field_lines(fields: list[dict[str, Any]]) -> list[str]:
+def _field_lines(fields: list[dict[str, Any]], pt2e_only: bool = False) -> list[str]:
+    """The fields set, aligned, then those not set (not for a PT2E-only target: the
+    BackendConfig's fields are never set there)."""
     rows: list[tuple[str, str, str]] = []
     unset = []
     for f in fields:
@@ -300,7 +302,7 @@ def _field_lines(fields: list[dict[str, Any]]) -> list[str]:
         rows.append((f["field"], where, values[0]))
         rows += [("", "", v) for v in values[1:]]
     lines = _table(rows)
-    if unset:
+    if unset and not pt2e_only:
         lines.append(f"  not set: {', '.join(unset)}")
     return lines
 
@@ -318,7 +320,7 @@ def config_text(d: dict[str, Any]) -> str:
         r = d["replaced"]
         lines.append(f"  replaces the config written at {_where(r['written_at'])}")
         lines += _chain_lines(r["chain"])
-    lines += ["", "fields"] + _field_lines(d["fields"])
+    lines += ["", "fields"] + _field_lines(d["fields"], bool(d.get("pt2e_only")))
     if d["definitions"]:
         rows = [
             (f"{x['kind']} {x['name']}", _where(x["at"], False), f"via {x['via']}")
