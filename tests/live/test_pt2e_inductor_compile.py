@@ -20,8 +20,9 @@ On X86 the quantized patterns become oneDNN's ``qconv_pointwise`` /
 model that lowered to float kernels on both sides would fail). Arm's int8
 activations are not fused by Inductor's x86 passes on this CPU: its case
 proves the same lowered code (quantize/dequantize kernels around the float
-op), not oneDNN kernels. Three X86 models and one Arm model, ~30 s in all
-(most of it the first C++ compile).
+op), not oneDNN kernels. Three X86 models and one Arm model, and the program
+of docs/guides/pt2e/x86-inductor.md, run in this process (it shares the first
+C++ compile): ~35 s in all, most of it that first compile.
 """
 
 from __future__ import annotations
@@ -181,3 +182,26 @@ def test_kernels_normalises_numbering_and_keeps_post_ops():
         "extern_kernels.addmm",
         "cpp_fused_dequantize_per_tensor",
     ]
+
+
+PAGE, START = "guides/pt2e/x86-inductor.md", "import re\n\nimport torch\n"
+
+
+def test_the_guides_program_prints_what_the_guide_shows(inductor_cache):
+    """The page's torch.compile program, run here (tests/docs lists it as run): what it
+    prints is the output the page shows. Its Inductor settings end with it."""
+    import contextlib
+    import io
+
+    from torch._inductor import config as inductor
+
+    from tests.docs.pages import block, matches
+    from tests.docs.test_pages import shown_after
+
+    source = block(PAGE, "python", starting=START)
+    out = io.StringIO()
+    with inductor.patch(freezing=False, fx_graph_cache=True), contextlib.redirect_stdout(out):
+        exec(compile(source, PAGE, "exec"), {"__name__": "__main__"})
+    torch._dynamo.reset()
+    assert "onednn.qconv_pointwise" in out.getvalue()
+    assert matches(shown_after(PAGE, START), out.getvalue()), out.getvalue()
