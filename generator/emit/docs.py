@@ -160,7 +160,7 @@ def render_docs(
         ),
     }
     for b, info in zip(ordered + only, infos):
-        files[info.page] = _render_backend_page(b, info)
+        files[info.page] = _render_backend_page(b, info, notes.get(b.module))
     return files
 
 
@@ -383,7 +383,7 @@ def _md_matrix(infos: list[BackendInfo], rows: list[Row]) -> list[str]:
     return lines
 
 
-def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
+def _fx_table(b: m.Backend) -> list[str]:
     columns = [f for f in words.SPEC_ORDER if f.word not in _RARE]
     head = "| # | pattern | kind | " + " | ".join(f.word for f in columns) + " | other |"
     lines = [head, "| ---: |" + " --- |" * (len(columns) + 3)]
@@ -399,6 +399,30 @@ def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
             + " | ".join(cells)
             + f" | {'<br>'.join(other)} |"
         )
+    return lines
+
+
+def _pt2e_only_table(b: m.Backend, notes: dict[int, tuple[str, ...]]) -> list[str]:
+    """A PT2E-only target's configs: the fields its quantizer reads, and what its rules add."""
+    columns = [f for f in words.SPEC_ORDER if f.word in ("observation", "dtypes", "pt2e")]
+    head = "| # | pattern | kind | " + " | ".join(f.word for f in columns) + " | quantizer |"
+    lines = [head, "| ---: |" + " --- |" * (len(columns) + 3)]
+    for n, c in enumerate(b.configs, 1):
+        cells = [_md_field(c, f) for f in columns]
+        lines.append(
+            f"| {n} | {md_code(words.config_pattern(c))} | {words.kind(c)} | "
+            + " | ".join(cells)
+            + f" | {md_text('; '.join(notes.get(id(c), ())))} |"
+        )
+    return lines
+
+
+def _render_backend_page(
+    b: m.Backend, info: BackendInfo, notes: dict[int, tuple[str, ...]] | None = None
+) -> str:
+    """A backend's page; a PT2E-only target's (``notes`` given, see ``_pt2e_notes``) shows
+    the fields its quantizer reads and what its rules add, not the BackendConfig's fields."""
+    lines = _fx_table(b) if notes is None else _pt2e_only_table(b, notes)
     kinds: dict[str, int] = {k: 0 for k in words.KINDS}
     uses: dict[str, int] = {}
     for c in b.configs:

@@ -272,6 +272,16 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     page = docs["backends/x86_inductor.md"]
     assert "`get_x86_inductor_quantizer()` (PT2E only: a PT2E quantizer, no BackendConfig)" in page
     assert "BackendConfig('x86_inductor')" not in page
+    # Its table: the fields its quantizer reads and what each rule adds, no FX-only columns.
+    assert "| # | pattern | kind | observation | dtypes | pt2e | quantizer |" in page
+    assert "| fuser |" not in page and "| root |" not in page
+    rows = re.findall(r"^\| (\d+) \| `(.*?)` \|.*\| (.*) \|$", page, re.M)
+    assert [p for _, p, _ in rows] == [words.config_pattern(c) for c in x86.configs]
+    by_pattern = {p: quantizer for _, p, quantizer in rows}
+    assert by_pattern["torch.matmul"] == "opt-in"
+    assert by_pattern[qat_add] == "QAT only; other input quantized"
+    assert by_pattern["nn.Conv2d"] == ""
+    assert "`{aten: aten.matmul.default, opt_in: true}`" in page
 
 
 def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs):
