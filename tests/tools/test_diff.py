@@ -516,10 +516,23 @@ def test_a_pt2e_only_targets_patterns_are_compared(repo, capsys):
     assert got == [
         ("arm_inductor", "torch.matmul", "dtypes", "narrowing"),
         ("x86_inductor", "torch.matmul", "dtypes", "narrowing"),
-        ("x86_inductor", "torch.mul", "pt2e", "neutral"),
+        ("x86_inductor", "torch.mul", "pt2e", "widening"),  # a condition dropped
     ]
     _, text, _ = bcfg(capsys)
     assert "{aten: aten.mul.Tensor, when: same_shape} → {aten: aten.mul.Tensor}" in text
+    # opt_in: true added to matmul narrows it; a condition added to mul back narrows too.
+    edit(spec, lambda t: t.replace("aten.mul.Tensor}", "aten.mul.Tensor, when: same_shape}"))
+    edit(spec, lambda t: t.replace("aten.matmul.default, opt_in: true}", "aten.matmul.default}"))
+    commit(repo, "matmul without opt_in")
+    edit(spec, lambda t: t.replace("aten.matmul.default}", "aten.matmul.default, opt_in: true}"))
+    code, out, err = bcfg(capsys, "HEAD", "--format", "json", "--exit-code")
+    got = sorted(
+        (c["backend"], c["pattern"], c["field"], c["severity"]) for c in json.loads(out)["changes"]
+    )
+    assert got == [
+        ("arm_inductor", "torch.matmul", "pt2e", "narrowing"),
+        ("x86_inductor", "torch.matmul", "pt2e", "narrowing"),
+    ], got
 
 
 def test_configs_names_a_pt2e_quantizer_as_such(capsys, monkeypatch):
