@@ -179,6 +179,8 @@ def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
         args.append(f"qparams={layout.string(r.qparams)}")
     if r.any_float:
         args.append("any_float=True")
+    if r.reused_weight != "match":
+        args.append(f"reused_weight={layout.string(r.reused_weight)}")
     if r.partitions:
         parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
         args.append(f"partitions={_seq(parts)}")

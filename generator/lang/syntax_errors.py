@@ -104,6 +104,7 @@ _VALUE_AFTER_KEY = {
     "annotate": "a function",
     "transform": "a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
     "outputs": "patterns or consumers",
+    "reused_weight": "match or decline",
     "quant_min": "a number",
     "quant_max": "a number",
     "scale_min": "a number",

@@ -374,6 +374,8 @@ PT2E_KEYS: dict[str, str] = {
     "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
     "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
     "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
+    "reused_weight": "match or decline (the quantizer's, by default match): whether a match whose "
+    "weight or bias an earlier match quantized (a module called twice, tied weights) is quantized",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
 # The values of ``qparams``; the first is the default.
@@ -392,6 +394,8 @@ PT2E_CONDITIONS: dict[str, str] = {
     "user_quantizable": "it has no user, or a user the quantizer quantizes",
     "same_shape": "its two arguments are tensors of one shape",
 }
+# The values of ``reused_weight``; the first is the default.
+PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = ("match", "decline")
 # The values of ``other:``: the other input of a binary op in a chain.
 PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
@@ -402,6 +406,8 @@ QUANTIZER_FIELDS: dict[str, str] = {
     "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type) or "
     "operators (torchao's inductor quantizers: module names, operator types, global)",
     "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
+    "reused_weight": "match (the default) or decline: the reused_weight of every pattern with a "
+    "weight whose pt2e field does not say",
 }
 # The values of a quantizer's ``scopes`` field; the first is the default.
 QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators")

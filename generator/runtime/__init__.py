@@ -59,7 +59,9 @@ when it gives them an output spec) gets the input spec on its first input,
 shared with its other inputs and its output, and counts as a quantized
 pattern itself. A ``shared`` op's first input always gets the input spec.
 
-A match is skipped when a node of it is already annotated, when its scope
+A match is skipped when a node of it is already annotated (with
+``reused_weight="decline"``, its weight or bias too: an earlier match of the
+same module, or of a tied weight, took it), when its scope
 does not accept it, when an activation input is not a float32 tensor, or when
 a skip predicate of the rule holds for an activation input (or, for a
 predicate of the first op such as ``depthwise``, for the match's first op).

@@ -91,9 +91,10 @@ def annotate_chain(
         root, last = chain[0], chain[-1]
         found = roles(root, rule)
         params = [n for n, role in found if role != "input"]
-        if is_annotated(chain[::-1] + params) or not accept(chain):
+        checked = params if rule.reused_weight == "decline" else []
+        if is_annotated(chain[::-1] + checked) or not accept(chain):
             if rec is not None:
-                rec.declined_chain(rule, chain, params, accept)
+                rec.declined_chain(rule, chain, checked, accept)
             continue
         if skipped(rule, [n for n, role in found if role == "input"], model, root):
             if rec is not None:

@@ -240,6 +240,16 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 if rec is not None:
                     rec.declined_chain(rule, chain, [], accept)
                 continue
+            reused = _reused(chain[0], rule) if rule.reused_weight == "decline" else None
+            if reused is not None:
+                if rec is not None:
+                    rec.declined(
+                        rule,
+                        chain,
+                        "annotated",
+                        f"{reused[0].name} was quantized by {reused[1].name}",
+                    )
+                continue
             if config is None:
                 _claim(chain)
                 _mark(parts if rule.qat else [])
@@ -312,6 +322,20 @@ def _holds(rule: Rule, root: Node, nodes: list[Node], quantizable: Any) -> bool:
                 )
             return False
     return True
+
+
+def _reused(root: Node, rule: Rule) -> tuple[Node, Node] | None:
+    """The first weight or bias of a match's first op that another annotated op quantizes
+    (the same module called twice, a tied weight), with that op; None if there is none."""
+    for i, param in enumerate(root.args):
+        if i not in (rule.weight, rule.bias) or not isinstance(param, Node):
+            continue
+        for user in param.users:
+            qa = user.meta.get(KEY)
+            if user is not root and qa is not None and qa._annotated:
+                if qa.input_qspec_map.get(param) is not None:
+                    return param, user
+    return None
 
 
 def _all_in(module_name: str) -> Accept:

@@ -61,6 +61,9 @@ class Rule:
     weight_axis: int | None = None
     qparams: str = "first"
     any_float: bool = False  # activation inputs of any floating dtype, not float32 only
+    # "decline": a match whose weight or bias an earlier match annotated (a module called
+    # twice, tied weights) is left to the rules after; "match": only its ops are checked.
+    reused_weight: str = "match"
     # Operator-scoped quantizers (operators.py): sequences of source types a chain
     # is found by, the module classes and functions its first op comes from, what
     # a binary op's other input gets ("quantized" or "float"), conditions a match

@@ -23,6 +23,7 @@ from ..lang.vocabulary import (
     PT2E_MATCH_WORDS,
     PT2E_OTHER_WORDS,
     PT2E_QPARAMS_WORDS,
+    PT2E_REUSED_WEIGHT_WORDS,
     PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
@@ -221,6 +222,19 @@ class Coercions:
             v.span, f"qparams must be {' or '.join(PT2E_QPARAMS_WORDS)}, got {describe(v)}"
         )
 
+    def _reused_weight(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_REUSED_WEIGHT_WORDS:
+            return v.text
+        words = list(PT2E_REUSED_WEIGHT_WORDS)
+        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"reused_weight must be {' or '.join(words)}, got {describe(v)}",
+            close
+            or "match: a match is quantized whether an earlier match quantized its weight or "
+            "not; decline: it is left to the rules after",
+        )
+
     def _other(self, v: Value) -> str:
         if isinstance(v, Word) and v.text in PT2E_OTHER_WORDS:
             return v.text
@@ -273,6 +287,7 @@ class Coercions:
         "other": _other,
         "when": _when,
         "opt_in": _opt_in,
+        "reused_weight": _reused_weight,
     }
 
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {

@@ -125,6 +125,7 @@ ORDER_FIELD = "PT2E order"
 TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
 SCOPES_FIELD = "PT2E quantizer scopes"
+REUSED_FIELD = "PT2E quantizer reused_weight"
 
 
 def _quantizer_changes(
@@ -188,6 +189,21 @@ def _quantizer_changes(
                 a.scopes,
                 b.scopes,
                 Severity.NARROWING,
+                b.span,
+            )
+        )
+    if a.reused_weight != b.reused_weight:
+        # decline leaves a reused module's later calls to other rules: it quantizes less.
+        severity = Severity.NARROWING if b.reused_weight == "decline" else Severity.WIDENING
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                REUSED_FIELD,
+                a.reused_weight,
+                b.reused_weight,
+                severity,
                 b.span,
             )
         )
@@ -675,6 +691,10 @@ class _Canon:
                 v.other,
                 self.value(v.when),
                 v.opt_in,
+                v.weight_axis,
+                v.qparams,
+                v.any_float,
+                v.reused_weight,
             )
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))

@@ -277,6 +277,7 @@ class PT2EOptions:
     other: str | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
+    reused_weight: str | None = None  # None: the quantizer's
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,9 @@ class Rule:
     other: str | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
+    # decline: a match whose weight or bias is annotated already (by an earlier match of
+    # the same module or a tied weight) is not annotated; match: only its ops are checked.
+    reused_weight: str = "match"
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -413,3 +417,5 @@ class Quantizer:
     # How configs select nodes: "modules" (SpecQuantizer) or "operators" (OperatorScopedQuantizer).
     scopes: str = "modules"
     fx: bool = True  # False: the backend is this quantizer's only, no BackendConfig
+    # The reused_weight of the rules with a weight whose pattern does not set it.
+    reused_weight: str = "match"

@@ -20,6 +20,7 @@ from dataclasses import replace
 from ..lang import syntax as syn
 from ..lang.vocabulary import (
     PT2E_DTYPES,
+    PT2E_REUSED_WEIGHT_WORDS,
     QUANTIZER_FIELDS,
     QUANTIZER_OUTPUTS,
     QUANTIZER_SCOPES,
@@ -54,6 +55,8 @@ class Quantizers:
         self._modules: dict[str, m.PatternConfig] = {}
         # ... and the modules its sequential fusers build, by identity.
         self._built: set[str] = set()
+        # ... and its quantizer's reused_weight, for patterns with a weight that do not say.
+        self._reused = PT2E_REUSED_WEIGHT_WORDS[0]
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -99,6 +102,7 @@ class Quantizers:
         outputs = QUANTIZER_OUTPUTS[0]
         scopes = QUANTIZER_SCOPES[0]
         fx = True
+        reused = PT2E_REUSED_WEIGHT_WORDS[0]
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -119,10 +123,13 @@ class Quantizers:
                     scopes = self._word(f, fld.value, "scopes", QUANTIZER_SCOPES)
                 elif fld.name == "fx":
                     fx = self._word(f, fld.value, "fx", ("true", "false")) == "true"
+                elif fld.name == "reused_weight":
+                    reused = self._word(f, fld.value, "reused_weight", PT2E_REUSED_WEIGHT_WORDS)
                 else:
                     transforms = self._transforms(f, fld.value)
             except Fail:
                 failed = True
+        self._reused = reused
         rules = self._rules(backend)
         if failed or rules is None:
             raise Fail
@@ -136,6 +143,7 @@ class Quantizers:
             outputs=outputs,
             scopes=scopes,
             fx=fx,
+            reused_weight=reused,
         )
 
     def _word(self, f: LoadedFile, e: syn.Expr, name: str, words: Sequence[str]) -> str:
@@ -299,6 +307,15 @@ class Quantizers:
                 f"weight_axis applies to a chain whose first op has a weight; {_shown(c.pattern)} has none",
                 "set its weight position with input_index: {weight: 1}, or remove weight_axis",
             )
+        weighted = weight is not None and kind is m.RuleKind.CHAIN
+        if opts.reused_weight is not None and not weighted:
+            raise self._fail(
+                c,
+                "pt2e",
+                f"reused_weight applies to a chain whose first op has a weight; "
+                f"{_shown(c.pattern)} has none",
+                "set its weight position with input_index: {weight: 1}, or remove reused_weight",
+            )
         qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
         self._mixed_dtypes(c, kind)
         allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
@@ -321,6 +338,7 @@ class Quantizers:
             other=opts.other,
             when=opts.when,
             opt_in=opts.opt_in,
+            reused_weight=(opts.reused_weight or self._reused) if weighted else "match",
             origins=(c.origin,) if c.origin is not None else (),
         )
 
@@ -705,7 +723,7 @@ def _merge_key(r: m.Rule) -> tuple:
     return (
         r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
         bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
-        r.any_float,
+        r.any_float, r.reused_weight,
     )  # fmt: skip
 
 

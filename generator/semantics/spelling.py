@@ -166,6 +166,8 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append(f"when: {hooks(o.when)}")
     if o.opt_in:
         parts.append("opt_in: true")
+    if o.reused_weight is not None:
+        parts.append(f"reused_weight: {o.reused_weight}")
     return "{" + ", ".join(parts) + "}"
 
 

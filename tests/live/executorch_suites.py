@@ -1,6 +1,7 @@
 """ExecuTorch's own XNNPACK tests, original against swapped, test by test.
 
     python -m tests.live.executorch_suites [quantizer|ops|all] [--swap module:Class]
+        [--original FILE] [--swapped FILE] [--save DIR]
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
 57 tests) and the op tests that may quantize through the ``Tester``
@@ -12,15 +13,25 @@ every test whose outcome differs; the exit status is 1 if one does. The
 quantizer tests take about 5 minutes a run on 2 free cores, the op files about
 25: this is run before resolving, not in CI (tests/live/test_executorch_swap.py
 runs a few of them there).
+
+``--save DIR`` keeps each run's outcomes (``DIR/<suite>-original.json`` and
+``DIR/<suite>-swapped.json``: each test's outcome, message, and for op tests
+whether it quantized). ``--original FILE`` (or ``--swapped FILE``) reuses such a
+file instead of running that side again, for one suite (``quantizer`` or
+``ops``): the original run does not change with bcfg's specs, so it is run once
+and compared with each swapped run. A file that does not exist yet (another run
+is still writing it) is waited for once this run is done.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
@@ -64,6 +75,22 @@ def run(targets: list[str], swap: str, out: Path, extra: tuple[str, ...] = ()) -
     return json.loads(out.read_text())
 
 
+def saved(path: Path, wait: float = 4 * 3600) -> dict[str, dict]:
+    """The outcomes a run saved at ``path``; waits for a run that has not written them yet."""
+    start = time.monotonic()
+    announced = False
+    while True:
+        try:
+            return json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            if time.monotonic() - start > wait:
+                raise
+            if not announced:
+                print(f"waiting for {path} (a run still writing it)", flush=True)
+                announced = True
+            time.sleep(30)
+
+
 def compare(
     original: dict[str, dict], swapped: dict[str, dict], ops: bool
 ) -> tuple[list[str], list[str]]:
@@ -94,12 +121,31 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.live.executorch_suites")
     parser.add_argument("suite", nargs="?", default="all", choices=["quantizer", "ops", "all"])
     parser.add_argument("--swap", default=SWAP)
+    parser.add_argument("--original", type=Path, help="a saved original run's outcomes (JSON)")
+    parser.add_argument("--swapped", type=Path, help="a saved swapped run's outcomes (JSON)")
+    parser.add_argument("--save", type=Path, help="a directory to keep the outcome files in")
     args = parser.parse_args(argv)
+    if (args.original or args.swapped) and args.suite == "all":
+        parser.error(
+            "--original and --swapped are one suite's outcomes: name it (quantizer or ops)"
+        )
     differ: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
+        out = args.save or Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
         for suite in ("quantizer", "ops") if args.suite == "all" else (args.suite,):
-            original = run(paths(suite), "", Path(tmp) / f"{suite}-original.json")
-            swapped = run(paths(suite), args.swap, Path(tmp) / f"{suite}-swapped.json")
+            swapped = (
+                saved(args.swapped)
+                if args.swapped
+                else run(paths(suite), args.swap, out / f"{suite}-swapped.json")
+            )
+            if args.original:
+                original = saved(args.original)
+                kept = out / f"{suite}-original.json"
+                if args.save and args.original.resolve() != kept.resolve():
+                    shutil.copyfile(args.original, kept)
+            else:
+                original = run(paths(suite), "", out / f"{suite}-original.json")
             differ += figures(suite, original, swapped, suite == "ops")
     return 1 if differ else 0
 

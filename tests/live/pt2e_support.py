@@ -348,6 +348,32 @@ EDGES["same AdaptiveAvgPool2d module twice"] = (
     _x4,
 )
 
+
+def _tied() -> nn.Module:
+    """Two Linear modules sharing one weight Parameter, one after the other."""
+    a, b = _lin(), _lin()
+    b.weight = a.weight
+    return Fn(lambda s, x: s.b(s.a(x)), a=a, b=b)
+
+
+# Reused modules: XNNPACK quantizes a linear at every call (its check is the node
+# alone) but declines a linear + relu or a conv whose weight an earlier match took.
+EDGES.update(
+    {
+        "same Linear module twice": (lambda: Fn(lambda s, x: s.l(s.l(x)), l=_lin()), _x2),
+        "same Linear module twice + relu": (
+            lambda: Fn(lambda s, x: F.relu(s.l(F.relu(s.l(x)))), l=_lin()),
+            _x2,
+        ),
+        "same Conv2d module twice": (lambda: Fn(lambda s, x: s.c(s.c(x)), c=_conv()), _x4),
+        "same Conv2d module twice + relu": (
+            lambda: Fn(lambda s, x: F.relu(s.c(F.relu(s.c(x)))), c=_conv()),
+            _x4,
+        ),
+        "tied Linear weights": (_tied, _x2),
+    }
+)
+
 # QAT and train-mode cases: (model factory, inputs, config form).
 QAT_EDGES: dict[str, tuple[Callable[[], nn.Module], tuple[torch.Tensor, ...], str]] = {
     "linear + relu": (lambda: nn.Sequential(_lin(), nn.ReLU()), _x2, "qat"),
@@ -367,6 +393,16 @@ QAT_EDGES: dict[str, tuple[Callable[[], nn.Module], tuple[torch.Tensor, ...], st
         "qat_per_tensor",
     ),
     "dynamic linear": (lambda: nn.Sequential(_lin()), _x2, "qat_dynamic"),
+    "same Conv2d twice, each + its BatchNorm2d": (
+        lambda: Fn(
+            lambda s, x: s.b2(s.c(s.b1(s.c(x)))),
+            c=_conv(k=3, padding=1),
+            b1=nn.BatchNorm2d(4),
+            b2=nn.BatchNorm2d(4),
+        ),
+        _x4,
+        "qat",
+    ),
     "PTQ of a train-mode conv + bn": (
         lambda: nn.Sequential(_conv(k=3), nn.BatchNorm2d(4)),
         _x4,

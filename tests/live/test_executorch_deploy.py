@@ -38,6 +38,8 @@ CASES = [
     ("cat_mean_pool", "per_tensor", False),
     ("class_token", "per_channel", True),
     ("conv1d", "per_tensor", True),
+    ("reused_linear", "per_channel", False),
+    ("reused_conv", "per_tensor", True),
 ]
 
 

@@ -99,12 +99,52 @@ class QatBinary(nn.Module):
         return self.b3(self.c3(y)) + y
 
 
+class ReusedLinear(nn.Module):
+    """One Linear called twice, each call with its ReLU, then two Linears with one weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l, self.r1, self.r2 = nn.Linear(8, 8), nn.ReLU(), nn.ReLU()
+        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)
+        self.b.weight = self.a.weight
+
+    def forward(self, x):
+        y = self.r2(self.l(self.r1(self.l(x))))
+        return self.b(self.a(y))
+
+
+class ReusedConv(nn.Module):
+    """One Conv2d called twice, each call with its ReLU (in non-strict graphs torchao
+    raises on it: the conv's source partition has two outputs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c, self.r1, self.r2 = nn.Conv2d(4, 4, 1), nn.ReLU(), nn.ReLU()
+
+    def forward(self, x):
+        return self.r2(self.c(self.r1(self.c(x))))
+
+
+class ReusedConvAlone(nn.Module):
+    """One Conv2d called twice, nothing after."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.c(self.c(x))
+
+
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[torch.Tensor, ...], bool]] = {
     **ZOO,
     "unary": (Unary, (torch.randn(2, 3, 8, 8),), False),
     "binary": (Binary, (torch.randn(2, 3, 10, 10),), False),
     "attention": (Attention, (torch.randn(2, 5, 16),), False),
     "qat_binary": (QatBinary, (torch.randn(2, 3, 8, 8),), True),
+    "reused_linear": (ReusedLinear, (torch.randn(2, 8),), False),
+    "reused_conv": (ReusedConv, (torch.randn(1, 4, 6, 6),), False),
+    "reused_conv_alone": (ReusedConvAlone, (torch.randn(1, 4, 6, 6),), False),
 }
 
 
@@ -201,6 +241,20 @@ CASES = (
     + [("arm", m, "static", True, "global") for m in ("binary", "linear_stack", "unary")]
     + [("arm", "attention", "static", False, "matmul"), ("arm", "binary", "static", 1, "scopes")]
     + [("arm", "dyn_linear", "dynamic", True, "global"), ("arm", "qat_binary", "qat", 1, "global")]
+    # Reused modules and tied weights: quantized at every call, as torchao's inductor does.
+    + [
+        ("x86", m, "static", s, "global")
+        for m in ("reused_linear", "reused_conv_alone")
+        for s in (1, 0)
+    ]
+    + [
+        ("x86", "reused_conv", "static", True, "global"),
+        ("x86", "reused_linear", "dynamic", 0, "global"),
+    ]
+    + [
+        ("arm", "reused_linear", "static", False, "global"),
+        ("arm", "reused_conv", "static", 1, "global"),
+    ]
 )
 
 

@@ -88,6 +88,12 @@ EDGE_CASES = [
     ("add of int tensors", False),
     ("conv -> adaptive_avg_pool2d", True),
     ("conv_transpose2d + bn", False),
+    ("same Linear module twice", True),
+    ("same Linear module twice + relu", False),
+    ("same Conv2d module twice", False),
+    ("same Conv2d module twice + relu", True),
+    ("tied Linear weights", True),
+    ("same Conv2d twice, each + its BatchNorm2d", True),
 ]
 
 

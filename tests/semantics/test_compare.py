@@ -371,6 +371,27 @@ def test_quantizer_outputs_changed():
     assert pt2e_diff(consumers.replace("consumers", "patterns")) == []
 
 
+def test_reused_weight_changes_are_shown():
+    """On a pattern (and the PT2E settings bcfg diff spells: weight_axis, any_float too), and on
+    the quantizer, where decline quantizes less."""
+    linear = "pattern nn.Linear { dtypes: w8 }"
+    declined = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {reused_weight: decline} }")
+    assert pt2e_diff(declined) == [
+        ("q", "nn.Linear", "changed", "pt2e", None, "{reused_weight: decline}", "neutral")
+    ]
+    both = Q.replace(
+        linear, "pattern nn.Linear { dtypes: w8  pt2e: {weight_axis: 1, any_float: true} }"
+    )
+    assert pt2e_diff(both) == [
+        ("q", "nn.Linear", "changed", "pt2e", None, "{weight_axis: 1, any_float: true}", "neutral")
+    ]
+    quantizer = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  reused_weight: decline }")
+    assert pt2e_diff(quantizer) == [
+        ("q", None, "changed", "PT2E quantizer reused_weight", "match", "decline", "narrowing")
+    ]
+    assert pt2e_diff(Q, before=quantizer)[0][-1] == "widening"
+
+
 # The order a PT2E quantizer tries its rules (quantizers.tried_order): chains longest first,
 # an eager shared op (or an annotate hook) in its place, chains sorted only between them.
 ORDERED = """

@@ -363,6 +363,18 @@ CHECKS = {
         "pt2e_xnnpack_rules",
         "weight_axis applies to a chain whose first op has a weight",
     ),
+    "pt2e: reused_weight is match or decline": (
+        "pt2e_reused_weight",
+        "reused_weight must be match or decline, got the name 'declined'",
+    ),
+    "pt2e: a quantizer's reused_weight is match or decline": (
+        "pt2e_reused_weight_rules",
+        "reused_weight must be match or decline, got the name 'skip'",
+    ),
+    "pt2e: reused_weight needs a weight": (
+        "pt2e_reused_weight_rules",
+        "reused_weight applies to a chain whose first op has a weight",
+    ),
     "quantizer: module names collide": (
         "quantizer_module_collision",
         "would be generated as the module of the quantizer",

@@ -170,6 +170,55 @@ def test_outputs_says_who_observes_a_pattern_output(tmp_path):
     assert d.hint and d.hint.startswith("did you mean 'consumers'? (patterns: ")
 
 
+def test_reused_weight_comes_from_the_pattern_else_the_quantizer(tmp_path):
+    backend = """
+        backend b {
+            pattern nn.Conv2d { dtypes: s }
+            pattern nn.Linear { dtypes: s  pt2e: {reused_weight: match} }
+            pattern (nn.Linear, nn.ReLU) { dtypes: s  pt2e: {reused_weight: decline} }
+            pattern torch.add { dtypes: s }
+        }
+    """
+    q = quantizer(tmp_path, HEAD + backend)
+    assert q.reused_weight == "match"
+    assert {r.name: r.reused_weight for r in q.rules} == {
+        "(nn.Linear, nn.ReLU)": "decline",
+        "nn.Conv2d": "match",
+        "nn.Linear": "match",
+        "torch.add": "match",
+    }
+    q = quantizer(
+        tmp_path, HEAD.replace("quantizer b {}", "quantizer b { reused_weight: decline }") + backend
+    )
+    assert q.reused_weight == "decline"
+    # the quantizer's applies to patterns with a weight that do not say; an add has none
+    assert {r.name: r.reused_weight for r in q.rules} == {
+        "(nn.Linear, nn.ReLU)": "decline",
+        "nn.Conv2d": "decline",
+        "nn.Linear": "match",
+        "torch.add": "match",
+    }
+    from generator.emit.pt2e import render_quantizer
+
+    text = render_quantizer(q)
+    assert text.count('reused_weight="decline"') == 2 and 'reused_weight="match"' not in text
+
+
+def test_shipped_xnnpack_specs_decline_reused_weights_but_on_linear():
+    for name, linear in (("xnnpack", "nn.Linear"), ("xnnpack_executorch", "F.linear")):
+        (q,) = [
+            q
+            for q in resolve_specs(REPO, [REPO / "specs" / f"{name}.bcfg"]).quantizers
+            if q.module == name
+        ]
+        weighted = {r.name: r.reused_weight for r in q.rules if r.weight is not None}
+        assert q.reused_weight == "decline" and weighted.pop(linear) == "match", name
+        assert set(weighted.values()) == {"decline"} and len(weighted) >= 16, (name, weighted)
+    for name in ("x86_inductor", "arm_inductor"):
+        (q,) = resolve_specs(REPO, [REPO / "specs" / f"{name}.bcfg"]).quantizers
+        assert {r.reused_weight for r in q.rules} == {"match"}
+
+
 def test_a_backend_without_quantizer_has_none_and_no_pt2e_errors(tmp_path):
     spec = tmp_path / "t.bcfg"
     spec.write_text("backend b { pattern nn.GRU { dtypes: {input: quint4x2} } }\n")
