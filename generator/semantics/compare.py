@@ -117,6 +117,20 @@ def compare(
             qa, qb = old_q.get(module), new_q.get(module)
             out.extend(_quantizer_changes(module, qa, qb, canon))
             out.extend(_order_changes(b, qa, qb, _backend_changes(a, b, canon), canon))
+    if a.operator_type != b.operator_type:
+        # Another meaning of set_operator_type: its configs select other nodes.
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                OPERATOR_TYPE_FIELD,
+                a.operator_type,
+                b.operator_type,
+                Severity.NARROWING,
+                b.span,
+            )
+        )
     return out
 
 
@@ -126,6 +140,7 @@ TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
 SCOPES_FIELD = "PT2E quantizer scopes"
 REUSED_FIELD = "PT2E quantizer reused_weight"
+OPERATOR_TYPE_FIELD = "PT2E quantizer operator_type"
 
 
 def _quantizer_changes(
@@ -685,6 +700,9 @@ class _Canon:
                 v.qparams,
                 v.any_float,
                 v.reused_weight,
+                self.value(v.operator_types),
+                v.qat,
+                v.scope,
             )
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))
