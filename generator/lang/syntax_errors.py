@@ -107,7 +107,7 @@ _VALUE_AFTER_KEY = {
     "reused_weight": "match or decline",
     "operator_type": "nodes or patterns",
     "operator_types": "ATen overloads, like [aten.conv2d.default]",
-    "qat": "required, optional or required_if_dynamic",
+    "qat_config": "required, optional or required_if_dynamic",
     "scope": "all_ops, first_op or none",
     "quant_min": "a number",
     "quant_max": "a number",

@@ -378,7 +378,7 @@ PT2E_KEYS: dict[str, str] = {
     "weight or bias an earlier match quantized (a module called twice, tied weights) is quantized",
     "operator_types": "the ATen overloads whose set_operator_type selects the pattern, in a quantizer "
     "with operator_type: patterns (by default its first op's)",
-    "qat": "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
+    "qat_config": "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
     "configs (by default required for a chain through batch norm, else optional)",
     "scope": "all_ops (the default), first_op or none: which ops of a match module names, module "
     "types and the filter function judge (none: matched anywhere, with each config in turn)",
@@ -402,7 +402,7 @@ PT2E_CONDITIONS: dict[str, str] = {
 }
 # The values of ``reused_weight``; the first is the default.
 PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = ("match", "decline")
-# The values of ``qat``: required (QAT configs only), optional (any), required_if_dynamic
+# The values of ``qat_config``: required (QAT configs only), optional (any), required_if_dynamic
 # (a dynamic config only if it is a QAT config; a static one either way).
 PT2E_QAT_WORDS: tuple[str, ...] = ("required", "optional", "required_if_dynamic")
 # The values of ``scope``; the first is the default.

@@ -22,8 +22,8 @@ from ..lang.vocabulary import (
     PT2E_KEYS,
     PT2E_MATCH_WORDS,
     PT2E_OTHER_WORDS,
-    PT2E_QPARAMS_WORDS,
     PT2E_QAT_WORDS,
+    PT2E_QPARAMS_WORDS,
     PT2E_REUSED_WEIGHT_WORDS,
     PT2E_SCOPE_WORDS,
     PT2E_SKIP_HOOKS,
@@ -247,16 +247,25 @@ class Coercions:
                 "operator_types is a list of ATen overloads, got a tuple",
                 "write [aten.conv1d.default, aten.conv2d.default]",
             )
+        for x in v.items if isinstance(v, Seq) else (v,):
+            if isinstance(x, Word):
+                raise self._unknown(x)
+            if not (isinstance(x, Sym) and x.symbol.kind == m.SymbolKind.OP):
+                raise self.ctx.fail(
+                    x.span,
+                    f"operator_types lists ATen ops, like aten.conv2d.default, got {describe(x)}",
+                    "name the overloads set_operator_type is called with",
+                )
         return self._aten_position(v)
 
-    def _qat(self, v: Value) -> str:
+    def _qat_config(self, v: Value) -> str:
         if isinstance(v, Word) and v.text in PT2E_QAT_WORDS:
             return v.text
         words = list(PT2E_QAT_WORDS)
         close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
         raise self.ctx.fail(
             v.span,
-            f"qat must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
+            f"qat_config must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
             close
             or "required: only QAT configs try the pattern; optional: any config; "
             "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
@@ -329,7 +338,7 @@ class Coercions:
         "opt_in": _opt_in,
         "reused_weight": _reused_weight,
         "operator_types": _operator_types,
-        "qat": _qat,
+        "qat_config": _qat_config,
         "scope": _scope,
     }
 

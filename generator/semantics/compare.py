@@ -117,20 +117,6 @@ def compare(
             qa, qb = old_q.get(module), new_q.get(module)
             out.extend(_quantizer_changes(module, qa, qb, canon))
             out.extend(_order_changes(b, qa, qb, _backend_changes(a, b, canon), canon))
-    if a.operator_type != b.operator_type:
-        # Another meaning of set_operator_type: its configs select other nodes.
-        out.append(
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                OPERATOR_TYPE_FIELD,
-                a.operator_type,
-                b.operator_type,
-                Severity.NARROWING,
-                b.span,
-            )
-        )
     return out
 
 
@@ -219,6 +205,20 @@ def _quantizer_changes(
                 a.reused_weight,
                 b.reused_weight,
                 severity,
+                b.span,
+            )
+        )
+    if a.operator_type != b.operator_type:
+        # Another meaning of set_operator_type: its configs select other nodes.
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                OPERATOR_TYPE_FIELD,
+                a.operator_type,
+                b.operator_type,
+                Severity.NARROWING,
                 b.span,
             )
         )
@@ -701,7 +701,7 @@ class _Canon:
                 v.any_float,
                 v.reused_weight,
                 self.value(v.operator_types),
-                v.qat,
+                v.qat_config,
                 v.scope,
             )
         if isinstance(v, m.Hook):

@@ -279,7 +279,7 @@ class PT2EOptions:
     opt_in: bool = False
     reused_weight: str | None = None  # None: the quantizer's
     operator_types: tuple[Symbol, ...] | None = None  # None: the first op's overloads
-    qat: str | None = None  # None: inferred (required through batch norm)
+    qat_config: str | None = None  # None: inferred (required through batch norm)
     scope: str = "all_ops"
 
 

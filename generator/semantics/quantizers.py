@@ -60,6 +60,7 @@ class Quantizers:
         self._reused = PT2E_REUSED_WEIGHT_WORDS[0]
         # ... and its quantizer's operator_type (patterns: rules say which overloads select them).
         self._operator_type = "nodes"
+        self._scopes = QUANTIZER_SCOPES[0]
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -149,6 +150,7 @@ class Quantizers:
             failed = True
         self._reused = reused
         self._operator_type = operator_type
+        self._scopes = scopes
         rules = self._rules(backend)
         if failed or rules is None:
             raise Fail
@@ -344,20 +346,31 @@ class Quantizers:
                 "this quantizer's set_operator_type selects nodes",
                 "add operator_type: patterns to the quantizer, or remove operator_types",
             )
+        if opts.scope != "all_ops" and self._scopes != QUANTIZER_SCOPES[0]:
+            raise self._fail(
+                c,
+                "pt2e",
+                f"scope: {opts.scope} applies to a quantizer with scopes: modules; this one has "
+                f"scopes: {self._scopes}",
+                "remove scope",
+            )
         if opts.scope != "all_ops" and kind not in (m.RuleKind.CHAIN, m.RuleKind.SHARED):
             raise self._fail(
                 c,
                 "pt2e",
                 f"scope: {opts.scope} applies to patterns annotated in order; pattern "
                 f"{_shown(c.pattern)} "
-                + ("is annotated by its function" if kind is m.RuleKind.HOOK else "only propagates"),
+                + (
+                    "is annotated by its function" if kind is m.RuleKind.HOOK else "only propagates"
+                ),
                 "remove scope",
             )
-        if opts.qat is None:
+        if opts.qat_config is None:
             through_bn = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
             qat, qat_if_dynamic = through_bn, False
         else:
-            qat, qat_if_dynamic = opts.qat == "required", opts.qat == "required_if_dynamic"
+            qat = opts.qat_config == "required"
+            qat_if_dynamic = opts.qat_config == "required_if_dynamic"
         self._mixed_dtypes(c, kind)
         allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
         return m.Rule(
