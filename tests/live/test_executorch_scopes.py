@@ -200,8 +200,8 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple, Callable[[Any], Any], boo
         False,
     ),
     "op_add_inplace_selects_nothing": (
-        lambda: Fn(lambda s, x: s.l(x).add_(x)),
-        x8,
+        lambda: Fn(lambda s, x: s.c(x).add_(x), c=nn.Conv2d(4, 4, 1)),
+        x4,
         lambda q: q.set_operator_type(torch.ops.aten.add_.Tensor, PC()),
         False,
     ),
