@@ -27,7 +27,10 @@ class SpecQuantizer(Quantizer):
     configured by the first of: the first module name (in the order set) whose
     module it is in, then the first module type, then an operator type one of
     the pattern's ops has, then the global config. A config of None leaves
-    what it selects unquantized.
+    what it selects unquantized. With ``operator_type = "patterns"`` an
+    operator type instead selects the rules whose ``operator_types`` hold it
+    (a config of None then does nothing), and the global config takes what
+    is left. A rule's ``scope`` says which ops of a match a scope judges.
     """
 
     backend = ""
