@@ -59,11 +59,18 @@ def _mounted(rel: str) -> str:
     return f"{MATRIX}/{EXPLORER}" if rel == "index.html" else f"{MATRIX}/{rel}"
 
 
+def _nav_title(page: Path) -> str:
+    """A backend page's title in the navigation: its name, marked if it is PT2E only."""
+    head = page.read_text(encoding="utf-8").split("\n", 4)[:4]
+    return f"{page.stem} (PT2E only)" if any("(PT2E only:" in line for line in head) else page.stem
+
+
 def on_config(config: Any) -> Any:
     """List the backends' pages under "Support matrix" in the navigation, as the specs have them."""
     docs_dir = Path(config.docs_dir)
     backends = [
-        {p.stem: _mounted(p.relative_to(docs_dir).as_posix())}  # titled as the backend is named
+        # titled as the backend is named; a PT2E-only target's page says so in its first lines
+        {_nav_title(p): _mounted(p.relative_to(docs_dir).as_posix())}
         for p in _generated(docs_dir)
         if p.parent.name == "backends"
     ]

@@ -87,7 +87,7 @@ def compile_project(
             files[name] = text
     outputs = [Outputs(out or project.out, files, full)]
     if full and project.docs is not None:
-        outputs.append(docs_outputs(project, result.backends, project.docs))
+        outputs.append(docs_outputs(project, result, project.docs))
     return outputs, result.warnings, result.sources
 
 
@@ -119,11 +119,15 @@ def analyze_project(project: Project, specs: list[Path] | None = None) -> Analys
         table.save()
 
 
-def docs_outputs(project: Project, backends: list[m.Backend], folder: Path) -> Outputs:
-    """The docs folder's files for ``backends``: the support matrix (see ``emit.docs``)."""
+def docs_outputs(project: Project, result: Analysis, folder: Path) -> Outputs:
+    """The docs folder's files for an analysis: the support matrix (see ``emit.docs``), FX
+    backends and PT2E-only targets."""
     from .emit.docs import render_docs
 
-    return Outputs(folder, render_docs(backends, project.rel(project.specs)), True, DOCS)
+    files = render_docs(
+        result.backends, project.rel(project.specs), result.pt2e_only, result.quantizers
+    )
+    return Outputs(folder, files, True, DOCS)
 
 
 @contextmanager

@@ -51,6 +51,18 @@ def resolved():
     return {b.module: b for b in result.backends}
 
 
+@pytest.fixture(scope="session")
+def every_backend(resolved):
+    """``resolved`` and the PT2E-only targets (fx: false, no BackendConfig), by module name:
+    every column of the support matrix."""
+    from generator.config import find_project
+    from generator.semantics.driver import resolve_specs
+
+    project = find_project(REPO)
+    result = resolve_specs(project.root, project.spec_files(), project.allow)
+    return {**resolved, **{b.module: b for b in result.pt2e_only}}
+
+
 @pytest.fixture
 def project_copy(tmp_path):
     """A scratch copy of the project (pyproject, specs, generated, docs) to run the CLI in."""

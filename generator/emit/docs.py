@@ -6,6 +6,12 @@ and the cross-backend matrix, pattern × backend), ``backends/<module>.md``
 ``index.html`` (the same matrix with search, filters and a detail view per
 pattern; one self-contained file that loads nothing from anywhere).
 
+PT2E-only targets (``quantizer NAME { fx: false }``: no BackendConfig) get
+columns too, after the FX backends and marked ``PT2E only``: their cells are
+the dtype configs the quantizer accepts for the pattern, with what the
+quantizer adds in words (``QAT only``, ``opt-in``, ``other input quantized``,
+``when: input_quantized``), read from the quantizer's rules.
+
 Python decides everything here (rows, order, words, ids); the templates in
 ``templates/docs/`` only print. The docs say what backends support, never
 where a spec wrote it: no line numbers and no hashes of the spec texts, so a
@@ -19,6 +25,7 @@ import base64
 import functools
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +51,7 @@ class Cell:
     configs: tuple[str, ...]  # empty: the backend does not support the pattern
     parts: tuple[tuple[str, ...], ...]  # each config in the parts the HTML wraps between
     dtypes: str  # the dtypes they use, space-separated (the HTML's dtype filter)
+    notes: tuple[str, ...] = ()  # a PT2E-only target's conditions: "QAT only", "opt-in", ...
 
 
 @dataclass(frozen=True)
@@ -76,16 +84,43 @@ class BackendInfo:
     spec_file: str
     count: int
     page: str  # its Markdown page, relative to the docs folder
+    quantizer: str = ""  # its PT2E quantizer's getter call, if it has one
+    pt2e_only: bool = False  # no BackendConfig: a PT2E-only target (fx: false)
 
 
-def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
-    """The docs folder's files by relative path: README.md, index.html, backends/<module>.md."""
+PT2E_ONLY = "PT2E only"  # how the docs mark a PT2E-only target's column
+
+
+def render_docs(
+    backends: list[m.Backend],
+    spec_dir: str,
+    pt2e_only: Sequence[m.Backend] = (),
+    quantizers: Sequence[m.Quantizer] = (),
+) -> dict[str, str]:
+    """The docs folder's files by relative path: README.md, index.html, backends/<module>.md.
+
+    ``pt2e_only`` are the backends of ``fx: false`` quantizers: columns after the FX
+    backends'; ``quantizers`` says which backends have a PT2E quantizer, and what a
+    PT2E-only target's cells add to their dtype configs.
+    """
+    by_module = {q.module: q for q in quantizers}
     ordered = sorted(backends, key=lambda b: b.module)
+    only = sorted(pt2e_only, key=lambda b: b.module)
+    only_modules = {b.module for b in only}
     infos = [
-        BackendInfo(b.module, b.name, b.spec_file, len(b.configs), f"{BACKEND_DIR}/{b.module}.md")
-        for b in ordered
+        BackendInfo(
+            b.module,
+            b.name,
+            b.spec_file,
+            len(b.configs),
+            f"{BACKEND_DIR}/{b.module}.md",
+            f"get_{b.module}_quantizer()" if b.module in by_module else "",
+            b.module in only_modules,
+        )
+        for b in ordered + only
     ]
-    rows = _rows(ordered)
+    notes = {b.module: _pt2e_notes(b, by_module.get(b.module)) for b in only}
+    rows = _rows(ordered + only, notes)
     from markupsafe import Markup
 
     label = f"{spec_dir.rstrip('/')}/"
@@ -108,11 +143,13 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
             backends=html_infos,
             rows=html_rows,
             kinds=words.KINDS,
+            pt2e_only=[i.module for i in html_infos if i.pt2e_only],
             dtypes=sorted({d for r in html_rows for c in r.cells for d in c.dtypes.split()}),
             summary=", ".join(
                 _count(n, what)
                 for n, what in (
-                    (len(infos), "backend"),
+                    (len(ordered), "backend"),
+                    (len(only), "PT2E-only target"),
                     (len(rows), "pattern"),
                     (sum(i.count for i in infos), "pattern config"),
                 )
@@ -122,8 +159,8 @@ def render_docs(backends: list[m.Backend], spec_dir: str) -> dict[str, str]:
             csp=Markup(f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}"),
         ),
     }
-    for b, info in zip(ordered, infos):
-        files[info.page] = _render_backend_page(b, info)
+    for b, info in zip(ordered + only, infos):
+        files[info.page] = _render_backend_page(b, info, notes.get(b.module))
     return files
 
 
@@ -159,8 +196,42 @@ def _hash(element_text: str) -> str:
 # ------------------------------------------------------------------ the rows
 
 
-def _rows(backends: list[m.Backend]) -> list[Row]:
-    """Every pattern of any backend, in ``words.sort_key`` order, with one cell per backend."""
+def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...]]:
+    """What a PT2E-only target's quantizer adds to each config's dtype configs, in words, by
+    ``id`` of the config: the conditions of the rule the config became."""
+    rules = {id(o): r for r in (q.rules if q else ()) for o in r.origins}
+    out: dict[int, tuple[str, ...]] = {}
+    for c in b.configs:
+        r = rules.get(id(c.origin)) if c.origin is not None else None
+        if r is None:
+            out[id(c)] = ("not in the quantizer",)
+            continue
+        notes = []
+        if r.qat:
+            notes.append("QAT only")
+        if r.qat_if_dynamic:
+            notes.append("dynamic: QAT only")
+        if r.scope != "all_ops":
+            notes.append("scope: first op" if r.scope == "first_op" else "any scope")
+        if r.opt_in:
+            notes.append("opt-in")
+        if r.other is not None:
+            notes.append(f"other input {r.other}")
+        if r.when:
+            notes.append("when: " + ", ".join(h.name for h in r.when))
+        if r.weight_axis is not None:
+            notes.append(f"weight axis {r.weight_axis}")
+        out[id(c)] = tuple(notes)
+    return out
+
+
+def _rows(
+    backends: list[m.Backend], notes: dict[str, dict[int, tuple[str, ...]]] | None = None
+) -> list[Row]:
+    """Every pattern of any backend, in ``words.sort_key`` order, with one cell per backend.
+
+    ``notes`` holds, per PT2E-only target, what its quantizer adds to a config (``_pt2e_notes``).
+    """
     by_key: dict[tuple[bool, str], dict[str, m.PatternConfig]] = {}
     first: dict[tuple[bool, str], m.PatternConfig] = {}
     for b in backends:
@@ -170,17 +241,25 @@ def _rows(backends: list[m.Backend]) -> list[Row]:
             first.setdefault(key, c)
     keys = sorted(by_key, key=lambda k: (words.sort_key(first[k]), k))
     ids = _ids([words.config_pattern(first[k]) for k in keys])
-    return [_row(rid, first[k], by_key[k], backends) for rid, k in zip(ids, keys)]
+    notes = notes or {}
+    return [_row(rid, first[k], by_key[k], backends, notes) for rid, k in zip(ids, keys)]
 
 
 def _row(
-    rid: str, c: m.PatternConfig, configs: dict[str, m.PatternConfig], backends: list[m.Backend]
+    rid: str,
+    c: m.PatternConfig,
+    configs: dict[str, m.PatternConfig],
+    backends: list[m.Backend],
+    notes: dict[str, dict[int, tuple[str, ...]]],
 ) -> Row:
-    cells = tuple(_cell(b.module, configs.get(b.module)) for b in backends)
-    groups: dict[m.PatternConfig, list[str]] = {}
+    cells = tuple(_cell(b.module, configs.get(b.module), notes.get(b.module, {})) for b in backends)
+    groups: dict[tuple[m.PatternConfig, bool], list[str]] = {}
     for b in backends:
         if b.module in configs:
-            groups.setdefault(configs[b.module], []).append(b.module)
+            # A PT2E-only target's config is its own group: its quantizer reads it, not FX.
+            groups.setdefault((configs[b.module], b.module in notes), []).append(
+                f"{b.module} ({PT2E_ONLY})" if b.module in notes else b.module
+            )
     pattern, full = words.config_pattern(c), words.full_pattern(c.pattern)
     return Row(
         id=rid,
@@ -189,20 +268,23 @@ def _row(
         full=full,
         kind=words.kind(c),
         cells=cells,
-        groups=tuple(Group(", ".join(bs), _group_fields(cfg)) for cfg, bs in groups.items()),
+        groups=tuple(
+            Group(", ".join(bs), _group_fields(cfg, only)) for (cfg, only), bs in groups.items()
+        ),
         missing=", ".join(b.module for b in backends if b.module not in configs),
         search=" ".join(dict.fromkeys([pattern.lower(), full.lower()])),
     )
 
 
-def _cell(backend: str, c: m.PatternConfig | None) -> Cell:
+def _cell(backend: str, c: m.PatternConfig | None, notes: dict[int, tuple[str, ...]]) -> Cell:
     if c is None:
         return Cell(backend, (), (), "")
+    extra = notes.get(id(c), ())
     if not c.dtype_configs:
-        return Cell(backend, ("no dtype configs",), (("no dtype configs",),), "")
+        return Cell(backend, ("no dtype configs",), (("no dtype configs",),), "", extra)
     configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
     parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)
-    return Cell(backend, configs, parts, " ".join(words.dtypes_used(c)))
+    return Cell(backend, configs, parts, " ".join(words.dtypes_used(c)), extra)
 
 
 def code_html(text: str) -> Any:
@@ -241,7 +323,11 @@ def _keep_together(part: str) -> str:
     return part.replace("→ ", "→\u00a0")
 
 
-def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _group_fields(
+    c: m.PatternConfig, pt2e_only: bool = False
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The detail view's fields of a config; of a PT2E-only target's, only those it sets (the
+    BackendConfig-only fields, root, fuser and the like, would all be unset)."""
     out = []
     for spec in words.SPEC_ORDER:
         if spec.word == "dtypes":
@@ -249,7 +335,7 @@ def _group_fields(c: m.PatternConfig) -> tuple[tuple[str, tuple[str, ...]], ...]
         else:
             text = words.field(c, spec)
             lines = () if text is None else (text,)
-        if spec.kind is FieldKind.PT2E and not lines:
+        if (spec.kind is FieldKind.PT2E or pt2e_only) and not lines:
             continue  # only PT2E quantizers read it: shown where a spec sets it
         out.append((spec.word, lines))
     return tuple(out)
@@ -273,23 +359,35 @@ def _ids(patterns: list[str]) -> list[str]:
 
 
 def _md_backend(i: BackendInfo) -> str:
+    name = f"— ({PT2E_ONLY})" if i.pt2e_only else md_code(i.name)
+    quantizer = md_code(i.quantizer) if i.quantizer else ""
     return (
-        f"| [{md_text(i.module)}]({i.page}) | {md_code(i.name)} | {i.count} "
+        f"| [{md_text(i.module)}]({i.page}) | {name} | {quantizer} | {i.count} "
         f"| {md_code(i.spec_file)} |"
     )
 
 
+def _md_column(i: BackendInfo) -> str:
+    return md_text(i.module) + (f" ({PT2E_ONLY})" if i.pt2e_only else "")
+
+
 def _md_matrix(infos: list[BackendInfo], rows: list[Row]) -> list[str]:
-    head = "| pattern | kind | " + " | ".join(md_text(i.module) for i in infos) + " |"
+    head = "| pattern | kind | " + " | ".join(_md_column(i) for i in infos) + " |"
     rule = "| --- | --- |" + " --- |" * len(infos)
     lines = [head, rule]
     for r in rows:
-        cells = ["<br>".join(md_text(x) for x in c.configs) for c in r.cells]
+        cells = [
+            "<br>".join(
+                [md_text(x) for x in c.configs]
+                + ([f"*{md_text('; '.join(c.notes))}*"] if c.notes else [])
+            )
+            for c in r.cells
+        ]
         lines.append(f"| {md_code(r.pattern)} | {r.kind} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
+def _fx_table(b: m.Backend) -> list[str]:
     columns = [f for f in words.SPEC_ORDER if f.word not in _RARE]
     head = "| # | pattern | kind | " + " | ".join(f.word for f in columns) + " | other |"
     lines = [head, "| ---: |" + " --- |" * (len(columns) + 3)]
@@ -305,6 +403,30 @@ def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
             + " | ".join(cells)
             + f" | {'<br>'.join(other)} |"
         )
+    return lines
+
+
+def _pt2e_only_table(b: m.Backend, notes: dict[int, tuple[str, ...]]) -> list[str]:
+    """A PT2E-only target's configs: the fields its quantizer reads, and what its rules add."""
+    columns = [f for f in words.SPEC_ORDER if f.word in ("observation", "dtypes", "pt2e")]
+    head = "| # | pattern | kind | " + " | ".join(f.word for f in columns) + " | quantizer |"
+    lines = [head, "| ---: |" + " --- |" * (len(columns) + 3)]
+    for n, c in enumerate(b.configs, 1):
+        cells = [_md_field(c, f) for f in columns]
+        lines.append(
+            f"| {n} | {md_code(words.config_pattern(c))} | {words.kind(c)} | "
+            + " | ".join(cells)
+            + f" | {md_text('; '.join(notes.get(id(c), ())))} |"
+        )
+    return lines
+
+
+def _render_backend_page(
+    b: m.Backend, info: BackendInfo, notes: dict[int, tuple[str, ...]] | None = None
+) -> str:
+    """A backend's page; a PT2E-only target's (``notes`` given, see ``_pt2e_notes``) shows
+    the fields its quantizer reads and what its rules add, not the BackendConfig's fields."""
+    lines = _fx_table(b) if notes is None else _pt2e_only_table(b, notes)
     kinds: dict[str, int] = {k: 0 for k in words.KINDS}
     uses: dict[str, int] = {}
     for c in b.configs:
@@ -318,7 +440,11 @@ def _render_backend_page(b: m.Backend, info: BackendInfo) -> str:
         .render(
             mark=_mark(b.spec_file),
             backend=info,
-            call=md_code(f"BackendConfig({b.name!r})"),
+            call=(
+                f"{md_code(info.quantizer)} ({PT2E_ONLY}: a PT2E quantizer, no BackendConfig)"
+                if info.pt2e_only
+                else md_code(f"BackendConfig({b.name!r})")
+            ),
             spec=md_code(b.spec_file),
             kinds=[(k, n) for k, n in kinds.items() if n],
             dtype_configs=[(md_text(t), n) for t, n in sorted(uses.items(), key=lambda x: -x[1])],

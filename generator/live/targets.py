@@ -46,6 +46,11 @@ def load_target(target: str) -> tuple[Any, str, str, set[str]]:
     function = find_function(target)
     result = call_function(target, function)
     if not isinstance(result, BackendConfig):
+        if any(c.__name__ == "Quantizer" for c in type(result).__mro__[1:]):
+            raise ImportFailure(
+                f"{target}() returned {type(result).__name__}, a PT2E quantizer, not a "
+                "BackendConfig (FX's)"
+            )
         raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
     module_name, _, func_path = target.partition(":")
     return result, func_path.split(".")[-1], module_name, before

@@ -534,13 +534,23 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
 
 
 def _pt2e_severity(x: m.PT2EOptions | None, y: m.PT2EOptions | None) -> Severity:
-    """``aten: []`` leaves a pattern out of the quantizer: narrowing when set, widening when dropped."""
+    """``aten: []`` leaves a pattern out of the quantizer: narrowing when set, widening when
+    dropped. So do a ``when:`` condition (quantized in fewer places) and ``opt_in: true``
+    (only where an operator type or module name asks): narrowing when added, widening when
+    dropped; both ways at once is neutral."""
     out_before = x is not None and x.aten == ()
     out_after = y is not None and y.aten == ()
     if out_after and not out_before:
         return Severity.NARROWING
     if out_before and not out_after:
         return Severity.WIDENING
+    when_x = set(x.when) if x is not None else set()
+    when_y = set(y.when) if y is not None else set()
+    opt_x, opt_y = x is not None and x.opt_in, y is not None and y.opt_in
+    narrower = bool(when_y - when_x) or (opt_y and not opt_x)
+    wider = bool(when_x - when_y) or (opt_x and not opt_y)
+    if narrower != wider:
+        return Severity.NARROWING if narrower else Severity.WIDENING
     return Severity.NEUTRAL
 
 

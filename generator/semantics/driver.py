@@ -43,6 +43,8 @@ class Analysis:
     sources: dict[str, str]
     program: Program
     quantizers: list[m.Quantizer] = field(default_factory=list)
+    # Backends whose quantizer says fx: false: PT2E-only targets, no BackendConfig (not in backends).
+    pt2e_only: list[m.Backend] = field(default_factory=list)
 
 
 def analyze(
@@ -106,7 +108,8 @@ def analyze_partial(
     if ctx.diag.error_count == 0:
         evaluator.definitions.unused_warnings(files, sources)
     fx = [b for b in backends if b.module not in pt2e_only]
-    analysis = Analysis(fx, ctx.diag.warnings, ctx.diag.sources, program, quantizers)
+    only = [b for b in backends if b.module in pt2e_only]
+    analysis = Analysis(fx, ctx.diag.warnings, ctx.diag.sources, program, quantizers, only)
     return analysis, list(ctx.diag.diagnostics)
 
 

@@ -141,7 +141,8 @@ def _side(
             f"the specs {where} do not resolve ({n} error{'s' if n != 1 else ''}); nothing compared"
         )
         raise _Unresolved(SpecError(errors, exc.sources), message, warnings) from None
-    return analysis.backends, analysis.quantizers, label
+    # PT2E-only targets (fx: false) too: their patterns are what their quantizers quantize.
+    return analysis.backends + analysis.pt2e_only, analysis.quantizers, label
 
 
 def _names_user_module(d: Diagnostic, project: Project) -> bool:
@@ -157,7 +158,13 @@ def _live(targets: list[str]) -> tuple[list[m.Backend], list[m.Backend], Labels,
         a, _ = load_backend_config(targets[0])
         b, _ = load_backend_config(targets[1])
     except ImportFailure as exc:
-        raise UsageError(str(exc)) from None
+        hint = ""
+        if "a PT2E quantizer" in str(exc):
+            hint = (
+                ": --configs compares BackendConfigs; compare a quantizer bcfg generates "
+                "(a PT2E-only target's too, x86_inductor's) as its spec, with `bcfg diff BASE HEAD`"
+            )
+        raise UsageError(f"{exc}{hint}") from None
     try:
         base, head = read_pair(a, b, (targets[0], targets[1]))
     except Unreadable as exc:

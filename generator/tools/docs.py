@@ -13,7 +13,7 @@ import argparse
 from ..cli import ExitCode, Report, UsageError
 from ..config import find_project
 from ..infra.write import write_all
-from ..pipeline import docs_outputs, paused_gc, resolve_project
+from ..pipeline import analyze_project, docs_outputs, paused_gc
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
@@ -24,16 +24,18 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
             "[tool.bcfg] docs = false turns the docs off; pass --out DIR to write them"
         )
     with paused_gc():
-        backends, warnings, sources = resolve_project(project)
-        outputs = docs_outputs(project, backends, folder)
-    report.diagnostics(warnings, sources)
+        analysis = analyze_project(project)
+        outputs = docs_outputs(project, analysis, folder)
+    report.diagnostics(analysis.warnings, analysis.sources)
+    backends, only = analysis.backends, analysis.pt2e_only
     written, removed = write_all([outputs], project.rel)
     for p in written:
         report.info(f"wrote {project.rel(p)}")
     for p in removed:
         report.info(f"removed {project.rel(p)}")
     report.message(
-        f"{len(backends)} backend(s), {len(outputs.files)} file(s) in {project.rel(folder)}/, "
+        f"{len(backends)} backend(s), {len(only)} PT2E-only target(s), "
+        f"{len(outputs.files)} file(s) in {project.rel(folder)}/, "
         f"{len(written)} written, {len(removed)} removed"
     )
     return ExitCode.OK

@@ -27,7 +27,7 @@ from ..cli import ExitCode, Report, UsageError
 from ..config import find_project
 from ..emit import words
 from ..escape import deep, json_text, terminal
-from ..pipeline import paused_gc, resolve_project
+from ..pipeline import analyze_project, paused_gc
 from ..semantics import model as m
 from ..sources import Span
 
@@ -35,15 +35,18 @@ from ..sources import Span
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
     project = find_project()
     with paused_gc():
-        backends, _, _ = resolve_project(project)
+        analysis = analyze_project(project)
+    # PT2E-only targets (fx: false) are explained as FX backends are: their patterns are specs.
+    backends = analysis.backends + analysis.pt2e_only
+    only = {b.module for b in analysis.pt2e_only}
     backend = find_backend(backends, args.backend)
     query = " ".join(args.pattern).strip()
     if query:
         index = find_pattern(backends, backend, query)
-        data = explain_config(backend, index)
+        data = explain_config(backend, index, backend.module in only)
         render = config_text
     else:
-        data = explain_backend(backend)
+        data = explain_backend(backend, backend.module in only)
         render = backend_text
     # Names, values and file names come from specs and paths: escaped for where they land.
     if args.format == "json":
@@ -57,12 +60,24 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
 # ------------------------------------------------------------------ finding
 
 
-def find_backend(backends: list[m.Backend], name: str) -> m.Backend:
-    """The backend called ``name``; a UsageError with the closest names if there is none."""
+def find_backend(
+    backends: list[m.Backend], name: str, pt2e_only: Sequence[m.Backend] = (), fx_only: str = ""
+) -> m.Backend:
+    """The backend called ``name``; a UsageError with the closest names if there is none.
+
+    ``pt2e_only`` are PT2E-only targets a command cannot take (it needs a BackendConfig):
+    naming one is a UsageError that says so, and ``fx_only`` what to do instead.
+    """
     for b in backends:
         if b.module == name:
             return b
-    names = sorted(b.module for b in backends)
+    for b in pt2e_only:
+        if b.module == name:
+            raise UsageError(
+                f"backend '{name}' is PT2E-only ({b.spec_file} says `quantizer {name} "
+                f"{{ fx: false }}`): it has no BackendConfig{'; ' + fx_only if fx_only else ''}"
+            )
+    names = sorted(b.module for b in [*backends, *pt2e_only])
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'? " if close else ""
     raise UsageError(f"no backend '{name}': {hint}backends are {', '.join(names) or 'none'}")
@@ -186,13 +201,24 @@ def _origin(origin: m.Origin | None) -> dict[str, Any]:
     return {"written_at": _at(origin.item), "chain": [_step(s) for s in origin.chain]}
 
 
-def explain_config(backend: m.Backend, index: int) -> dict[str, Any]:
-    """Everything ``bcfg explain BACKEND PATTERN`` says about config ``index`` (0-based), as data."""
+def _target(backend: m.Backend, pt2e_only: bool) -> dict[str, Any]:
+    """Whether the backend is a PT2E-only target, and then its quantizer's getter."""
+    return {
+        "pt2e_only": pt2e_only,
+        "quantizer": f"get_{backend.module}_quantizer()" if pt2e_only else None,
+    }
+
+
+def explain_config(backend: m.Backend, index: int, pt2e_only: bool = False) -> dict[str, Any]:
+    """Everything ``bcfg explain BACKEND PATTERN`` says about config ``index`` (0-based), as data.
+
+    ``pt2e_only``: the backend is a PT2E-only target (fx: false), no BackendConfig."""
     c = backend.configs[index]
     origin = c.origin
     return {
         "backend": backend.module,
         "backend_name": backend.name,
+        **_target(backend, pt2e_only),
         "index": index + 1,
         "count": len(backend.configs),
         "pattern": words.config_pattern(c),
@@ -205,11 +231,12 @@ def explain_config(backend: m.Backend, index: int) -> dict[str, Any]:
     }
 
 
-def explain_backend(backend: m.Backend) -> dict[str, Any]:
+def explain_backend(backend: m.Backend, pt2e_only: bool = False) -> dict[str, Any]:
     """What ``bcfg explain BACKEND`` lists: every config in order, with its origin."""
     return {
         "backend": backend.module,
         "backend_name": backend.name,
+        **_target(backend, pt2e_only),
         "spec_file": backend.spec_file,
         "patterns": [
             {
@@ -257,7 +284,9 @@ def _chain_lines(chain: list[dict[str, Any]]) -> list[str]:
     return _table(rows, "    ")
 
 
-def _field_lines(fields: list[dict[str, Any]]) -> list[str]:
+def _field_lines(fields: list[dict[str, Any]], pt2e_only: bool = False) -> list[str]:
+    """The fields set, aligned, then those not set (not for a PT2E-only target: the
+    BackendConfig's fields are never set there)."""
     rows: list[tuple[str, str, str]] = []
     unset = []
     for f in fields:
@@ -273,7 +302,7 @@ def _field_lines(fields: list[dict[str, Any]]) -> list[str]:
         rows.append((f["field"], where, values[0]))
         rows += [("", "", v) for v in values[1:]]
     lines = _table(rows)
-    if unset:
+    if unset and not pt2e_only:
         lines.append(f"  not set: {', '.join(unset)}")
     return lines
 
@@ -282,6 +311,7 @@ def config_text(d: dict[str, Any]) -> str:
     """The text of ``bcfg explain BACKEND PATTERN``."""
     lines = [
         f"{d['backend']}: pattern {d['pattern']} ({d['kind']}), config {d['index']} of {d['count']}",
+        *_pt2e_only_line(d),
         f"  written at {_where(d['written_at'])}",
     ]
     if d["chain"]:
@@ -290,7 +320,7 @@ def config_text(d: dict[str, Any]) -> str:
         r = d["replaced"]
         lines.append(f"  replaces the config written at {_where(r['written_at'])}")
         lines += _chain_lines(r["chain"])
-    lines += ["", "fields"] + _field_lines(d["fields"])
+    lines += ["", "fields"] + _field_lines(d["fields"], bool(d.get("pt2e_only")))
     if d["definitions"]:
         rows = [
             (f"{x['kind']} {x['name']}", _where(x["at"], False), f"via {x['via']}")
@@ -300,11 +330,18 @@ def config_text(d: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pt2e_only_line(d: dict[str, Any]) -> list[str]:
+    if not d.get("pt2e_only"):
+        return []
+    return [f"  PT2E only: {d['quantizer']} quantizes with these patterns; no BackendConfig"]
+
+
 def backend_text(d: dict[str, Any]) -> str:
     """The text of ``bcfg explain BACKEND``: one line per config, in order."""
     n = len(d["patterns"])
     lines = [
-        f"{d['backend']} ({d['spec_file']}): {n} pattern config{'s' if n != 1 else ''}, in order"
+        f"{d['backend']} ({d['spec_file']}): {n} pattern config{'s' if n != 1 else ''}, in order",
+        *_pt2e_only_line(d),
     ]
     rows = []
     for p in d["patterns"]:

@@ -483,6 +483,8 @@ PROGRAMS = {
     ("executorch.md", EXECUTORCH),
     ("why-not-quantized.md", REPORT_PROGRAM),
     ("x86-inductor.md", "import torch\nfrom torchao."),
+    # Run by tests/live/test_pt2e_inductor_compile.py, in the process of its other compiles.
+    ("x86-inductor.md", "import re\n\nimport torch\n"),
 }
 SESSIONS = {
     ("tour.md", "$ bcfg generate"),

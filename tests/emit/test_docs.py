@@ -19,12 +19,25 @@ from tests.support import REPO
 
 def render(specs: Path) -> dict[str, str]:
     paths = sorted(specs.glob("*.bcfg"))
-    return render_docs(resolve_specs(specs.parent, paths).backends, "specs")
+    a = resolve_specs(specs.parent, paths)
+    return render_docs(a.backends, "specs", a.pt2e_only, a.quantizers)
 
 
 @pytest.fixture(scope="module")
-def docs(resolved) -> dict[str, str]:
-    return render_docs(list(resolved.values()), "specs")
+def analysis():
+    """specs/ resolved: the FX backends, the PT2E-only targets and the quantizers."""
+    from generator.config import find_project
+
+    project = find_project(REPO)
+    return resolve_specs(project.root, project.spec_files(), project.allow)
+
+
+@pytest.fixture(scope="module")
+def docs(resolved, analysis) -> dict[str, str]:
+    return render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)
+
+
+PT2E_ONLY = ["arm_inductor", "x86_inductor", "xnnpack_executorch"]
 
 
 def test_dtype_configs_in_spec_words_with_constraints_as_ranges():
@@ -59,13 +72,17 @@ def test_patterns_and_kinds_in_spec_words(resolved):
     assert "aten.addmm.default" in pt2e
 
 
-def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resolved):
+def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resolved, analysis):
     lines = docs["README.md"].splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("| pattern | kind |"))
-    assert lines[head].removesuffix(" |").split(" | ")[2:] == sorted(resolved)
+    assert lines[head].removesuffix(" |").split(" | ")[2:] == sorted(resolved) + [
+        f"{b} (PT2E only)" for b in PT2E_ONLY
+    ]
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
-    patterns = {words.config_pattern(c) for b in resolved.values() for c in b.configs}
-    assert len(rows) == len(patterns) == 278  # 255 in torch's eight backends, 23 more in xnnpack
+    every = list(resolved.values()) + analysis.pt2e_only
+    patterns = {words.config_pattern(c) for b in every for c in b.configs}
+    # 255 in torch's eight backends, 23 more in xnnpack, 33 more in the PT2E-only targets
+    assert len(rows) == len(patterns) == 311
     conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
     by_backend = dict(zip(sorted(resolved), conv.removesuffix(" |").split(" | ")[2:]))
     assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"
@@ -101,6 +118,7 @@ def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs):
                 "xnnpack",
                 "tensorrt",
                 "x86",
+                *PT2E_ONLY,
             )
         ]
     )
@@ -113,8 +131,14 @@ def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs):
     assert re.findall(r"<script\b", html) == ["<script"]  # one inline script, no src
 
 
-def test_docs_are_deterministic_and_in_sync_with_the_repository(docs, resolved):
-    assert render_docs(list(reversed(resolved.values())), "specs") == docs
+def test_docs_are_deterministic_and_in_sync_with_the_repository(docs, resolved, analysis):
+    again = render_docs(
+        list(reversed(resolved.values())),
+        "specs",
+        list(reversed(analysis.pt2e_only)),
+        list(reversed(analysis.quantizers)),
+    )
+    assert again == docs
     for name, text in docs.items():
         assert (REPO / "docs" / name).read_text(encoding="utf-8") == text, name
 
@@ -191,3 +215,86 @@ def test_patterns_are_highlighted_by_bcfgs_lexer():
     css = (REPO / "templates" / "docs" / "page.css").read_text()
     for cls in ("nn", "s2", "k", "mi", "nb"):
         assert f"code .{cls}" in css
+
+
+def _column(docs: dict[str, str], pattern: str, backend: str) -> str:
+    """The README matrix's cell of ``pattern`` (as the spec writes it) in ``backend``'s column."""
+    lines = docs["README.md"].splitlines()
+    head = next(line for line in lines if line.startswith("| pattern | kind |"))
+    columns = head.removesuffix(" |").split(" | ")
+    row = next(line for line in lines if line.startswith(f"| `{pattern}` |"))
+    return row.removesuffix(" |").split(" | ")[columns.index(backend)]
+
+
+def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, analysis):
+    """x86_inductor, arm_inductor, xnnpack_executorch (fx: false): columns after the FX
+    backends, marked PT2E only, each cell the spec's dtype configs and, in italics, what the
+    quantizer's rule adds (QAT only, opt-in, other input, when:)."""
+    only = {b.module: b for b in analysis.pt2e_only}
+    assert sorted(only) == PT2E_ONLY  # the specs that say fx: false, and no FX backend
+    assert not set(only) & {b.module for b in analysis.backends}
+    x86 = only["x86_inductor"]
+
+    def configs(backend, pattern: str) -> str:
+        c = next(c for c in backend.configs if words.config_pattern(c) == pattern)
+        return "<br>".join(md_text(words.dtype_config(d)) for d in c.dtype_configs)
+
+    column = "x86_inductor (PT2E only)"
+    qat_add = "(nn.Conv2d, nn.BatchNorm2d, operator.add)"
+    # static and dynamic (specs/x86_inductor.bcfg's group inductor), then the rule's words
+    assert configs(x86, qat_add).count("<br>") == 1
+    assert configs(x86, qat_add).split("<br>")[1].startswith("dynamic quint8")
+    assert _column(docs, qat_add, column) == (
+        configs(x86, qat_add) + "<br>*QAT only; other input quantized*"
+    )
+    assert _column(docs, "(nn.Linear, operator.add)", column).endswith("*other input float*")
+    assert _column(docs, "torch.matmul", column).endswith("<br>*opt-in*")
+    assert _column(docs, "torch.mul", column).endswith("<br>*when: same_shape*")
+    assert _column(docs, "torch.flatten", column).endswith(
+        "*when: user_quantizable, input_quantized*"
+    )
+    linear = _column(docs, "nn.Linear", column)  # static, dynamic, and fp16 weights
+    assert linear == configs(x86, "nn.Linear") and "w float16" in linear
+    # Arm: the shared patterns with its own dtypes (int8 activations), no X86-only fusions.
+    arm = _column(docs, "nn.Conv2d", "arm_inductor (PT2E only)")
+    assert arm == configs(only["arm_inductor"], "nn.Conv2d") and arm.startswith("qint8")
+    assert _column(docs, "(nn.Conv2d, nn.ReLU)", "arm_inductor (PT2E only)") == ""
+    # ExecuTorch's XNNPACK: a transposed conv's weight on axis 1.
+    assert "weight axis 1" in _column(docs, "nn.ConvTranspose2d", "xnnpack_executorch (PT2E only)")
+    # The backends table: no BackendConfig name, the quantizer's getter.
+    assert (
+        "| [x86_inductor](backends/x86_inductor.md) | — (PT2E only) "
+        f"| `get_x86_inductor_quantizer()` | {len(x86.configs)} | `specs/x86_inductor.bcfg` |"
+    ) in docs["README.md"]
+    assert "| [xnnpack](backends/xnnpack.md) | `xnnpack` | `get_xnnpack_quantizer()` |" in (
+        docs["README.md"]
+    )
+    page = docs["backends/x86_inductor.md"]
+    assert "`get_x86_inductor_quantizer()` (PT2E only: a PT2E quantizer, no BackendConfig)" in page
+    assert "BackendConfig('x86_inductor')" not in page
+    # Its table: the fields its quantizer reads and what each rule adds, no FX-only columns.
+    assert "| # | pattern | kind | observation | dtypes | pt2e | quantizer |" in page
+    assert "| fuser |" not in page and "| root |" not in page
+    rows = re.findall(r"^\| (\d+) \| `(.*?)` \|.*\| (.*) \|$", page, re.M)
+    assert [p for _, p, _ in rows] == [words.config_pattern(c) for c in x86.configs]
+    by_pattern = {p: quantizer for _, p, quantizer in rows}
+    assert by_pattern["torch.matmul"] == "opt-in"
+    assert by_pattern[qat_add] == "QAT only; other input quantized"
+    assert by_pattern["nn.Conv2d"] == ""
+    assert "`{aten: aten.matmul.default, opt_in: true}`" in page
+
+
+def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs):
+    html = docs["index.html"]
+    heads = re.findall(r'<th scope="col" data-b="([a-z0-9_]+)"( class="pt2e")?', html)
+    assert [b for b, pt2e in heads if pt2e] == PT2E_ONLY
+    assert [b for b, _ in heads][-3:] == PT2E_ONLY  # after every FX backend
+    assert 'data-b="x86_inductor" class="pt2e" title="PT2E only (get_x86_inductor_quantizer()' in (
+        html
+    )
+    row = re.search(r'<tr id="p-torch.matmul".*?</tr>', html).group(0)
+    cell = re.search(r'<td data-b="x86_inductor"[^>]*class="pt2e">(.*?)</td>', row).group(1)
+    assert cell.endswith('<div class="note">opt-in</div>')
+    assert '<td data-b="my_backend" class="none"></td>' in row  # not marked: an FX backend
+    detail = re.search(r'<template id="d-p-torch.matmul">.*?</template>', html).group(0)
+    assert "<h3>x86_inductor (PT2E only)</h3>" in detail

@@ -17,6 +17,7 @@ from generator.lang.vocabulary import FIELDS
 from tests.browser import Browser, chromium
 from tests.support import REPO
 
+PT2E_ONLY = ["arm_inductor", "x86_inductor", "xnnpack_executorch"]  # columns after FX's
 ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
 
 PAGE = REPO / "docs" / "index.html"
@@ -54,10 +55,12 @@ def reset(b: Browser) -> None:
     b.open(PAGE.as_uri())
 
 
-def test_the_matrix_shows_every_backend_and_every_pattern(browser, resolved, shots):
+def test_the_matrix_shows_every_backend_and_every_pattern(browser, every_backend, shots):
     b = browser
+    resolved = every_backend  # the FX backends, then the PT2E-only targets
     assert b.js("document.compatMode") == "CSS1Compat"  # the leading comment keeps standards mode
-    assert b.js(VISIBLE_BACKENDS) == sorted(resolved)
+    fx = sorted(n for n, be in resolved.items() if n not in PT2E_ONLY)
+    assert b.js(VISIBLE_BACKENDS) == fx + PT2E_ONLY
     patterns = {words.config_pattern(c) for backend in resolved.values() for c in backend.configs}
     shown = b.js(VISIBLE_PATTERNS)
     assert len(shown) == len(set(shown)) and set(shown) == patterns
@@ -126,7 +129,8 @@ def test_the_backend_filter_leaves_one_backends_columns_and_rows(browser, resolv
     b.screenshot(shots / "onednn.png")
 
 
-def test_the_kind_and_dtype_filters(browser, resolved):
+def test_the_kind_and_dtype_filters(browser, every_backend):
+    resolved = every_backend
     b = browser
     reset(b)
     for kind in ("module", "functional", "fused"):
@@ -147,8 +151,11 @@ def test_the_kind_and_dtype_filters(browser, resolved):
     assert {"nn.Embedding", "nn.EmbeddingBag"} <= expected and len(expected) < 10
 
 
-def test_the_detail_view_shows_every_field_for_each_group_of_backends(browser, resolved, shots):
+def test_the_detail_view_shows_every_field_for_each_group_of_backends(
+    browser, every_backend, shots
+):
     b = browser
+    resolved = every_backend
     reset(b)
     click(b, "tr[id='p-nn.Conv2d'] th a")
     assert b.js("document.getElementById('detail').hidden") is False
@@ -163,7 +170,21 @@ def test_the_detail_view_shows_every_field_for_each_group_of_backends(browser, r
         for n, be in resolved.items()
         if any(words.config_pattern(c) == "nn.Conv2d" for c in be.configs)
     )
-    assert sorted(n for label, _ in groups for n in label.split(", ")) == having
+    # A PT2E-only target is a group of its own, labelled so.
+    assert [label for label, _ in groups if "PT2E" in label] == [
+        "arm_inductor (PT2E only)",
+        "x86_inductor (PT2E only)",
+        "xnnpack_executorch (PT2E only)",
+    ]
+    # It shows the fields its spec sets, not the BackendConfig's it never has.
+    only = {label.removesuffix(" (PT2E only)"): f for label, f in groups if "PT2E" in label}
+    assert {n: sorted(f) for n, f in only.items()} == {
+        n: ["dtypes", "observation", "pt2e"] for n in PT2E_ONLY
+    }
+    groups = [(label, fields) for label, fields in groups if "PT2E" not in label]
+    assert sorted(n for label, _ in groups for n in label.split(", ")) == sorted(
+        set(having) - set(PT2E_ONLY)
+    )
     for label, fields in groups:
         # The BackendConfig fields, and pt2e where a spec sets it (xnnpack's quantizer).
         pt2e = {

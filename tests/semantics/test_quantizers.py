@@ -466,3 +466,203 @@ def test_operator_types_qat_config_and_scope(tmp_path):
     out = render_quantizer(q)
     assert 'operator_type = "patterns"' in out and "qat_if_dynamic=True" in out
     assert 'scope="none"' in out and "operator_types=[aten.conv1d.default]" in out
+
+
+# ---------------------------------------------------------------- the Inductor-era settings
+
+INDUCTOR_HEAD = """\
+constraint act = quint8 {scale_min: 2 ** -12}
+dtypes s = {input: act, output: act, weight: qint8, bias: float}
+dtypes io = {input: act, output: act}
+"""
+
+
+def resolve(tmp_path, text: str):
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(INDUCTOR_HEAD + textwrap.dedent(text))
+    return resolve_specs(tmp_path, [spec])
+
+
+def rendered(q: m.Quantizer) -> str:
+    from generator.emit.pt2e import render_quantizer
+
+    return render_quantizer(q, fast=True)
+
+
+def located_error(tmp_path, text: str, at: str) -> tuple[str, str | None]:
+    """The one error of a spec, which must point at the first ``at`` of its text (line and
+    column): its message and hint."""
+    full = INDUCTOR_HEAD + textwrap.dedent(text)
+    with pytest.raises(SpecError) as exc:
+        resolve(tmp_path, text)
+    (d,) = exc.value.diagnostics
+    before = full[: full.index(at)]
+    assert (d.span.line, d.span.column) == (before.count("\n") + 1, len(before.split("\n")[-1]) + 1)
+    return d.message, d.hint
+
+
+def rule(q: m.Quantizer, name: str) -> m.Rule:
+    return next(r for r in q.rules if r.name == name)
+
+
+def test_scopes_operators_selects_torchaos_inductor_configuration_scheme(tmp_path):
+    backend = "backend b { pattern nn.Conv2d { dtypes: s } }\n"
+    (q,) = resolve(tmp_path, "quantizer b {}\n" + backend).quantizers
+    assert q.scopes == "modules"
+    assert "(SpecQuantizer):" in rendered(q) and "OperatorScopedQuantizer" not in rendered(q)
+    (q,) = resolve(tmp_path, "quantizer b { scopes: operators }\n" + backend).quantizers
+    assert q.scopes == "operators"
+    text = rendered(q)
+    assert "from ._bcfg_pt2e.operators import OperatorScopedQuantizer" in text
+    assert "class BQuantizer(OperatorScopedQuantizer):" in text
+    message, hint = located_error(
+        tmp_path, "quantizer b { scopes: operator }\n" + backend, "operator }"
+    )
+    assert message == "scopes must be modules or operators, got the name 'operator'"
+    assert hint == "did you mean 'operators'?"
+
+
+def test_fx_false_makes_a_pt2e_only_target(tmp_path):
+    backend = (
+        "backend b { pattern (nn.Conv2d, nn.BatchNorm2d, operator.add, nn.ReLU) { dtypes: s } }\n"
+    )
+    result = resolve(tmp_path, "quantizer b { fx: false }\n" + backend)
+    (q,) = result.quantizers
+    assert q.fx is False
+    # No BackendConfig: out of the FX backends, in the PT2E-only targets, with its 4 ops.
+    assert result.backends == [] and [b.module for b in result.pt2e_only] == ["b"]
+    assert len(result.pt2e_only[0].configs[0].pattern) == 4
+    assert rule(q, "(nn.Conv2d, nn.BatchNorm2d, operator.add, nn.ReLU)").qat  # through batch norm
+    # With a BackendConfig (fx: true, the default), FX cannot take 4 ops in sequence.
+    message, hint = located_error(tmp_path, "quantizer b {}\n" + backend, "pattern (nn.Conv2d")
+    assert message == (
+        "a sequential pattern has 2 or 3 elements in a BackendConfig, this one has 4"
+    )
+    assert hint == (
+        "write it as a 'complex' pattern, or make the backend PT2E-only with "
+        "quantizer b { fx: false }"
+    )
+    conv = "backend b { pattern nn.Conv2d { dtypes: s } }\n"
+    message, hint = located_error(tmp_path, "quantizer b { fx: no }\n" + conv, "no }")
+    assert message == "fx must be true or false, got the name 'no'"
+    assert hint and hint.startswith("true (the default) or false")
+    # Without fx: the backend stays FX's.
+    result = resolve(tmp_path, "quantizer b {}\nbackend b { pattern nn.Conv2d { dtypes: s } }\n")
+    assert [b.module for b in result.backends] == ["b"] and result.pt2e_only == []
+
+
+def test_match_source_finds_chains_by_source_partitions(tmp_path):
+    (q,) = resolve(
+        tmp_path,
+        """\
+        quantizer b { fx: false }
+        backend b {
+            pattern (nn.Conv2d, nn.ReLU) { dtypes: s  pt2e: {match: source} }
+            for conv in [nn.Conv2d, F.conv2d] {
+                pattern conv { dtypes: s  pt2e: {aten: aten.conv2d.default, match: source} }
+            }
+            pattern nn.Linear { dtypes: s }
+        }
+        """,
+    ).quantizers
+    conv_relu, conv, linear = q.rules
+    assert [[s.path for s in p] for p in conv_relu.partitions] == [
+        ["torch.nn.Conv2d", "torch.nn.ReLU"]
+    ]
+    assert [s.path for s in conv.sources] == ["torch.nn.Conv2d", "torch.nn.functional.conv2d"]
+    assert (linear.partitions, linear.sources) == ((), ())  # match: chain, the default
+    text = rendered(q)
+    assert "partitions=[[nn.Conv2d, nn.ReLU]]," in text
+    assert "sources=[nn.Conv2d, F.conv2d]," in text
+    spec = "quantizer b {}\nbackend b { pattern nn.Conv2d { dtypes: s  pt2e: {match: sauce} } }\n"
+    message, hint = located_error(tmp_path, spec, "sauce")
+    assert (message, hint) == ("match must be chain or source, got the name 'sauce'", None)
+    spec = (
+        'quantizer b {}\nbackend b { pattern (nn.Conv2d, "relu_") '
+        "{ dtypes: s  pt2e: {match: source} } }\n"
+    )
+    message, hint = located_error(tmp_path, spec, "pt2e:")
+    assert message.startswith("match: source finds a chain by the module classes and functions")
+    assert "'relu_' in pattern (nn.Conv2d, 'relu_') is not one" in message
+
+
+def test_other_says_what_a_binary_ops_other_input_gets(tmp_path):
+    (q,) = resolve(
+        tmp_path,
+        """\
+        quantizer b { fx: false }
+        backend b {
+            pattern (nn.Conv2d, operator.add) { dtypes: s  pt2e: {match: source, other: quantized} }
+            pattern (nn.Linear, operator.add) { dtypes: s  pt2e: {match: source, other: float} }
+            pattern (nn.Conv2d, nn.ReLU) { dtypes: s }
+        }
+        """,
+    ).quantizers
+    assert [(r.name, r.other) for r in q.rules] == [
+        ("(nn.Conv2d, operator.add)", "quantized"),
+        ("(nn.Linear, operator.add)", "float"),
+        ("(nn.Conv2d, nn.ReLU)", None),
+    ]
+    text = rendered(q)
+    assert text.count('other="quantized",') == 1 and text.count('other="float",') == 1
+    base = (
+        "quantizer b {}\nbackend b { pattern (nn.Conv2d, %s) { dtypes: s  pt2e: {other: %s} } }\n"
+    )
+    message, hint = located_error(tmp_path, base % ("operator.add", "quantised"), "quantised")
+    assert message == "other must be quantized or float, got the name 'quantised'"
+    assert hint == "did you mean 'quantized'?"
+    message, hint = located_error(tmp_path, base % ("nn.ReLU", "float"), "pt2e:")
+    assert message == (
+        "other: says what a binary op's other input gets; pattern (nn.Conv2d, nn.ReLU) has no "
+        "binary op (aten.add, aten.sub, aten.mul) after its first"
+    )
+    assert hint == "remove other:, or name the binary op in the pattern"
+
+
+def test_when_conditions_and_opt_in(tmp_path):
+    (q,) = resolve(
+        tmp_path,
+        """\
+        quantizer b { outputs: consumers  scopes: operators  fx: false }
+        backend b {
+            pattern nn.Conv2d { dtypes: s }
+            pattern torch.matmul { dtypes: io  pt2e: {aten: aten.matmul.default, opt_in: true} }
+            pattern torch.mul { dtypes: io  pt2e: {aten: aten.mul.Tensor, when: same_shape} }
+            pattern torch.cat {
+                observation: shared_observer
+                dtypes: io
+                pt2e: {aten: aten.cat.default, when: inputs_quantized}
+            }
+            pattern torch.flatten {
+                observation: shared_observer
+                dtypes: io
+                pt2e: {aten: aten.flatten.using_ints, when: [user_quantizable, input_quantized]}
+            }
+        }
+        """,
+    ).quantizers
+    got = {r.name: ([h.name for h in r.when], r.opt_in, r.kind.value) for r in q.rules}
+    assert got == {
+        "nn.Conv2d": ([], False, "chain"),
+        "torch.matmul": ([], True, "chain"),
+        "torch.mul": (["same_shape"], False, "chain"),
+        "torch.cat": (["inputs_quantized"], False, "propagate"),
+        "torch.flatten": (["user_quantizable", "input_quantized"], False, "propagate"),
+    }
+    text = rendered(q)
+    assert text.count("opt_in=True,") == 1
+    assert "when=[same_shape]," in text and "when=[inputs_quantized]," in text
+    assert "when=[user_quantizable, input_quantized]," in text
+    base = "quantizer b {}\nbackend b { pattern torch.mul { dtypes: io  pt2e: {%s} } }\n"
+    message, hint = located_error(tmp_path, base % "when: same_shapes", "same_shapes")
+    assert (message, hint) == ("unknown condition 'same_shapes'", "did you mean 'same_shape'?")
+    message, hint = located_error(tmp_path, base % "when: [same_shape, 3]", "3]")
+    assert message == "expected a condition, got the number 3"
+    assert hint == (
+        "a condition is input_quantized, inputs_quantized, user_quantizable, same_shape or a "
+        "function named by its dotted path"
+    )
+    message, hint = located_error(tmp_path, base % "opt_in: yes", "yes")
+    assert (message, hint) == ("opt_in must be true or false, got the name 'yes'", None)
+    message, hint = located_error(tmp_path, base % "opt_inn: true", "opt_inn")
+    assert (message, hint) == ("unknown pt2e key 'opt_inn'", "did you mean 'opt_in'?")

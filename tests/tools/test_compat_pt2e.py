@@ -25,6 +25,12 @@ quantizer tiny {}
 backend fx_only {
     pattern nn.Linear { dtypes: s }
 }
+
+backend solo {
+    pattern (nn.Linear, nn.ReLU) { dtypes: s }
+    pattern nn.Flatten { observation: shared_observer  dtypes: io }
+}
+quantizer solo { fx: false }
 """
 
 USER = """\
@@ -249,3 +255,20 @@ def test_qat_prepares_with_prepare_qat_pt2e(run):
     assert code == 0, err
     assert doc["qat"] is True and doc["skipped"] == []
     assert [e["node"] for e in doc["honored"]] == ["linear", "relu", "flatten"]
+
+
+def test_a_pt2e_only_target_is_checked_by_its_quantizer(run):
+    """solo (fx: false) has no BackendConfig: compat checks its PT2E quantizer, and FX compat
+    says why it cannot check it, not that there is no such backend."""
+    args = ("compat", "solo", "--quantization-config", "compat_pt2e_user:config")
+    code, out, err = run(*args, "--model", "compat_pt2e_user:plain")
+    assert code == 0, err
+    assert out.startswith("backend solo (specs/tiny.bcfg), PT2E quantizer, config ")
+    code, out, err = run("compat", "solo", "--qconfig-mapping", "compat_pt2e_user:config")
+    assert (code, out) == (2, "")
+    assert err == (
+        "bcfg compat: backend 'solo' is PT2E-only (specs/tiny.bcfg says `quantizer solo "
+        "{ fx: false }`): it has no BackendConfig; --qconfig-mapping checks a BackendConfig; "
+        "check its PT2E quantizer with --quantization-config MODULE:FUNCTION --model "
+        "MODULE:FUNCTION\n"
+    )

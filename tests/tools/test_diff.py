@@ -498,3 +498,56 @@ def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(
     changes = json.loads(out)["changes"]
     assert code == 0 and {c["field"] for c in changes} == {"dtypes[d].input", "dtypes[d].output"}
     assert {c["where"] for c in changes} == {f"{lib}:1:1"}
+
+
+def test_a_pt2e_only_targets_patterns_are_compared(repo, capsys):
+    """x86_inductor (fx: false) has no BackendConfig, but its patterns are what its quantizer
+    quantizes: a narrowed dtype set and a dropped when: condition are changes of the backend
+    (and arm_inductor, which uses the same group, narrows too)."""
+    spec = repo / "specs" / "x86_inductor.bcfg"
+    old = "    pattern torch.matmul {\n        dtypes: [io, io_dynamic]"
+    edit(spec, lambda t: t.replace(old, "    pattern torch.matmul {\n        dtypes: [io]"))
+    edit(spec, lambda t: t.replace("aten.mul.Tensor, when: same_shape}", "aten.mul.Tensor}"))
+    code, out, err = bcfg(capsys, "--format", "json", "--exit-code")
+    assert code == 1, err
+    got = sorted(
+        (c["backend"], c["pattern"], c["field"], c["severity"]) for c in json.loads(out)["changes"]
+    )
+    assert got == [
+        ("arm_inductor", "torch.matmul", "dtypes", "narrowing"),
+        ("x86_inductor", "torch.matmul", "dtypes", "narrowing"),
+        ("x86_inductor", "torch.mul", "pt2e", "widening"),  # a condition dropped
+    ]
+    _, text, _ = bcfg(capsys)
+    assert "{aten: aten.mul.Tensor, when: same_shape} → {aten: aten.mul.Tensor}" in text
+    # opt_in: true added to matmul narrows it; a condition added to mul back narrows too.
+    edit(spec, lambda t: t.replace("aten.mul.Tensor}", "aten.mul.Tensor, when: same_shape}"))
+    edit(spec, lambda t: t.replace("aten.matmul.default, opt_in: true}", "aten.matmul.default}"))
+    commit(repo, "matmul without opt_in")
+    edit(spec, lambda t: t.replace("aten.matmul.default}", "aten.matmul.default, opt_in: true}"))
+    code, out, err = bcfg(capsys, "HEAD", "--format", "json", "--exit-code")
+    got = sorted(
+        (c["backend"], c["pattern"], c["field"], c["severity"]) for c in json.loads(out)["changes"]
+    )
+    assert got == [
+        ("arm_inductor", "torch.matmul", "pt2e", "narrowing"),
+        ("x86_inductor", "torch.matmul", "pt2e", "narrowing"),
+    ], got
+
+
+def test_configs_names_a_pt2e_quantizer_as_such(capsys, monkeypatch):
+    """--configs compares BackendConfigs: a getter of a PT2E quantizer (a PT2E-only target's)
+    is a usage error that says what it returned and how to compare it instead."""
+    pytest.importorskip("torchao", reason="the generated PT2E quantizers import torchao")
+    monkeypatch.chdir(REPO)
+    for module in [m for m in sys.modules if m == "generated" or m.startswith("generated.")]:
+        monkeypatch.delitem(sys.modules, module)
+    target = "generated.x86_inductor_quantizer:get_x86_inductor_quantizer"
+    code, out, err = bcfg(capsys, "--configs", target, f"{TORCH}:get_x86_backend_config")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        f"bcfg diff: {target}() returned X86InductorQuantizer, a PT2E quantizer, not a "
+        "BackendConfig (FX's): --configs compares BackendConfigs; compare a quantizer bcfg "
+        "generates (a PT2E-only target's too, x86_inductor's) as its spec, with "
+        "`bcfg diff BASE HEAD`"
+    )

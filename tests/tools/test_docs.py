@@ -60,7 +60,10 @@ def test_bcfg_docs_writes_the_docs_alone_or_elsewhere(project, capsys, tmp_path)
     assert main(["docs"]) == 0
     err = capsys.readouterr().err
     assert "wrote docs/README.md" in err and "wrote docs/backends/x86.md" in err
-    assert "bcfg docs: 10 backend(s), 12 file(s) in docs/, 2 written, 0 removed" in err
+    assert (
+        "bcfg docs: 10 backend(s), 3 PT2E-only target(s), 15 file(s) in docs/, 2 written, "
+        "0 removed"
+    ) in err
     assert snapshot(project / "generated") == generated
     assert main(["docs", "--out", str(tmp_path / "elsewhere")]) == 0
     # The same files as bcfg's in docs/ (where the site's own pages lie beside them).

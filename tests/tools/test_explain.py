@@ -140,14 +140,19 @@ def test_methods_and_complex_patterns(repo, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["onedn"], "no backend 'onedn': did you mean 'onednn'? backends are executorch, fbgemm,"),
+        (
+            ["onedn"],
+            "no backend 'onedn': did you mean 'onednn'? backends are arm_inductor, executorch, fbgemm,",
+        ),
         (
             ["x86", "(nn.Linear, nn.LeakyReLU)"],
-            "backend 'x86' has no pattern (nn.Linear, nn.LeakyReLU) (onednn has it); did you mean (nn.Linear, nn.ReLU)",
+            "backend 'x86' has no pattern (nn.Linear, nn.LeakyReLU) (onednn, arm_inductor and "
+            "x86_inductor have it); did you mean (nn.Linear, nn.ReLU)",
         ),
         (
             ["qnnpack_pt2e", "nn.Conv2d"],
-            "(executorch, fbgemm, native, onednn, qnnpack, tensorrt, x86 and xnnpack have it)",
+            "(executorch, fbgemm, native, onednn, qnnpack, tensorrt, x86, xnnpack, arm_inductor, "
+            "x86_inductor and xnnpack_executorch have it)",
         ),
         (["x86", "nn.Conv2dd"], "backend 'x86' has no pattern nn.Conv2dd; did you mean nn.Conv2d"),
         (["x86", "#0"], "x86 has 192 pattern configs; #0 is not one of them"),
@@ -187,3 +192,38 @@ def test_an_override_says_what_it_replaced(tmp_path, monkeypatch, capsys):
     assert re.search(r"dtypes d +specs/b\.bcfg:1 +via a field", out)
     listing = explain(capsys, "b")[1]
     assert "replaces specs/b.bcfg:2:15" in listing
+
+
+def test_a_pt2e_only_target_is_explained_and_said_to_be_one(repo, capsys, every_backend):
+    """x86_inductor (fx: false) has no BackendConfig; explain lists and explains its patterns
+    as it does FX's, says it is PT2E only, and shows its pt2e options as the spec writes them."""
+    x86 = every_backend["x86_inductor"]
+    code, out, _ = explain(capsys, "x86_inductor")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[:2] == [
+        f"x86_inductor (specs/x86_inductor.bcfg): {len(x86.configs)} pattern configs, in order",
+        "  PT2E only: get_x86_inductor_quantizer() quantizes with these patterns; no BackendConfig",
+    ]
+    assert len(lines) == 2 + len(x86.configs)
+    code, out, _ = explain(capsys, "x86_inductor", "torch.flatten")
+    assert code == 0 and out.splitlines()[1].startswith("  PT2E only: get_x86_inductor_quantizer()")
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("pt2e"))
+    assert row.endswith(
+        "{aten: aten.flatten.using_ints, when: [user_quantizable, input_quantized]}"
+    )
+    file, line = row.split()[1].rsplit(":", 2)[:2]
+    assert "when: [user_quantizable, input_quantized]" in line_of(file, int(line))
+    # other:, opt_in: too, each where the spec writes it
+    out = explain(capsys, "x86_inductor", "(nn.Linear, operator.add)")[1]
+    assert "{match: source, other: float}" in out
+    out = explain(capsys, "x86_inductor", "torch.matmul")[1]
+    assert "{aten: aten.matmul.default, opt_in: true}" in out
+    data = json.loads(explain(capsys, "arm_inductor", "nn.Conv2d", "--format", "json")[1])
+    assert (data["pt2e_only"], data["quantizer"]) == (True, "get_arm_inductor_quantizer()")
+    data = json.loads(explain(capsys, "x86", "--format", "json")[1])
+    assert (data["pt2e_only"], data["quantizer"]) == (False, None)
+    # A misspelt name suggests it, and the list of backends has the PT2E-only targets.
+    code, _, err = explain(capsys, "x86_indutor")
+    assert code == 2 and "did you mean 'x86_inductor'?" in err
+    assert "arm_inductor," in err and "xnnpack_executorch" in err

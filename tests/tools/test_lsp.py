@@ -256,6 +256,20 @@ async def test_hover_on_definitions_torch_names_and_words(client, workspace):
     )
     close_doc(client, uri)
 
+    # A PT2E-only target (fx: false): its quantizer module, no BackendConfig.
+    path = workspace / "specs" / "x86_inductor.bcfg"
+    uri = open_doc(client, path)
+    lines = path.read_text().splitlines()
+    i = line_of(lines, "backend x86_inductor {")
+    backend = await hover_at(client, uri, i, lines[i].index("x86_inductor") + 1)
+    assert backend == (
+        "**backend** `x86_inductor`: 36 pattern configs\n\n"
+        "PT2E only (its quantizer says `fx: false`): `bcfg generate` writes "
+        "`generated/x86_inductor_quantizer.py` with `get_x86_inductor_quantizer()`, "
+        "no BackendConfig"
+    )
+    close_doc(client, uri)
+
 
 async def test_hover_expands_a_constraint_and_a_dtype_set_built_from_one(client, tmp_path):
     text = (

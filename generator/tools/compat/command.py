@@ -85,13 +85,17 @@ def _show(
 
 def _backend(project: Project, name: str, report: Report) -> m.Backend:
     """The backend called ``name`` in the project's specs (as ``bcfg explain`` finds it)."""
-    from ...pipeline import paused_gc, resolve_project
+    from ...pipeline import analyze_project, paused_gc
     from ..explain import find_backend
 
     with paused_gc():
-        backends, warnings, sources = resolve_project(project)
-    report.diagnostics(warnings, sources)
-    return find_backend(backends, name)
+        analysis = analyze_project(project)
+    report.diagnostics(analysis.warnings, analysis.sources)
+    fx_only = (
+        "--qconfig-mapping checks a BackendConfig; check its PT2E quantizer with "
+        "--quantization-config MODULE:FUNCTION --model MODULE:FUNCTION"
+    )
+    return find_backend(analysis.backends, name, analysis.pt2e_only, fx_only)
 
 
 def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
@@ -103,7 +107,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
     with paused_gc():
         analysis = analyze_project(project)
     report.diagnostics(analysis.warnings, analysis.sources)
-    backend = find_backend(analysis.backends, args.backend)
+    backend = find_backend(analysis.backends + analysis.pt2e_only, args.backend)
     quantizer = next((q for q in analysis.quantizers if q.module == backend.module), None)
     if quantizer is None:
         raise UsageError(

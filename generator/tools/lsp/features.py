@@ -419,6 +419,15 @@ def backend_hover(ws: Workspace, snap: Snapshot, cur: Cursor, decl: syn.BackendD
         f"{len(found.configs)} pattern configs" if found else "not resolved (the spec has errors)"
     )
     label = f" named {md_code(quote(decl.backend_name))}" if decl.backend_name else ""
+    if found is not None and decl.name in ws.pt2e_only(cur.path, snap):
+        out = cur.scope.place.project.rel(
+            cur.scope.place.project.out / f"{m.quantizer_module(decl.name)}.py"
+        )
+        writes = (
+            f"PT2E only (its quantizer says `fx: false`): `bcfg generate` writes {md_code(out)} "
+            f"with {md_code(f'get_{decl.name}_quantizer()')}, no BackendConfig"
+        )
+        return f"**backend** {md_code(decl.name)}{label}: {configs}\n\n{writes}"
     getter = getter_name(decl.name)
     writes = f"`bcfg generate` writes {md_code(out)} with {md_code(getter + '()')}"
     return f"**backend** {md_code(decl.name)}{label}: {configs}\n\n{writes}"

@@ -160,6 +160,7 @@ class Workspace:
         self._facts: dict[tuple[str, ...], TorchFacts] = {}
         self._recovered: dict[str, tuple[str, str]] = {}  # name -> (digest, recovered text)
         self._backends: tuple[tuple[object, ...], list[m.Backend]] | None = None
+        self._pt2e_only: set[str] = set()  # the modules of the cached backends that are PT2E only
         self._modules = usermodules.Watch()
 
     def importable(self, place: Place) -> None:
@@ -261,9 +262,14 @@ class Workspace:
         evaluator = Evaluator(ctx, program, Coercions(ctx, program))
         return Scope(place, f, program, evaluator, ctx, sources)
 
+    def pt2e_only(self, path: Path, snap: Snapshot) -> set[str]:
+        """The modules of ``backends(path, snap)`` that are PT2E-only targets (fx: false)."""
+        self.backends(path, snap)
+        return self._pt2e_only
+
     def backends(self, path: Path, snap: Snapshot) -> list[m.Backend]:
         """The backends of ``path`` and of every spec of its project that imports it, resolved as
-        far as they go (items with errors are left out)."""
+        far as they go (items with errors are left out); PT2E-only targets too."""
         place = place_of(path)
         self.importable(place)
         roots = [path, *self.dependants(path, snap, place)]
@@ -281,9 +287,11 @@ class Workspace:
                 self.facts(place.project.allow),
                 self.parses.parse,
             )
-            backends = analysis.backends
+            backends = analysis.backends + analysis.pt2e_only
+            self._pt2e_only = {b.module for b in analysis.pt2e_only}
         except SpecError:
             backends = []
+            self._pt2e_only = set()
         self._backends = (key, backends)
         return backends
 
