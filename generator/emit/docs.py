@@ -209,6 +209,10 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
         notes = []
         if r.qat:
             notes.append("QAT only")
+        if r.qat_if_dynamic:
+            notes.append("dynamic: QAT only")
+        if r.scope != "all_ops":
+            notes.append("scope: first op" if r.scope == "first_op" else "any scope")
         if r.opt_in:
             notes.append("opt-in")
         if r.other is not None:

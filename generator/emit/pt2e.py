@@ -181,6 +181,12 @@ def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
         args.append("any_float=True")
     if r.reused_weight != "match":
         args.append(f"reused_weight={layout.string(r.reused_weight)}")
+    if r.operator_types is not None:
+        args.append(f"operator_types={_seq([_sym(op, names) for op in r.operator_types])}")
+    if r.qat_if_dynamic:
+        args.append("qat_if_dynamic=True")
+    if r.scope != "all_ops":
+        args.append(f"scope={layout.string(r.scope)}")
     if r.partitions:
         parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
         args.append(f"partitions={_seq(parts)}")
@@ -238,6 +244,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"transforms = {_seq(transforms)}")
     if q.outputs != "patterns":
         body.append(f"outputs = {layout.string(q.outputs)}")
+    if q.operator_type != "nodes":
+        body.append(f"operator_type = {layout.string(q.operator_type)}")
     base = names.need("OperatorScopedQuantizer" if q.scopes == "operators" else "SpecQuantizer")
     spec_file = safe_text(q.spec_file)
     source = (

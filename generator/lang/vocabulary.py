@@ -376,6 +376,12 @@ PT2E_KEYS: dict[str, str] = {
     "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
     "reused_weight": "match or decline (the quantizer's, by default match): whether a match whose "
     "weight or bias an earlier match quantized (a module called twice, tied weights) is quantized",
+    "operator_types": "the ATen overloads whose set_operator_type selects the pattern, in a quantizer "
+    "with operator_type: patterns (by default its first op's)",
+    "qat_config": "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
+    "configs (by default required for a chain through batch norm, else optional)",
+    "scope": "all_ops (the default), first_op or none: which ops of a match module names, module "
+    "types and the filter function judge (none: matched anywhere, with each config in turn)",
 }
 PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
 # The values of ``qparams``; the first is the default.
@@ -396,6 +402,11 @@ PT2E_CONDITIONS: dict[str, str] = {
 }
 # The values of ``reused_weight``; the first is the default.
 PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = ("match", "decline")
+# The values of ``qat_config``: required (QAT configs only), optional (any), required_if_dynamic
+# (a dynamic config only if it is a QAT config; a static one either way).
+PT2E_QAT_WORDS: tuple[str, ...] = ("required", "optional", "required_if_dynamic")
+# The values of ``scope``; the first is the default.
+PT2E_SCOPE_WORDS: tuple[str, ...] = ("all_ops", "first_op", "none")
 # The values of ``other:``: the other input of a binary op in a chain.
 PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
 # The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
@@ -408,7 +419,12 @@ QUANTIZER_FIELDS: dict[str, str] = {
     "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
     "reused_weight": "match (the default) or decline: the reused_weight of every pattern with a "
     "weight whose pt2e field does not say",
+    "operator_type": "nodes (the default: set_operator_type configures the matches with an op of "
+    "that type, and the global config leaves them) or patterns (it selects the patterns whose "
+    "operator_types name that overload, ExecuTorch's XNNPACKQuantizer)",
 }
+# The values of a quantizer's ``operator_type`` field; the first is the default.
+QUANTIZER_OPERATOR_TYPE: tuple[str, ...] = ("nodes", "patterns")
 # The values of a quantizer's ``scopes`` field; the first is the default.
 QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators")
 # The values of a quantizer's ``outputs`` field; the first is the default.

@@ -27,7 +27,10 @@ class SpecQuantizer(Quantizer):
     configured by the first of: the first module name (in the order set) whose
     module it is in, then the first module type, then an operator type one of
     the pattern's ops has, then the global config. A config of None leaves
-    what it selects unquantized.
+    what it selects unquantized. With ``operator_type = "patterns"`` an
+    operator type instead selects the rules whose ``operator_types`` hold it
+    (a config of None then does nothing), and the global config takes what
+    is left. A rule's ``scope`` says which ops of a match a scope judges.
     """
 
     backend = ""
@@ -35,6 +38,9 @@ class SpecQuantizer(Quantizer):
     rules: Sequence[Rule] = ()
     transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     outputs = "patterns"
+    # What set_operator_type selects: "nodes" (matches with an op of that type) or
+    # "patterns" (the rules whose operator_types name that overload).
+    operator_type = "nodes"
     reporter: Any = None  # report(): a report.Recorder; None: reporting is off
 
     def __init__(self) -> None:
@@ -99,8 +105,11 @@ class SpecQuantizer(Quantizer):
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or not rule.applies(scope.config):
                     continue
+                if scope.selects is not None and not rule.selected_by(scope.selects):
+                    continue
                 annotator = ANNOTATORS[rule.kind]
-                if annotator(model, rule, scope.config, scope.accept, outputs, share):
+                accept = rule.accept(scope.accept)
+                if annotator(model, rule, scope.config, accept, outputs, share):
                     self._used.setdefault((index, scope.label), scope.config)
             if outputs is not None:
                 follow(model, share, scope.config, scope.accept, outputs)
@@ -143,6 +152,7 @@ class SpecQuantizer(Quantizer):
             self.module_name_config,
             self.module_type_config,
             self.operator_type_config,
+            self.operator_type,
         )
         if self.filter_fn is not None:
             for scope in scopes:

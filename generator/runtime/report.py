@@ -268,7 +268,12 @@ def describe_specs(first: Node, last: Node) -> str | None:
 def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
     """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
     for s in scopes:
-        if s.config is None or not s.accept(nodes):
+        if s.config is None:
+            continue
+        selects = getattr(s, "selects", None)
+        if rule is not None and selects is not None and not rule.selected_by(selects):
+            continue  # an operator type that does not select the rule (operator_type "patterns")
+        if not (rule.accept(s.accept) if rule is not None else s.accept)(nodes):
             continue
         if rule is None or rule.kind == "propagate" or rule.applies(s.config):
             return s

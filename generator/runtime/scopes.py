@@ -29,6 +29,9 @@ class Scope:
     label: str
     config: Any
     accept: Accept
+    # An operator-type scope of a quantizer whose operator_type is "patterns": the op
+    # whose rules it tries (Rule.selected_by); None: it tries every rule.
+    selects: Any = None
 
 
 def all_nodes(f: Callable[[Node], bool]) -> Accept:
@@ -57,8 +60,15 @@ def module_scopes(
     module_name_config: dict[str, Any],
     module_type_config: dict[Any, Any],
     operator_type_config: dict[Any, Any],
+    operator_type: str = "nodes",
 ) -> list[Scope]:
-    """The scopes of a quantizer configured by module name, module type, operator type, global."""
+    """The scopes of a quantizer configured by module name, module type, operator type, global.
+
+    ``operator_type`` "nodes": an operator-type scope takes the matches with an op of
+    its type, and the global one leaves them; "patterns": it tries only the rules that
+    type selects, on whatever is not in a module name's or type's scope, and the global
+    one takes all that is not (what an operator type annotated is annotated already).
+    """
     names = [get_module_name_filter(n) for n in module_name_config]
     types = [module_type_filter(t) for t in module_type_config]
     ops = list(operator_type_config)
@@ -76,6 +86,11 @@ def module_scopes(
             Scope(label, config, all_nodes(lambda n, f=f: f(n) and free(n, names)))  # type: ignore[misc]
         )
     unclaimed = all_nodes(lambda n: free(n, names + types))
+    if operator_type == "patterns":
+        for op, config in operator_type_config.items():
+            scopes.append(Scope(f"operator_type {op}", config, unclaimed, selects=op))
+        scopes.append(Scope("global", global_config, unclaimed))
+        return scopes
     for op, config in operator_type_config.items():
         accept = both(unclaimed, lambda nodes, op=op: any(is_op(n, (op,)) for n in nodes))  # type: ignore[misc]
         scopes.append(Scope(f"operator_type {op}", config, accept))

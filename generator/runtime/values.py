@@ -64,6 +64,13 @@ class Rule:
     # "decline": a match whose weight or bias an earlier match annotated (a module called
     # twice, tied weights) is left to the rules after; "match": only its ops are checked.
     reused_weight: str = "match"
+    # A quantizer whose operator_type is "patterns": the overloads whose
+    # set_operator_type selects the rule (exact equality); None: its first op's.
+    operator_types: tuple[Any, ...] | None = None
+    qat_if_dynamic: bool = False  # a dynamic config tries it only if it is a QAT config
+    # Which ops of a match a scope (module name or type, filter function) judges:
+    # "all_ops", "first_op", or "none" (it matches anywhere, with each config in turn).
+    scope: str = "all_ops"
     # Operator-scoped quantizers (operators.py): sequences of source types a chain
     # is found by, the module classes and functions its first op comes from, what
     # a binary op's other input gets ("quantized" or "float"), conditions a match
@@ -78,15 +85,36 @@ class Rule:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
         object.__setattr__(self, "chain", tuple(tuple(ops) for ops in self.chain))
         object.__setattr__(self, "partitions", tuple(tuple(p) for p in self.partitions))
+        if self.operator_types is not None:
+            object.__setattr__(self, "operator_types", tuple(self.operator_types))
         for name in ("sources", "allows", "skip", "roots", "when"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def selected_by(self, op: Any) -> bool:
+        """Whether ``set_operator_type(op, ...)`` selects the rule (operator_type "patterns")."""
+        ops = self.chain[0] if self.operator_types is None else self.operator_types
+        return any(op == o for o in ops)
+
+    def accept(self, accept: Accept) -> Accept:
+        """A scope's test as this rule applies it (``scope``: the ops of a match it judges)."""
+        if self.scope == "none":
+            return _anywhere
+        if self.scope == "first_op":
+            return lambda nodes: accept(nodes[:1])
+        return accept
 
     def applies(self, config: Any) -> bool:
         """Whether the rule is tried with ``config``: its dtype configs say static or dynamic."""
         if self.qat and not config.is_qat:
             return False
         dynamic = is_dynamic(config)
+        if self.qat_if_dynamic and dynamic and not config.is_qat:
+            return False
         return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
+
+
+def _anywhere(nodes: Sequence[Node]) -> bool:
+    return True
 
 
 def is_dynamic(config: Any) -> bool:

@@ -22,8 +22,10 @@ from ..lang.vocabulary import (
     PT2E_KEYS,
     PT2E_MATCH_WORDS,
     PT2E_OTHER_WORDS,
+    PT2E_QAT_WORDS,
     PT2E_QPARAMS_WORDS,
     PT2E_REUSED_WEIGHT_WORDS,
+    PT2E_SCOPE_WORDS,
     PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
@@ -235,6 +237,53 @@ class Coercions:
             "not; decline: it is left to the rules after",
         )
 
+    def _operator_types(self, v: Value) -> tuple[m.Symbol, ...]:
+        """``operator_types:``: ATen overloads (a list; [] selects the pattern by none)."""
+        if isinstance(v, Seq) and not v.is_tuple and not v.items:
+            return ()
+        if isinstance(v, Seq) and v.is_tuple:
+            raise self.ctx.fail(
+                v.span,
+                "operator_types is a list of ATen overloads, got a tuple",
+                "write [aten.conv1d.default, aten.conv2d.default]",
+            )
+        for x in v.items if isinstance(v, Seq) else (v,):
+            if isinstance(x, Word):
+                raise self._unknown(x)
+            if not (isinstance(x, Sym) and x.symbol.kind == m.SymbolKind.OP):
+                raise self.ctx.fail(
+                    x.span,
+                    f"operator_types lists ATen ops, like aten.conv2d.default, got {describe(x)}",
+                    "name the overloads set_operator_type is called with",
+                )
+        return self._aten_position(v)
+
+    def _qat_config(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_QAT_WORDS:
+            return v.text
+        words = list(PT2E_QAT_WORDS)
+        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"qat_config must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
+            close
+            or "required: only QAT configs try the pattern; optional: any config; "
+            "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
+        )
+
+    def _scope(self, v: Value) -> str:
+        if isinstance(v, Word) and v.text in PT2E_SCOPE_WORDS:
+            return v.text
+        words = list(PT2E_SCOPE_WORDS)
+        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
+        raise self.ctx.fail(
+            v.span,
+            f"scope must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
+            close
+            or "all_ops: every op of a match must be in the config's scope; first_op: its "
+            "first op; none: the pattern matches anywhere, with each config in turn",
+        )
+
     def _other(self, v: Value) -> str:
         if isinstance(v, Word) and v.text in PT2E_OTHER_WORDS:
             return v.text
@@ -288,6 +337,9 @@ class Coercions:
         "when": _when,
         "opt_in": _opt_in,
         "reused_weight": _reused_weight,
+        "operator_types": _operator_types,
+        "qat_config": _qat_config,
+        "scope": _scope,
     }
 
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {

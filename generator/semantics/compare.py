@@ -126,6 +126,7 @@ TRANSFORM_FIELD = "PT2E quantizer transform"
 OUTPUTS_FIELD = "PT2E quantizer outputs"
 SCOPES_FIELD = "PT2E quantizer scopes"
 REUSED_FIELD = "PT2E quantizer reused_weight"
+OPERATOR_TYPE_FIELD = "PT2E quantizer operator_type"
 
 
 def _quantizer_changes(
@@ -204,6 +205,20 @@ def _quantizer_changes(
                 a.reused_weight,
                 b.reused_weight,
                 severity,
+                b.span,
+            )
+        )
+    if a.operator_type != b.operator_type:
+        # Another meaning of set_operator_type: its configs select other nodes.
+        out.append(
+            Change(
+                module,
+                None,
+                Action.CHANGED,
+                OPERATOR_TYPE_FIELD,
+                a.operator_type,
+                b.operator_type,
+                Severity.NARROWING,
                 b.span,
             )
         )
@@ -695,6 +710,9 @@ class _Canon:
                 v.qparams,
                 v.any_float,
                 v.reused_weight,
+                self.value(v.operator_types),
+                v.qat_config,
+                v.scope,
             )
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))

@@ -278,6 +278,9 @@ class PT2EOptions:
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
     reused_weight: str | None = None  # None: the quantizer's
+    operator_types: tuple[Symbol, ...] | None = None  # None: the first op's overloads
+    qat_config: str | None = None  # None: inferred (required through batch norm)
+    scope: str = "all_ops"
 
 
 @dataclass(frozen=True)
@@ -398,6 +401,10 @@ class Rule:
     # decline: a match whose weight or bias is annotated already (by an earlier match of
     # the same module or a tied weight) is not annotated; match: only its ops are checked.
     reused_weight: str = "match"
+    # operator_type: patterns: the overloads whose set_operator_type selects it; None: chain[0].
+    operator_types: tuple[Symbol, ...] | None = None
+    qat_if_dynamic: bool = False  # a dynamic config only if it is a QAT config
+    scope: str = "all_ops"  # the ops of a match scopes judge: all_ops, first_op or none
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -419,3 +426,5 @@ class Quantizer:
     fx: bool = True  # False: the backend is this quantizer's only, no BackendConfig
     # The reused_weight of the rules with a weight whose pattern does not set it.
     reused_weight: str = "match"
+    # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
+    operator_type: str = "nodes"

@@ -22,6 +22,7 @@ from ..lang.vocabulary import (
     PT2E_DTYPES,
     PT2E_REUSED_WEIGHT_WORDS,
     QUANTIZER_FIELDS,
+    QUANTIZER_OPERATOR_TYPE,
     QUANTIZER_OUTPUTS,
     QUANTIZER_SCOPES,
     spell,
@@ -57,6 +58,9 @@ class Quantizers:
         self._built: set[str] = set()
         # ... and its quantizer's reused_weight, for patterns with a weight that do not say.
         self._reused = PT2E_REUSED_WEIGHT_WORDS[0]
+        # ... and its quantizer's operator_type (patterns: rules say which overloads select them).
+        self._operator_type = "nodes"
+        self._scopes = QUANTIZER_SCOPES[0]
 
     def resolve(self, files: list[LoadedFile], backends: list[m.Backend]) -> list[m.Quantizer]:
         """The quantizers declared in ``files``, for the ``backends`` that resolved."""
@@ -103,6 +107,8 @@ class Quantizers:
         scopes = QUANTIZER_SCOPES[0]
         fx = True
         reused = PT2E_REUSED_WEIGHT_WORDS[0]
+        operator_type = QUANTIZER_OPERATOR_TYPE[0]
+        typed = decl.span
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -125,11 +131,26 @@ class Quantizers:
                     fx = self._word(f, fld.value, "fx", ("true", "false")) == "true"
                 elif fld.name == "reused_weight":
                     reused = self._word(f, fld.value, "reused_weight", PT2E_REUSED_WEIGHT_WORDS)
+                elif fld.name == "operator_type":
+                    operator_type = self._word(
+                        f, fld.value, "operator_type", QUANTIZER_OPERATOR_TYPE
+                    )
+                    typed = fld.span
                 else:
                     transforms = self._transforms(f, fld.value)
             except Fail:
                 failed = True
+        if operator_type != QUANTIZER_OPERATOR_TYPE[0] and scopes != QUANTIZER_SCOPES[0]:
+            self.ctx.error(
+                typed,
+                f"operator_type: {operator_type} applies to a quantizer with scopes: modules; "
+                f"this one has scopes: {scopes}, whose operator types are its own scheme",
+                "remove operator_type, or scopes",
+            )
+            failed = True
         self._reused = reused
+        self._operator_type = operator_type
+        self._scopes = scopes
         rules = self._rules(backend)
         if failed or rules is None:
             raise Fail
@@ -144,6 +165,7 @@ class Quantizers:
             scopes=scopes,
             fx=fx,
             reused_weight=reused,
+            operator_type=operator_type,
         )
 
     def _word(self, f: LoadedFile, e: syn.Expr, name: str, words: Sequence[str]) -> str:
@@ -316,7 +338,39 @@ class Quantizers:
                 f"{_shown(c.pattern)} has none",
                 "set its weight position with input_index: {weight: 1}, or remove reused_weight",
             )
-        qat = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+        if opts.operator_types is not None and self._operator_type != "patterns":
+            raise self._fail(
+                c,
+                "pt2e",
+                "operator_types says which set_operator_type overloads select a pattern; "
+                "this quantizer's set_operator_type selects nodes",
+                "add operator_type: patterns to the quantizer, or remove operator_types",
+            )
+        if opts.scope != "all_ops" and self._scopes != QUANTIZER_SCOPES[0]:
+            raise self._fail(
+                c,
+                "pt2e",
+                f"scope: {opts.scope} applies to a quantizer with scopes: modules; this one has "
+                f"scopes: {self._scopes}",
+                "remove scope",
+            )
+        if opts.scope != "all_ops" and kind not in (m.RuleKind.CHAIN, m.RuleKind.SHARED):
+            raise self._fail(
+                c,
+                "pt2e",
+                f"scope: {opts.scope} applies to patterns annotated in order; pattern "
+                f"{_shown(c.pattern)} "
+                + (
+                    "is annotated by its function" if kind is m.RuleKind.HOOK else "only propagates"
+                ),
+                "remove scope",
+            )
+        if opts.qat_config is None:
+            through_bn = any(op.path in BATCH_NORM for ops in chain[1:] for op in ops)
+            qat, qat_if_dynamic = through_bn, False
+        else:
+            qat = opts.qat_config == "required"
+            qat_if_dynamic = opts.qat_config == "required_if_dynamic"
         self._mixed_dtypes(c, kind)
         allows = self._allows(self._dtypes_of(c)) if kind is not m.RuleKind.PROPAGATE else ()
         return m.Rule(
@@ -339,6 +393,9 @@ class Quantizers:
             when=opts.when,
             opt_in=opts.opt_in,
             reused_weight=(opts.reused_weight or self._reused) if weighted else "match",
+            operator_types=opts.operator_types,
+            qat_if_dynamic=qat_if_dynamic,
+            scope=opts.scope,
             origins=(c.origin,) if c.origin is not None else (),
         )
 
@@ -723,7 +780,7 @@ def _merge_key(r: m.Rule) -> tuple:
     return (
         r.kind, r.chain, r.weight, r.bias, r.qat, r.skip, r.annotate, bool(r.sources),
         bool(r.partitions), r.other, r.when, r.opt_in, r.weight_axis, r.qparams,
-        r.any_float, r.reused_weight,
+        r.any_float, r.reused_weight, r.operator_types, r.qat_if_dynamic, r.scope,
     )  # fmt: skip
 
 

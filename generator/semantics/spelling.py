@@ -168,6 +168,12 @@ def pt2e_options(o: m.PT2EOptions) -> str:
         parts.append("opt_in: true")
     if o.reused_weight is not None:
         parts.append(f"reused_weight: {o.reused_weight}")
+    if o.operator_types is not None:
+        parts.append(f"operator_types: [{', '.join(spell(op.path) for op in o.operator_types)}]")
+    if o.qat_config is not None:
+        parts.append(f"qat_config: {o.qat_config}")
+    if o.scope != "all_ops":
+        parts.append(f"scope: {o.scope}")
     return "{" + ", ".join(parts) + "}"
 
 

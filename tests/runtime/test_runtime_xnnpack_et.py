@@ -137,3 +137,69 @@ def test_any_float_quantizes_fp16_activations():
         rule = Rule("linear", chain=[[aten.linear.default]], weight=1, bias=2, any_float=any_float)
         quantizer(rule).set_global(CONFIG).annotate(gm)
         assert (KEY in linear.meta) == any_float
+
+
+def test_operator_type_patterns_selects_the_rules_that_list_the_overload():
+    """operator_type "patterns": set_operator_type(op) tries the rules whose operator_types hold
+    op exactly; they match their own nodes; global still quantizes what is not annotated."""
+
+    def annotated(op, global_config=None, op_config=CONFIG):
+        gm = exported(
+            lambda m, x: m.b(m.a(x)).relu(), torch.randn(2, 4), a=nn.Linear(4, 4), b=nn.Linear(4, 4)
+        )
+        rules = (
+            Rule("linear_relu", chain=[[aten.linear.default], [aten.relu.default]], weight=1),
+            Rule(
+                "linear", chain=[[aten.linear.default]], weight=1, operator_types=[aten.mm.default]
+            ),
+        )
+        q = quantizer(*rules)
+        q.operator_type = "patterns"
+        q.set_operator_type(op, op_config)
+        if global_config is not None:
+            q.set_global(global_config)
+        q.annotate(gm)
+        first, second = nodes(gm, aten.linear.default)
+        return (KEY in first.meta, KEY in second.meta)
+
+    # linear+relu is selected by its first op's overload; linear alone by mm only (it
+    # then takes the second linear too, as no linear+relu rule ran).
+    assert annotated(aten.linear.default) == (False, True)
+    assert annotated(aten.mm.default) == (True, True)
+    # A packet, or an op no rule lists, selects nothing; None does nothing, global still does.
+    assert annotated(aten.linear) == (False, False)
+    assert annotated(aten.relu.default) == (False, False)
+    assert annotated(aten.linear.default, CONFIG, None) == (True, True)
+
+
+def test_scope_first_op_and_none():
+    """scope "first_op": the filter judges the first op only; "none": it is not consulted."""
+    gm = exported(lambda m, x: m.a(x).relu(), torch.randn(2, 4), a=nn.Linear(4, 4))
+    (linear,) = nodes(gm, aten.linear.default)
+    for scope, quantized in (("all_ops", False), ("first_op", True), ("none", True)):
+        linear.meta.pop(KEY, None)
+        for n in gm.graph.nodes:
+            n.meta.pop(KEY, None)
+        rule = Rule("lr", chain=[[aten.linear.default], [aten.relu.default]], weight=1, scope=scope)
+        q = quantizer(rule).set_global(CONFIG)
+        q.set_filter_function(lambda n: n.target != aten.relu.default)
+        q.annotate(gm)
+        assert (KEY in linear.meta) == quantized, scope
+    rule = Rule("l", chain=[[aten.linear.default]], weight=1, scope="none")
+    linear.meta.pop(KEY, None)
+    quantizer(rule).set_global(CONFIG).set_filter_function(lambda n: False).annotate(gm)
+    assert KEY in linear.meta
+
+
+def test_qat_if_dynamic():
+    """qat_if_dynamic: static configs try the rule, QAT or not; dynamic ones only if QAT."""
+    rule = Rule("r", chain=[[aten.linear.default]], qat_if_dynamic=True)
+    forms = {
+        (False, False): True,
+        (True, False): True,
+        (False, True): False,
+        (True, True): True,
+    }
+    for (qat, dynamic), tried in forms.items():
+        config = get_symmetric_quantization_config(is_qat=qat, is_dynamic=dynamic)
+        assert rule.applies(config) == tried, (qat, dynamic)

@@ -454,3 +454,25 @@ def test_a_move_that_changes_which_rule_claims_a_node_is_narrowing():
     # FX alone sorts its patterns itself: without a quantizer the same move is neutral.
     no_quantizer = [s.replace("quantizer o {}\n", "") for s in (ORDERED, moved)]
     assert [r[-1] for r in pt2e_diff(no_quantizer[1], before=no_quantizer[0])] == ["neutral"]
+
+
+def test_executorch_settings_changes_are_shown():
+    """operator_types, qat_config and scope on a pattern; operator_type on the quantizer."""
+    linear = "pattern nn.Linear { dtypes: w8 }"
+    quantizer = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  operator_type: patterns }")
+    assert pt2e_diff(quantizer) == [
+        ("q", None, "changed", "PT2E quantizer operator_type", "nodes", "patterns", "narrowing")
+    ]
+    keys = "pt2e: {operator_types: [aten.mm.default], qat_config: required, scope: first_op}"
+    changed = quantizer.replace(linear, "pattern nn.Linear { dtypes: w8  " + keys + " }")
+    assert pt2e_diff(changed, before=quantizer) == [
+        (
+            "q",
+            "nn.Linear",
+            "changed",
+            "pt2e",
+            None,
+            "{operator_types: [aten.mm.default], qat_config: required, scope: first_op}",
+            "neutral",
+        )
+    ]

@@ -375,6 +375,38 @@ CHECKS = {
         "pt2e_reused_weight_rules",
         "reused_weight applies to a chain whose first op has a weight",
     ),
+    "pt2e: operator_types lists ATen ops": (
+        "pt2e_executorch_keys",
+        "operator_types lists ATen ops, like aten.conv2d.default",
+    ),
+    "pt2e: qat_config is required, optional or required_if_dynamic": (
+        "pt2e_executorch_keys",
+        "qat_config must be required, optional or required_if_dynamic, got the name 'yes'",
+    ),
+    "pt2e: scope is all_ops, first_op or none": (
+        "pt2e_executorch_keys",
+        "scope must be all_ops, first_op or none, got the name 'first'",
+    ),
+    "pt2e: a quantizer's operator_type is nodes or patterns": (
+        "pt2e_executorch_keys",
+        "operator_type must be nodes or patterns, got the name 'ops'",
+    ),
+    "pt2e: operator_types needs operator_type: patterns": (
+        "pt2e_executorch_rules",
+        "operator_types says which set_operator_type overloads select a pattern",
+    ),
+    "pt2e: scope applies to patterns annotated in order": (
+        "pt2e_executorch_rules",
+        "scope: none applies to patterns annotated in order",
+    ),
+    "pt2e: operator_type: patterns needs scopes: modules": (
+        "pt2e_executorch_rules",
+        "operator_type: patterns applies to a quantizer with scopes: modules",
+    ),
+    "pt2e: scope needs scopes: modules": (
+        "pt2e_executorch_rules",
+        "scope: first_op applies to a quantizer with scopes: modules",
+    ),
     "quantizer: module names collide": (
         "quantizer_module_collision",
         "would be generated as the module of the quantizer",

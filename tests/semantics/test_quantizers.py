@@ -431,6 +431,43 @@ def test_errors_name_the_pattern_line(tmp_path):
     ]
 
 
+def test_operator_types_qat_config_and_scope(tmp_path):
+    backend = """
+        backend b {
+            pattern (nn.Conv2d, nn.BatchNorm2d) { dtypes: s }
+            pattern (nn.Conv1d, nn.BatchNorm1d) {
+                dtypes: [s, dyn]
+                pt2e: {qat_config: required_if_dynamic, scope: first_op}
+            }
+            pattern nn.Linear { dtypes: s  pt2e: {qat_config: optional} }
+            pattern nn.Conv2d { dtypes: s  pt2e: {operator_types: [aten.conv1d.default]} }
+            pattern torch.cat {
+                observation: shared_observer  dtypes: io  pt2e: {eager: true, scope: none}
+            }
+        }
+    """
+    text = HEAD.replace("quantizer b {}", "quantizer b { operator_type: patterns }") + backend
+    q = quantizer(tmp_path, text)
+    assert q.operator_type == "patterns"
+    rules = {r.name: r for r in q.rules}
+    # qat: inferred through batch norm, else as the pattern says
+    qat = {n: (r.qat, r.qat_if_dynamic) for n, r in rules.items()}
+    assert qat["(nn.Conv2d, nn.BatchNorm2d)"] == (True, False)
+    assert qat["(nn.Conv1d, nn.BatchNorm1d)"] == (False, True)
+    assert qat["nn.Linear"] == (False, False)
+    assert [op.path for op in rules["nn.Conv2d"].operator_types] == [A + "conv1d.default"]
+    assert rules["nn.Linear"].operator_types is None
+    assert {n: r.scope for n, r in rules.items() if r.scope != "all_ops"} == {
+        "(nn.Conv1d, nn.BatchNorm1d)": "first_op",
+        "torch.cat": "none",
+    }
+    from generator.emit.pt2e import render_quantizer
+
+    out = render_quantizer(q)
+    assert 'operator_type = "patterns"' in out and "qat_if_dynamic=True" in out
+    assert 'scope="none"' in out and "operator_types=[aten.conv1d.default]" in out
+
+
 # ---------------------------------------------------------------- the Inductor-era settings
 
 INDUCTOR_HEAD = """\
