@@ -186,15 +186,24 @@ class Coercions:
             )
         return tuple(out)
 
-    def _match(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_MATCH_WORDS:
+    def _choice(
+        self, key: str, words: tuple[str, ...], v: Value, meaning: str | None = None
+    ) -> str:
+        """One of a pt2e key's words, or a located error naming them (with did-you-mean)."""
+        if isinstance(v, Word) and v.text in words:
             return v.text
-        raise self.ctx.fail(v.span, f"match must be chain or source, got {describe(v)}")
+        close = self.ctx.suggest(v.text, list(words)) if isinstance(v, Word) else None
+        listed = f"{', '.join(words[:-1])} or {words[-1]}"
+        raise self.ctx.fail(v.span, f"{key} must be {listed}, got {describe(v)}", close or meaning)
+
+    def _flag(self, key: str, v: Value) -> bool:
+        return self._choice(key, BOOLEANS, v) == "true"
+
+    def _match(self, v: Value) -> str:
+        return self._choice("match", PT2E_MATCH_WORDS, v)
 
     def _eager(self, v: Value) -> bool:
-        if isinstance(v, Word) and v.text in BOOLEANS:
-            return v.text == "true"
-        raise self.ctx.fail(v.span, f"eager must be true or false, got {describe(v)}")
+        return self._flag("eager", v)
 
     def _skip(self, v: Value) -> tuple[m.Hook, ...]:
         items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
@@ -213,27 +222,17 @@ class Coercions:
         )
 
     def _any_float(self, v: Value) -> bool:
-        if isinstance(v, Word) and v.text in BOOLEANS:
-            return v.text == "true"
-        raise self.ctx.fail(v.span, f"any_float must be true or false, got {describe(v)}")
+        return self._flag("any_float", v)
 
     def _qparams(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_QPARAMS_WORDS:
-            return v.text
-        raise self.ctx.fail(
-            v.span, f"qparams must be {' or '.join(PT2E_QPARAMS_WORDS)}, got {describe(v)}"
-        )
+        return self._choice("qparams", PT2E_QPARAMS_WORDS, v)
 
     def _reused_weight(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_REUSED_WEIGHT_WORDS:
-            return v.text
-        words = list(PT2E_REUSED_WEIGHT_WORDS)
-        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
-        raise self.ctx.fail(
-            v.span,
-            f"reused_weight must be {' or '.join(words)}, got {describe(v)}",
-            close
-            or "match: a match is quantized whether an earlier match quantized its weight or "
+        return self._choice(
+            "reused_weight",
+            PT2E_REUSED_WEIGHT_WORDS,
+            v,
+            "match: a match is quantized whether an earlier match quantized its weight or "
             "not; decline: it is left to the rules after",
         )
 
@@ -259,41 +258,31 @@ class Coercions:
         return self._aten_position(v)
 
     def _qat_config(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_QAT_WORDS:
-            return v.text
-        words = list(PT2E_QAT_WORDS)
-        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
-        raise self.ctx.fail(
-            v.span,
-            f"qat_config must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
-            close
-            or "required: only QAT configs try the pattern; optional: any config; "
+        return self._choice(
+            "qat_config",
+            PT2E_QAT_WORDS,
+            v,
+            "required: only QAT configs try the pattern; optional: any config; "
             "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
         )
 
     def _scope(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_SCOPE_WORDS:
-            return v.text
-        words = list(PT2E_SCOPE_WORDS)
-        close = self.ctx.suggest(v.text, words) if isinstance(v, Word) else None
-        raise self.ctx.fail(
-            v.span,
-            f"scope must be {', '.join(words[:-1])} or {words[-1]}, got {describe(v)}",
-            close
-            or "all_ops: every op of a match must be in the config's scope; first_op: its "
+        return self._choice(
+            "scope",
+            PT2E_SCOPE_WORDS,
+            v,
+            "all_ops: every op of a match must be in the config's scope; first_op: its "
             "first op; none: the pattern matches anywhere, with each config in turn",
         )
 
     def _other(self, v: Value) -> str:
-        if isinstance(v, Word) and v.text in PT2E_OTHER_WORDS:
-            return v.text
         if isinstance(v, DTypeValue) and v.dtype.dtype == "float32":
             return "float"  # the word float names the dtype
-        close = self.ctx.suggest(v.text, list(PT2E_OTHER_WORDS)) if isinstance(v, Word) else None
-        raise self.ctx.fail(
-            v.span,
-            f"other must be quantized or float, got {describe(v)}",
-            close or "quantized: the binary op's other input gets the input spec; float: nothing",
+        return self._choice(
+            "other",
+            PT2E_OTHER_WORDS,
+            v,
+            "quantized: the binary op's other input gets the input spec; float: nothing",
         )
 
     def _when(self, v: Value) -> tuple[m.Hook, ...]:
@@ -301,9 +290,7 @@ class Coercions:
         return tuple(self.hook(x, PT2E_CONDITIONS, "condition") for x in items)
 
     def _opt_in(self, v: Value) -> bool:
-        if isinstance(v, Word) and v.text in BOOLEANS:
-            return v.text == "true"
-        raise self.ctx.fail(v.span, f"opt_in must be true or false, got {describe(v)}")
+        return self._flag("opt_in", v)
 
     def _annotate(self, v: Value) -> m.Hook:
         return self.hook(v, {}, "annotate function")

@@ -576,7 +576,10 @@ def test_match_source_finds_chains_by_source_partitions(tmp_path):
     assert "sources=[nn.Conv2d, F.conv2d]," in text
     spec = "quantizer b {}\nbackend b { pattern nn.Conv2d { dtypes: s  pt2e: {match: sauce} } }\n"
     message, hint = located_error(tmp_path, spec, "sauce")
-    assert (message, hint) == ("match must be chain or source, got the name 'sauce'", None)
+    assert (message, hint) == (
+        "match must be chain or source, got the name 'sauce'",
+        "did you mean 'source'?",
+    )
     spec = (
         'quantizer b {}\nbackend b { pattern (nn.Conv2d, "relu_") '
         "{ dtypes: s  pt2e: {match: source} } }\n"
