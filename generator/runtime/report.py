@@ -74,6 +74,20 @@ class Entry:
         return self.reason in DELIBERATE
 
 
+def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
+    """An op annotated as part of ``match``'s entry (an inner op, a weight or bias)."""
+    return Entry(
+        n.name,
+        _op(n),
+        True,
+        "annotated",
+        f"pattern {match.rule}: {what}",
+        match.rule,
+        match.scope,
+        role,
+    )
+
+
 @dataclass(frozen=True)
 class Report:
     """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule."""
@@ -348,34 +362,12 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
         qa = n.meta.get(KEY)
         owner = done.get(rec.parts.get(n))  # type: ignore[arg-type]
         if owner is not None and qa is not None and qa._annotated:
-            entries.append(
-                Entry(
-                    n.name,
-                    _op(n),
-                    True,
-                    "annotated",
-                    f"pattern {owner.rule}: part of its match",
-                    owner.rule,
-                    owner.scope,
-                    "part",
-                )
-            )
+            entries.append(_covered(n, owner, "part of its match", "part"))
             continue
         if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
             user = next((done[u] for u in n.users if u in done), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
-                entries.append(
-                    Entry(
-                        n.name,
-                        _op(n),
-                        True,
-                        "annotated",
-                        f"pattern {user.rule}: a weight or bias of its match",
-                        user.rule,
-                        user.scope,
-                        "weight",
-                    )
-                )
+                entries.append(_covered(n, user, "a weight or bias of its match", "weight"))
                 continue
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
