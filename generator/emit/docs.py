@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..escape import deep, html_comment, md_code, md_text, visible
+from ..infra.header import DOCS_MARK
 from ..lang.vocabulary import FieldKind, FieldSpec
 from ..semantics import model as m
 from . import words
-from .header import DOCS_MARK
 from .pysource import jinja_env
 
 README = "README.md"

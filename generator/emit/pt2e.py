@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..infra.header import stamp
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import RUNTIME_MODULE
 from . import layout
-from .header import stamp
 from .pysource import (
     Fragments,
     Scope,

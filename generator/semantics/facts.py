@@ -36,6 +36,7 @@ from typing import Any
 from ..config import DEFAULT_ALLOW
 from ..infra import cache
 from . import shipped
+from .closest import suggest
 from .model import SymbolKind
 
 
@@ -270,16 +271,6 @@ def _did_you_mean(parent: Any, parent_parts: list[str], part: str) -> str | None
 def listing(parent: Any) -> list[str]:
     """The names a did-you-mean chooses from: ``dir(parent)`` but the dunders."""
     return [n for n in dir(parent) if not n.startswith("__")]
-
-
-def suggest(names: list[str], parent_parts: list[str], part: str) -> str | None:
-    """Did you mean: the name of ``names`` closest to ``part``, as a path under ``parent_parts``."""
-    close = difflib.get_close_matches(part, names, n=1, cutoff=0.75)
-    if not close:
-        lowered = {n.lower(): n for n in names}
-        if part.lower() in lowered:
-            close = [lowered[part.lower()]]
-    return f"did you mean '{'.'.join([*parent_parts, close[0]])}'?" if close else None
 
 
 def kind_of(obj: Any) -> SymbolKind:
