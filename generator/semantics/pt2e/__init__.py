@@ -1,0 +1,9 @@
+"""PT2E quantizers from specs: the declarations (``quantizers``), each pattern's rule
+(``rules``: derive, check, build), the checks of its pt2e keys against the key table
+(``keys``), the ATen mapping (``mapping``), dtypes (``dtypes``) and the tried order
+(``order``)."""
+
+from .order import tried_order
+from .quantizers import Quantizers
+
+__all__ = ["Quantizers", "tried_order"]
