@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..escape import deep, html_comment, md_code, md_text, visible
-from ..lang.pt2e_keys import PT2E_TABLE, QUANTIZER_TABLE, Scopes
-from ..lang.vocabulary import FieldKind, FieldSpec
+from ..lang.vocabulary import PT2E_TABLE, QUANTIZER_TABLE, FieldKind, FieldSpec, Scopes
 from ..semantics import model as m
 from . import words
 from .header import DOCS_MARK

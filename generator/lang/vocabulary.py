@@ -377,6 +377,7 @@ def _spell(path: str, table: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- PT2E
 
+# The table of PT2E keys is lark-free data, like this module: the emitters read it from here.
 # The keys of a pattern's ``pt2e: {...}`` record and the fields of ``quantizer NAME { ... }``,
 # in fmt's canonical order, and what each says: rows of the table of PT2E keys.
 PT2E_KEYS: dict[str, str] = {k.word: k.doc for k in PT2E_TABLE}

@@ -31,7 +31,7 @@ from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIEL
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
-from .pt2e import tried_order
+from .pt2e.order import tried_order
 
 
 class Action(StrEnum):

@@ -381,7 +381,7 @@ def test_a_fusion_without_dtypes_allows_what_its_fused_module_allows(tmp_path, m
 
 
 def test_tried_order_keeps_hooks_and_eager_shared_ops_in_place():
-    from generator.semantics.pt2e import tried_order
+    from generator.semantics.pt2e.order import tried_order
 
     def rule(name: str, n: int, kind: m.RuleKind = m.RuleKind.CHAIN) -> m.Rule:
         op = m.Symbol(A + "relu.default", m.SymbolKind.OP, "torch")

@@ -2,8 +2,3 @@
 (``rules``: derive, check, build), the checks of its pt2e keys against the key table
 (``keys``), the ATen mapping (``mapping``), dtypes (``dtypes``) and the tried order
 (``order``)."""
-
-from .order import tried_order
-from .quantizers import Quantizers
-
-__all__ = ["Quantizers", "tried_order"]
