@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...lang.pt2e_keys import PT2E_TABLE
 from .. import model as m
 from ..aten_ops import BATCH_NORM
 from ..checks import pattern_text as shown
@@ -165,20 +166,16 @@ def build(env: Env, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> m.Ru
         weight=d.weight,
         bias=d.bias,
         allows=allows,
-        skip=opts.skip,
-        annotate=opts.annotate,
         qat=qat,
-        weight_axis=opts.weight_axis,
-        qparams=opts.qparams,
-        any_float=opts.any_float,
-        reused_weight=reused if d.weighted else m.ReusedWeight.MATCH,
-        operator_types=opts.operator_types,
         qat_if_dynamic=qat_if_dynamic,
-        scope=opts.scope,
+        reused_weight=reused if d.weighted else m.ReusedWeight.MATCH,
         partitions=d.partitions,
         roots=d.roots,
-        other=opts.other,
-        when=opts.when,
-        opt_in=opts.opt_in,
         origins=(c.origin,) if c.origin is not None else (),
+        **{k.word: getattr(opts, k.word) for k in COPIED},
     )
+
+
+# The keys whose value lands as is in the Rule field of their name; the others are derived
+# above (aten, match, eager shape the rule; qat_config and reused_weight are resolved).
+COPIED = tuple(k for k in PT2E_TABLE if k.lands == (k.word,) and k.word != "reused_weight")
