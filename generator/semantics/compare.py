@@ -23,14 +23,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any
 
+from ..lang.pt2e_keys import PT2E_KEY, PT2E_TABLE
 from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
-from .quantizers import tried_order
+from .pt2e.order import tried_order
 
 
 class Action(StrEnum):
@@ -534,21 +535,17 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
 
 
 def _pt2e_severity(x: m.PT2EOptions | None, y: m.PT2EOptions | None) -> Severity:
-    """``aten: []`` leaves a pattern out of the quantizer: narrowing when set, widening when
-    dropped. So do a ``when:`` condition (quantized in fewer places) and ``opt_in: true``
-    (only where an operator type or module name asks): narrowing when added, widening when
-    dropped; both ways at once is neutral."""
-    out_before = x is not None and x.aten == ()
-    out_after = y is not None and y.aten == ()
-    if out_after and not out_before:
-        return Severity.NARROWING
-    if out_before and not out_after:
-        return Severity.WIDENING
-    when_x = set(x.when) if x is not None else set()
-    when_y = set(y.when) if y is not None else set()
-    opt_x, opt_y = x is not None and x.opt_in, y is not None and y.opt_in
-    narrower = bool(when_y - when_x) or (opt_y and not opt_x)
-    wider = bool(when_x - when_y) or (opt_x and not opt_y)
+    """How a change of a ``pt2e`` field grades, from each key's grade in the key table:
+    narrowing where it quantizes fewer nodes (``aten: []``, a ``when:`` condition or a
+    ``skip:`` predicate added, ``opt_in: true``, ``qat_config: required``,
+    ``reused_weight: decline``, ``eager`` or ``any_float`` dropped), widening the other
+    way; both ways at once is neutral. ``aten: []`` (the pattern left out) decides alone."""
+    a, b = x or m.PT2EOptions(), y or m.PT2EOptions()
+    out = PT2E_KEY["aten"].grade(a.aten, b.aten)
+    if out:
+        return Severity.NARROWING if out > 0 else Severity.WIDENING
+    grades = [k.grade(getattr(a, k.word), getattr(b, k.word)) for k in PT2E_TABLE]
+    narrower, wider = any(g > 0 for g in grades), any(g < 0 for g in grades)
     if narrower != wider:
         return Severity.NARROWING if narrower else Severity.WIDENING
     return Severity.NEUTRAL
@@ -696,26 +693,11 @@ class _Canon:
         if isinstance(v, m.DefinedFuser):
             return self._fuse(v)
         if isinstance(v, m.PT2EOptions):
-            return (
-                "pt2e",
-                self.value(v.aten),
-                v.match,
-                v.eager,
-                self.value(v.skip),
-                self.value(v.annotate),
-                v.other,
-                self.value(v.when),
-                v.opt_in,
-                v.weight_axis,
-                v.qparams,
-                v.any_float,
-                v.reused_weight,
-                self.value(v.operator_types),
-                v.qat_config,
-                v.scope,
-            )
+            return ("pt2e", *(self.value(getattr(v, k.word)) for k in PT2E_TABLE))
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))
+        if isinstance(v, Enum):
+            return ("str", v.value)
         if isinstance(v, (str, int, float)) and not isinstance(v, bool):
             return (type(v).__name__, v)
         return v

@@ -377,13 +377,14 @@ def test_reused_weight_changes_are_shown():
     linear = "pattern nn.Linear { dtypes: w8 }"
     declined = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {reused_weight: decline} }")
     assert pt2e_diff(declined) == [
-        ("q", "nn.Linear", "changed", "pt2e", None, "{reused_weight: decline}", "neutral")
+        ("q", "nn.Linear", "changed", "pt2e", None, "{reused_weight: decline}", "narrowing")
     ]
+    assert pt2e_diff(Q, before=declined)[0][-1] == "widening"
     both = Q.replace(
         linear, "pattern nn.Linear { dtypes: w8  pt2e: {weight_axis: 1, any_float: true} }"
     )
     assert pt2e_diff(both) == [
-        ("q", "nn.Linear", "changed", "pt2e", None, "{weight_axis: 1, any_float: true}", "neutral")
+        ("q", "nn.Linear", "changed", "pt2e", None, "{weight_axis: 1, any_float: true}", "widening")
     ]
     quantizer = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  reused_weight: decline }")
     assert pt2e_diff(quantizer) == [
@@ -473,6 +474,38 @@ def test_executorch_settings_changes_are_shown():
             "pt2e",
             None,
             "{operator_types: [aten.mm.default], qat_config: required, scope: first_op}",
-            "neutral",
+            "narrowing",
         )
     ]
+
+
+def test_pt2e_keys_that_quantize_fewer_nodes_are_narrowing():
+    """Issue 35, class 9: each key change that makes fewer nodes quantized grades narrowing
+    (from the key table's grade column), the reverse widening, and JSON counts it."""
+    import json
+
+    from generator.tools.diff_report import Labels, as_json
+
+    linear = "pattern nn.Linear { dtypes: w8 }"
+    cases = {
+        "pt2e: {skip: large_scalar}": linear,
+        "pt2e: {qat_config: required}": linear,
+        "pt2e: {qat_config: required_if_dynamic}": linear,
+        "pt2e: {reused_weight: decline}": linear,
+    }
+    for keys, pattern in cases.items():
+        after = Q.replace(pattern, pattern.replace("}", f" {keys} }}"))
+        assert pt2e_diff(after)[0][-1] == "narrowing", keys
+        assert pt2e_diff(Q, before=after)[0][-1] == "widening", keys
+    eager = Q.replace("{match: source, eager: true}", "{eager: true}")
+    dropped = Q.replace("  pt2e: {match: source, eager: true}", "")
+    assert pt2e_diff(dropped, before=eager)[-1][-1] == "narrowing"  # cat: no longer in order
+    after = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {skip: large_scalar} }")
+    (a, qa), (b, qb) = quantized(Q), quantized(after)
+    changes = compare(a, b, lambda p: FACTS.lookup(p).identity, (qa, qb))
+    data = json.loads(as_json(changes, Labels("base", "head")))
+    assert data["summary"]["narrowing"] == 1
+    # optional -> required narrows; required -> required_if_dynamic widens back part way
+    required = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {qat_config: required} }")
+    partly = required.replace("qat_config: required", "qat_config: required_if_dynamic")
+    assert pt2e_diff(partly, before=required)[0][-1] == "widening"
