@@ -33,7 +33,7 @@ from .checks import pattern_text as _shown
 from .coerce import Coercions
 from .context import Ctx, Fail
 from .evaluate import Evaluator
-from .facts import UnknownSymbol
+from .facts import UnknownSymbol, exported_op
 from .load import LoadedFile, Program
 from .values import Seq, Sym, Word, describe
 
@@ -522,12 +522,16 @@ class Quantizers:
                 )
             if chain is None:
                 shown = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
+                # bcfg diffrev (issue 36.4): a torch.library op is named by its own namespace.
+                likely = (
+                    exported_op(e.path, self.ctx.facts.allow) if isinstance(e, m.Symbol) else None
+                ) or f"aten.{_aten_name(e)}.default"
                 raise self._fail(
                     c,
                     None,
                     f"{shown} has no ATen mapping: the PT2E quantizer cannot match pattern {_shown(c.pattern)}",
                     "name the ATen ops torch.export emits for it, likely "
-                    f"pt2e: {{aten: aten.{_aten_name(e)}.default}} (check the exported graph), "
+                    f"pt2e: {{aten: {likely}}} (check the exported graph), "
                     "or leave the pattern out of the quantizer with pt2e: {aten: []}",
                 )
             out.extend(tuple(self._op(path) for path in ops) for ops in chain)

@@ -79,6 +79,10 @@ CHECKS = {
     "input: empty file": ("input_empty", "[exit 0]"),
     "input: deep nesting": ("input_deep_nesting", "brackets are nested more than 32 deep"),
     "symbol: unknown, did-you-mean": ("unknown_symbol", "did you mean 'nn.Conv2d'?"),
+    "symbol: an op in another namespace than the one named, did-you-mean across namespaces": (
+        "aten_op_other_namespace",
+        "did you mean 'torch.ops.onednn.qconv2d_pointwise.default'?",
+    ),
     "symbol: bare unknown name": ("unknown_name", "did you mean 'nn.Linear'?"),
     "symbol: not on the allow-list": ("disallowed_module", "'os' is not an allowed module"),
     "kind: function where a module class is needed": (
