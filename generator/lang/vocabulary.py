@@ -422,6 +422,9 @@ QUANTIZER_FIELDS: dict[str, str] = {
     "operator_type": "nodes (the default: set_operator_type configures the matches with an op of "
     "that type, and the global config leaves them) or patterns (it selects the patterns whose "
     "operator_types name that overload, ExecuTorch's XNNPACKQuantizer)",
+    # bcfg diffrev (issue 36.5): the delegate's table is semantics/delegates.py.
+    "delegate": "xnnpack: the program is lowered to ExecuTorch's XNNPACK delegate; generate "
+    "warns at each dtype config it would refuse",
 }
 # The values of a quantizer's ``operator_type`` field; the first is the default.
 QUANTIZER_OPERATOR_TYPE: tuple[str, ...] = ("nodes", "patterns")

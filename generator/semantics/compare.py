@@ -156,35 +156,15 @@ def _fx_side_changes(
     if fx_a == fx_b:
         return []
     none = "none (fx: false)"
-    if fx_a:
+    if fx_a:  # dropped: at the quantizer that says fx: false
         assert qb is not None
-        return [
-            Change(
-                b.module,
-                None,
-                Action.CHANGED,
-                FX_FIELD,
-                _configs(a),
-                none,
-                Severity.NARROWING,
-                qb.span,
-            )
-        ]
-    where = qb.span if qb is not None else b.span
-    was = qa.span if qa is not None and qb is None else None
-    return [
-        Change(
-            b.module,
-            None,
-            Action.CHANGED,
-            FX_FIELD,
-            none,
-            _configs(b),
-            Severity.WIDENING,
-            where,
-            was=was,
-        )
-    ]
+        before, after, severity, where, was = _configs(a), none, Severity.NARROWING, qb.span, None
+    else:  # given back: fx: false taken out, or the whole quantizer (was: where it was)
+        before, after, severity = none, _configs(b), Severity.WIDENING
+        where = qb.span if qb is not None else b.span
+        was = qa.span if qa is not None and qb is None else None
+    change = Change(b.module, None, Action.CHANGED, FX_FIELD, before, after, severity, where)
+    return [replace(change, was=was)]
 
 
 def _quantizer_changes(

@@ -32,6 +32,8 @@ from .aten_ops import BATCH_NORM, FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from .checks import pattern_text as _shown
 from .coerce import Coercions
 from .context import Ctx, Fail
+from .delegates import DELEGATES
+from .delegates import check as check_delegate
 from .evaluate import Evaluator
 from .facts import UnknownSymbol, exported_op
 from .load import LoadedFile, Program
@@ -109,6 +111,7 @@ class Quantizers:
         reused = PT2E_REUSED_WEIGHT_WORDS[0]
         operator_type = QUANTIZER_OPERATOR_TYPE[0]
         typed = decl.span
+        delegate = None  # bcfg diffrev (issue 36.5): the delegate field, for the key table
         failed = False
         names: set[str] = set()
         for fld in decl.fields:
@@ -136,6 +139,8 @@ class Quantizers:
                         f, fld.value, "operator_type", QUANTIZER_OPERATOR_TYPE
                     )
                     typed = fld.span
+                elif fld.name == "delegate":  # bcfg diffrev (issue 36.5), for the key table
+                    delegate = DELEGATES[self._word(f, fld.value, "delegate", tuple(DELEGATES))]
                 else:
                     transforms = self._transforms(f, fld.value)
             except Fail:
@@ -154,6 +159,8 @@ class Quantizers:
         rules = self._rules(backend)
         if failed or rules is None:
             raise Fail
+        if delegate is not None:  # bcfg diffrev (issue 36.5): dtype configs it would refuse
+            self.ctx.report(check_delegate(delegate, decl.name, backend, rules))
         return m.Quantizer(
             module=backend.module,
             rules=rules,
