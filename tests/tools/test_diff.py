@@ -665,3 +665,26 @@ def test_fail_on_fails_on_the_severities_asked_for_in_every_format(repo, capsys,
     assert bcfg(capsys, "--format", fmt, "--exit-code")[0] == 1
     git(repo, "checkout", "-q", "specs")
     assert bcfg(capsys, "--format", fmt, "--fail-on", "any")[0] == 0  # nothing changed
+
+
+def test_a_grouped_change_lists_its_parts_in_text_when_their_severities_differ():
+    from dataclasses import replace
+
+    from generator.semantics.compare import Action, Change, Part, Severity
+    from generator.tools.diff_report import Labels, text
+
+    parts = (
+        Part("input.quant_min", "0", "1", Severity.NARROWING),
+        Part("input.quant_max", "200", "250", Severity.WIDENING),
+    )
+    before, after = "input {quant_min: 0, quant_max: 200}", "input {quant_min: 1, quant_max: 250}"
+    c = Change("b", "nn.Linear", Action.CHANGED, "dtypes[d]", before, after, Severity.NARROWING)
+    out = text([replace(c, parts=parts)], Labels("a", "b"))
+    assert (
+        f"  ~ dtypes[d]: {before} → {after}  narrowing\n"
+        "      input.quant_min: 0 → 1  narrowing\n"
+        "      input.quant_max: 200 → 250  widening\n"
+        "      in nn.Linear\n"
+    ) in out
+    alike = tuple(replace(p, severity=Severity.NARROWING) for p in parts)
+    assert "input.quant_min" not in text([replace(c, parts=alike)], Labels("a", "b"))
