@@ -81,14 +81,12 @@ def test_a_pattern_left_out_of_the_quantizer_is_not_lowered_so_not_judged():
 
 
 def test_weights_with_a_fixed_zero_point_other_than_0_are_refused():
-    got = warnings(
-        """
+    got = warnings("""
         constraint w = qint8 {scale: 0.5, zero_point: 3}
         dtypes w8 = {input: qint8, output: qint8, weight: w, bias: float}
         backend b {
             pattern nn.Linear { dtypes: w8 }
         }
-        """
-    )
+        """)
     assert [(line, m.split(" (")[0]) for line, m in got] == [(2, "weights in qint8, zero point 3")]
     assert "int8 weights with zero point 0 (symmetric) only" in got[0][1]
