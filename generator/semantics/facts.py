@@ -308,6 +308,12 @@ def _op_elsewhere(parts: list[str], i: int, exact: bool) -> str | None:
     return f"did you mean '{'.'.join(['torch', 'ops', ns, close[0], *tail])}'?"
 
 
+def _names_an_op(path: str) -> bool:
+    """``path`` names an op by its namespace: ``torch.ops.NS.NAME[.OVERLOAD]``."""
+    parts = path.split(".")
+    return len(parts) >= 4 and parts[:2] == ["torch", "ops"]
+
+
 def exported_op(path: str, allow: tuple[str, ...]) -> str | None:
     """The op ``torch.export`` records for the ``torch.library`` op at ``path``, by its own
     namespace (``npukit.fancy_act``, a ``custom_op`` of namespace ``npukit``:
@@ -501,7 +507,9 @@ class TorchFacts:
             # A missing name, as a fresh process that imports torch would find it.
             # Once torch is imported here (a user module may have added to it), live.
             missing = None if torch_imported() else self._base.missing(path)
-            if missing is not None:
+            # An op the table has no did-you-mean for may be another namespace's: live
+            # resolution, which imports torch (an error's cost), looks there (_op_elsewhere).
+            if missing is not None and (missing[1] is not None or not _names_an_op(path)):
                 raise UnknownSymbol(path, missing[0], missing[1])
         return self._learn(path)
 
