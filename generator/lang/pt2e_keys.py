@@ -76,6 +76,13 @@ class OperatorType(StrEnum):
     PATTERNS = "patterns"
 
 
+class Delegate(StrEnum):
+    """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
+    says what each runs)."""
+
+    XNNPACK = "xnnpack"
+
+
 class RuleKind(StrEnum):
     CHAIN = "chain"  # a chain of ops, annotated in rule order
     SHARED = "shared"  # a shared_observer op annotated in rule order (eager)
@@ -484,6 +491,18 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         MODULES,
         "what `set_operator_type` selects",
         words=OperatorType,
+    ),
+    Key(
+        "delegate",
+        "xnnpack: the program is lowered to ExecuTorch's XNNPACK delegate; generate "
+        "warns at each dtype config it would refuse",
+        Kind.WORD,
+        None,
+        ("delegate",),
+        BOTH,
+        "the ExecuTorch delegate its programs are lowered to: generate warns at each dtype "
+        "config the delegate would refuse (checked at generate time, not read at run time)",
+        words=Delegate,
     ),
 )
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..lang.pt2e_keys import (
     Match,
+    Delegate,
     OperatorType,
     Other,
     Outputs,
@@ -451,3 +452,5 @@ class Quantizer:
     reused_weight: ReusedWeight = ReusedWeight.MATCH
     # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
     operator_type: OperatorType = OperatorType.NODES
+    # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
+    delegate: Delegate | None = None

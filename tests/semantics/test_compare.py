@@ -139,8 +139,20 @@ def test_patterns_added_removed_and_moved():
 
 def test_constraint_changes_are_classified():
     def change(new: str) -> list[tuple]:
+        """Every part of every change (a change of one dtype config is one, with its parts)."""
         common = COMMON.replace("{scale_min: 2 ** -12, quant_min: -127, quant_max: 127}", new)
-        return sorted({(c.field, c.before, c.after, c.severity.value) for c in diff(common=common)})
+        return sorted(
+            {
+                (f"{c.field}.{p.field}", p.before, p.after, p.severity.value)
+                for c in diff(common=common)
+                for p in c.parts
+            }
+            | {
+                (c.field, c.before, c.after, c.severity.value)
+                for c in diff(common=common)
+                if not c.parts
+            }
+        )
 
     narrower = change("{scale_min: 2 ** -10, quant_min: -127, quant_max: 100}")
     assert narrower == [
@@ -156,6 +168,44 @@ def test_constraint_changes_are_classified():
     assert exact == [
         ("dtypes[sym].input.zero_point", None, "0", "narrowing"),
         ("dtypes[sym].output.zero_point", None, "0", "narrowing"),
+    ]
+    # One dtype config's change is one row per pattern, with its parts.
+    grouped = diff(common=COMMON.replace("quant_max: 127}", "quant_max: 100, zero_point: 0}"))
+    assert {(c.pattern, c.field, c.before, c.after, c.severity.value) for c in grouped} == {
+        (
+            "F.avg_pool2d",
+            "dtypes[sym]",
+            "input, output {quant_max: 127, zero_point: —}",
+            "input, output {quant_max: 100, zero_point: 0}",
+            "narrowing",
+        )
+    }
+    assert [p.field for p in grouped[0].parts] == [
+        "input.quant_max",
+        "input.zero_point",
+        "output.quant_max",
+        "output.zero_point",
+    ]
+    # A part that widens and one that narrows: the row is narrowing, each part says its own.
+    mixed = diff(
+        common=COMMON.replace(
+            "quant_min: -127, quant_max: 127}", "quant_min: -128, quant_max: 100}"
+        )
+    )
+    assert [c.severity.value for c in mixed] == ["narrowing"]
+    assert [(p.field, p.severity.value) for p in mixed[0].parts][:2] == [
+        ("input.quant_min", "widening"),
+        ("input.quant_max", "narrowing"),
+    ]
+    # All added: the row says what was added, as `+`.
+    added = diff(
+        common=COMMON.replace(
+            "{scale_min: 2 ** -12, quant_min: -127, quant_max: 127}",
+            "{scale_min: 2 ** -12, quant_min: -127, quant_max: 127, scale_max: 1.0, zero_point: 0}",
+        )
+    )
+    assert [(c.before, c.after) for c in added] == [
+        (None, "input, output {scale_max: 1.0, zero_point: 0}")
     ]
     changes = diff(common=COMMON.replace("quant_max: 127}", "quant_max: 100}"))
     # A constraint change points at the constraint.
@@ -260,7 +310,7 @@ def test_many_moves_are_found_in_order():
 
 def quantized(text: str) -> tuple[list[m.Backend], list[m.Quantizer]]:
     analysis = analyze(MemorySources({"q.bcfg": textwrap.dedent(text)}), ["q.bcfg"], facts=FACTS)
-    return analysis.backends, analysis.quantizers
+    return analysis.backends + analysis.pt2e_only, analysis.quantizers  # as bcfg diff compares
 
 
 Q = """
@@ -509,3 +559,29 @@ def test_pt2e_keys_that_quantize_fewer_nodes_are_narrowing():
     required = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {qat_config: required} }")
     partly = required.replace("qat_config: required", "qat_config: required_if_dynamic")
     assert pt2e_diff(partly, before=required)[0][-1] == "widening"
+
+
+def test_the_fx_side_dropped_or_given_back_is_a_change():
+    """fx: false leaves the backend without a BackendConfig (no generated/<backend>.py for FX
+    users to import): narrowing. Giving it back widens."""
+    pt2e_only = Q.replace("quantizer q { transform:", "quantizer q { fx: false  transform:")
+    fx_dropped = ("q", None, "changed", "FX BackendConfig", "3 pattern configs", "none (fx: false)")
+    assert pt2e_diff(pt2e_only) == [(*fx_dropped, "narrowing")]
+    fx_back = ("q", None, "changed", "FX BackendConfig", "none (fx: false)", "3 pattern configs")
+    assert pt2e_diff(Q, before=pt2e_only) == [(*fx_back, "widening")]
+    # A PT2E-only quantizer given to an FX-only backend: a PT2E side gained, the FX side lost.
+    fx_only = Q.replace(
+        "quantizer q { transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor) }", ""
+    )
+    assert pt2e_diff(pt2e_only, before=fx_only) == [
+        (*fx_dropped, "narrowing"),
+        ("q", None, "changed", "PT2E quantizer", None, "3 rules", "widening"),
+    ]
+    # and the quantizer dropped: the backend is FX's again
+    assert pt2e_diff(fx_only, before=pt2e_only) == [
+        (*fx_back, "widening"),
+        ("q", None, "changed", "PT2E quantizer", "3 rules", None, "narrowing"),
+    ]
+    (a, qa), (b, qb) = quantized(Q), quantized(pt2e_only)
+    changes = compare(a, b, None, (qa, qb))
+    assert changes[0].where is not None and changes[0].where.line == 3  # the quantizer

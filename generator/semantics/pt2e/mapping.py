@@ -11,7 +11,7 @@ from .. import model as m
 from ..aten_ops import FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from ..checks import pattern_text as shown
 from ..context import Ctx
-from ..facts import UnknownSymbol
+from ..facts import UnknownSymbol, exported_op
 from .keys import NOT_OBSERVED, fail
 
 # What a rule's roots (and partitions) may be.
@@ -86,6 +86,10 @@ class Mapping:
                 return None
             if chain is None:
                 shown_e = repr(e) if isinstance(e, str) else spell(str(getattr(e, "path", e)))
+                # A torch.library op is named by its own namespace, not aten's.
+                likely = (
+                    exported_op(e.path, self.ctx.facts.allow) if isinstance(e, m.Symbol) else None
+                ) or f"aten.{aten_name(e)}.default"
                 raise fail(
                     self.ctx,
                     c,
@@ -93,7 +97,7 @@ class Mapping:
                     f"{shown_e} has no ATen mapping: the PT2E quantizer cannot match pattern "
                     f"{shown(c.pattern)}",
                     "name the ATen ops torch.export emits for it, likely "
-                    f"pt2e: {{aten: aten.{aten_name(e)}.default}} (check the exported graph), "
+                    f"pt2e: {{aten: {likely}}} (check the exported graph), "
                     "or leave the pattern out of the quantizer with pt2e: {aten: []}",
                 )
             out.extend(tuple(self.op(path) for path in ops) for ops in chain)

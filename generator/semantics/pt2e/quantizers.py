@@ -21,6 +21,8 @@ from ...lang import syntax as syn
 from ...lang.pt2e_keys import QUANTIZER_KEY, Kind, OperatorType, Scopes
 from .. import model as m
 from ..coerce import Coercions
+from ..delegates import DELEGATES
+from ..delegates import check as check_delegate
 from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile, Program
@@ -95,6 +97,9 @@ class Quantizers:
         built = rules(self.ctx, self.mapping, settings, backend)
         if failed or built is None:
             raise Fail
+        if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
+            delegate = DELEGATES[values["delegate"]]
+            self.ctx.report(check_delegate(delegate, decl.name, backend, built))
         return m.Quantizer(
             module=backend.module,
             rules=built,
