@@ -210,7 +210,7 @@ class Key:
         """``a, b or c``: the key's words as messages list them."""
         assert self.words is not None
         words = [w.value for w in self.words]
-        return f"{', '.join(words[:-1])} or {words[-1]}"
+        return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 PT2E_TABLE: tuple[Key, ...] = (
