@@ -150,15 +150,22 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
     if takes:
         return quantizer
     if not all(hasattr(result, f) for f in CONFIG_FIELDS):
-        kind = (
-            "None" if result is None else f"{type(result).__module__}.{type(result).__qualname__}"
-        )
         raise ImportFailure(
-            f"{target}() returned {kind}, not a QuantizationConfig ({CONFIG_CLASS}, or an "
-            f"object with its fields {', '.join(CONFIG_FIELDS)}); or take the quantizer "
+            f"{target}() returned {_class_name(result)}, not a QuantizationConfig ({CONFIG_CLASS}"
+            f", or an object with its fields {', '.join(CONFIG_FIELDS)}); or take the quantizer "
             "as its one argument and configure it: set_global, set_module_name, ..."
         )
     return quantizer.set_global(result)
+
+
+def _class_name(value: Any) -> str:
+    """``value``'s class, fully qualified (a builtin's bare: ``dict``)."""
+    if value is None:
+        return "None"
+    cls = type(value)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
 
 
 @contextlib.contextmanager
