@@ -67,26 +67,36 @@ def library_dirs() -> tuple[str, ...]:
 def module_file(name: str, module: object) -> str | None:
     """The file ``module`` was loaded from, resolved; None for the program itself and for modules
     with no file, or a bare name for one (``torch.ops`` says ``_ops.py``)."""
+    paths = module_paths(name, module)
+    return None if paths is None else paths[1]
+
+
+def module_paths(name: str, module: object) -> tuple[str, str] | None:
+    """The file ``module`` was loaded from as it was imported (through any symlink) and
+    resolved; None where ``module_file`` is None."""
     file = getattr(module, "__file__", None)
     if not isinstance(file, str) or name in _PROGRAM or not Path(file).is_absolute():
         return None
-    return str(Path(file).resolve())
+    return file, str(Path(file).resolve())
 
 
-def loaded_files(project: Project, before: frozenset[str]) -> dict[str, str | None]:
-    """The files of user modules a run resolved against, with their hashes: every module of an
-    allowed user package, and every module loaded since ``before`` from outside the standard
-    library and site-packages (a user module's local helpers)."""
+def loaded_files(project: Project, before: frozenset[str]) -> dict[str, list[str | None]]:
+    """The files of user modules a run resolved against: every module of an allowed user
+    package, and every module loaded since ``before`` from outside the standard library and
+    site-packages (a user module's local helpers); each by the path it was imported from
+    (a symlink may be on it), with the file that path resolved to and its hash (read through
+    the path: what an import would read)."""
     tops = set(user_tops(project))
     library = library_dirs()
-    files: dict[str, str | None] = {}
+    files: dict[str, list[str | None]] = {}
     for name, module in list(sys.modules.items()):
-        path = module_file(name, module)
-        if path is None:
+        paths = module_paths(name, module)
+        if paths is None:
             continue
+        imported, resolved = paths
         allowed = name.partition(".")[0] in tops
-        if allowed or (name not in before and not path.startswith(library)):
-            files[path] = module_digest(Path(path))
+        if allowed or (name not in before and not resolved.startswith(library)):
+            files[imported] = [resolved, module_digest(Path(imported))]
     return dict(sorted(files.items()))
 
 
