@@ -15,7 +15,7 @@ import copy
 import sys
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -25,6 +25,7 @@ from torch.ao.quantization.quantize_fx import prepare_fx, prepare_qat_fx
 
 from ..targets import NOT_THE_USERS, failure
 from .backend import BackendIndex
+from .lowering import lowered
 from .nodes import Disagreement, NodeJudge, trace
 from .verdict import CompatResult
 
@@ -35,6 +36,8 @@ class Truth:
 
     observed: frozenset[str] = frozenset()
     error: str | None = None
+    # Nodes no pattern quantizes that convert_fx runs on quantized tensors (``lowering``).
+    lowered: dict[str, list[str]] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -78,7 +81,7 @@ def ground_truth(
     except BaseException as exc:  # noqa: BLE001  (torch's failure, or the model's: any kind)
         return Truth(error=failure(exc))
     observed = prepared.meta["_observed_graph_module_attrs"].observed_node_names
-    return Truth(frozenset(observed))
+    return Truth(frozenset(observed), lowered=lowered(prepared))
 
 
 def analyse_model(
@@ -106,6 +109,7 @@ def analyse_model(
         return CompatResult(name, is_qat, (), model=True, error=truth.error)
     with _quiet_fx():
         judge = NodeJudge(traced, BackendIndex.of(backend_config), is_qat)
+        judge.lowered = truth.lowered
         judge.predict()
         verdicts = judge.verdicts()
     _agree(judge.observed, truth.observed)
