@@ -504,6 +504,7 @@ def test_users_code_that_ends_the_child_is_one_line(run):
     code, out, err = run("compat", "tiny", "--qconfig-mapping", "compat_user:dies", in_child=False)
     assert (code, out) == (2, "")
     assert err == (
-        "bcfg compat: the check of compat_user:dies ended (exit status 7) while starting, before "
-        "bcfg had a result: the target's code ended the process (os._exit?)\n"
+        "bcfg compat: the check of compat_user:dies ended (exit status 7) while calling "
+        "compat_user:dies, before bcfg had a result: the target's code ended the process "
+        "(os._exit?)\n"
     )
