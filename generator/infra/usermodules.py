@@ -131,6 +131,8 @@ class Watch:
         import time
 
         self._stamps: dict[str, tuple[int, int] | None] = {}  # file -> (mtime, size)
+        # A file imported through a symlink -> where it led: pointed elsewhere, it is stale.
+        self._links: dict[str, str] = {}
         self._seen = 0  # len(sys.modules) when the files were last listed
         self._mark = time.time_ns()  # when the previous call was made
 
@@ -147,9 +149,13 @@ class Watch:
             and module_file(top, sys.modules[top]) not in (None, _resolved(found_at(top)))
             for top in tops
         )
-        if not moved and all(_stamp(f) == s for f, s in self._stamps.items()):
+        if (
+            not moved
+            and all(_stamp(f) == s for f, s in self._stamps.items())
+            and all(_resolved(f) == r for f, r in self._links.items())
+        ):
             return []
-        self._stamps, self._seen = {}, 0
+        self._stamps, self._links, self._seen = {}, {}, 0
         return self._user_modules(project)
 
     def note(self, project: Project) -> None:
@@ -161,11 +167,15 @@ class Watch:
         if len(sys.modules) == self._seen or not user_tops(project):
             return
         for name in self._user_modules(project):
-            path = module_file(name, sys.modules[name])
-            if path is not None and path not in self._stamps:
-                stamp = _stamp(path)
-                recent = stamp is not None and stamp[0] >= mark - self.SLACK_NS
-                self._stamps[path] = self.RECENT if recent else stamp
+            paths = module_paths(name, sys.modules[name])
+            if paths is None or paths[0] in self._stamps:
+                continue
+            path, resolved = paths  # stamped as imported: through a symlink, its target's
+            stamp = _stamp(path)
+            recent = stamp is not None and stamp[0] >= mark - self.SLACK_NS
+            self._stamps[path] = self.RECENT if recent else stamp
+            if resolved != path:
+                self._links[path] = resolved
         self._seen = len(sys.modules)
 
     @staticmethod
