@@ -24,6 +24,10 @@ What the hooks do, each so that a page cannot drift from what it documents:
   - ``<!-- bcfg:include FILE -->``: a Markdown file of the repository
     (ARCHITECTURE.md), without its title, its links to the README pointed at
     the site's home.
+
+  A marker that names a file outside the repository (an absolute path, ``..``,
+  a symlink that leads out; for ``error``, outside tests/errors) fails the
+  build: the published site shows only the repository's files.
 """
 
 from __future__ import annotations
@@ -205,13 +209,32 @@ def global_options_markdown() -> str:
 # --------------------------------------------------------------------------- the error corpus
 
 
+def _inside(root: Path, path: Path, marker: str) -> Path:
+    """``path``, refused (a build error) unless it is inside ``root`` once symlinks are
+    resolved: a page shows files of the repository, never others of the building machine."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        where = root.relative_to(REPO).as_posix() if root != REPO else "the repository"
+        raise PluginError(
+            f"{marker}: {path} is outside {where}: a page may show only the repository's files"
+        )
+    return path
+
+
+CASE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # a case of tests/errors, not a path
+
+
 def _case_files(name: str) -> list[Path]:
+    marker = f"<!-- bcfg:error {name} -->"
+    if not CASE_NAME.fullmatch(name) or ".." in name:
+        raise PluginError(f"{marker}: {name!r} is not the name of a case of tests/errors")
     folder = ERRORS / name
     if folder.is_dir():
         main = folder / "main.bcfg"
-        return [main, *sorted(p for p in folder.glob("*.bcfg") if p != main)]
-    spec = ERRORS / f"{name}.bcfg"
-    return [spec] if spec.is_file() else []
+        files = [main, *sorted(p for p in folder.glob("*.bcfg") if p != main)]
+    else:
+        spec = ERRORS / f"{name}.bcfg"
+        files = [spec] if spec.is_file() else []
+    return [_inside(ERRORS, p, marker) for p in files]
 
 
 def _shown(data: bytes) -> str:
@@ -223,7 +246,7 @@ def _shown(data: bytes) -> str:
 def error_markdown(name: str) -> str:
     """A collapsed block: the broken spec (with line numbers) and what bcfg prints for it."""
     files = _case_files(name)
-    expected = ERRORS / f"{name}.expected"
+    expected = _inside(ERRORS, ERRORS / f"{name}.expected", f"<!-- bcfg:error {name} -->")
     if not files or not expected.is_file():
         raise PluginError(
             f"<!-- bcfg:error {name} -->: no case tests/errors/{name} with its .expected"
@@ -261,7 +284,10 @@ INCLUDE_LINKS = {"README.md": "index.md"}  # a repository file's links, as the s
 def include_markdown(name: str, page_uri: str) -> str:
     """A Markdown file of the repository without its title; its links to files the site has
     are pointed at their pages, and any other relative link fails the build."""
-    path = REPO / name
+    marker = f"<!-- bcfg:include {name} -->"
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        raise PluginError(f"{marker}: {name} is outside the repository: name a file in it")
+    path = _inside(REPO, REPO / name, marker)
     if not path.is_file() or path.suffix != ".md":
         raise PluginError(
             f"<!-- bcfg:include {name} -->: no Markdown file {name} in the repository"

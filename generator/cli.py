@@ -385,6 +385,18 @@ def _compat_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="output format (default: a text table)",
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=COMPAT_TIMEOUT,
+        metavar="SECONDS",
+        help="the longest the check (the user's model and config code included) may run; "
+        f"then it is stopped, and its process killed (default {COMPAT_TIMEOUT:g})",
+    )
+
+
+# A check exports and prepares the user's model twice: minutes for a large one, never an hour.
+COMPAT_TIMEOUT = 600.0
 
 
 # Arguments are declared here, not in the command modules, so that --help and
@@ -609,7 +621,8 @@ class Guarded:
 def run_in_child(args: argparse.Namespace, report: Report, what: str) -> int:
     """Run this command again in a child process, which runs the user's code, and print what it
     printed: nothing the user's code does (writing to file descriptor 1, exiting, crashing the
-    interpreter) reaches standard output or ends bcfg (``infra.isolate``).
+    interpreter, raising a ``BaseException`` of its own, hanging past ``--timeout``) reaches
+    standard output or ends bcfg (``infra.isolate``), and the child does not outlive bcfg.
 
     The child's messages come on standard error as it writes them; its results come back as
     data and are printed here, so standard output holds nothing else.
@@ -617,18 +630,34 @@ def run_in_child(args: argparse.Namespace, report: Report, what: str) -> int:
     from .infra.isolate import IsolationError, run_isolated
 
     request = {"argv": args.argv, "colors": [report.result_color, report.color]}
+    timeout = getattr(args, "timeout", None)
     try:
-        result = run_isolated("generator.cli:child", request, None, report.err, what)
+        result = run_isolated("generator.cli:child", request, timeout, report.err, what)
     except IsolationError as exc:
         raise UsageError(str(exc)) from None
+    if "failure" in result:
+        raise UsageError(f"{what}: {result['failure']}")
+    if "internal" in result:
+        raise RuntimeError(result["internal"])
     report.result(result["out"])
     return int(result["code"])
+
+
+_CHANNEL: Any = None  # in the child of ``run_in_child``: where ``progress`` writes
+
+
+def progress(text: str) -> None:
+    """Say what the child of ``run_in_child`` is doing (a timeout's message names it)."""
+    if _CHANNEL is not None:
+        _CHANNEL.phase(text)
 
 
 def child(request: dict[str, Any], channel: Any) -> dict[str, Any]:
     """The child of ``run_in_child``: the command, its results kept to send back."""
     import io
 
+    global _CHANNEL
+    _CHANNEL = channel
     out = io.StringIO()
     colors = request["colors"]
     code = main(request["argv"], out=out, in_child=True, colors=(colors[0], colors[1]))

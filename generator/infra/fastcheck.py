@@ -16,11 +16,12 @@ Specs also resolve names in the allow-listed user modules (``[tool.bcfg]
 allow``), whose versions the key cannot hold. ``record`` keeps, for every
 module a full run had loaded from such a package, and for every other module
 the run loaded from outside the standard library and the installed packages
-(a user module's local helpers), the file it came from and its hash, and for
-each allowed package the file Python's import system finds for it
-(``usermodules``). A change to any of them (a function dropped, a file
-shadowing the package, the package moved) falls back to the full path, which
-reports what the change broke. The caller makes the project importable first
+(a user module's local helpers), the file it came from, as imported and
+resolved, and its hash, and for each allowed package the file Python's import
+system finds for it, also resolved (``usermodules``). A change to any of them
+(a function dropped, a file shadowing the package, the package moved, a
+symlink on the way pointed at another version) falls back to the full path,
+which reports what the change broke. The caller makes the project importable first
 (``Project.make_importable``), so both look where a full run imports from.
 """
 
@@ -135,11 +136,26 @@ class Snapshot:
     modules: frozenset[str]
 
 
+def _tops(project: Project) -> dict[str, list[str | None]]:
+    """Each allowed user package: the file an import would load it from, and where that file
+    resolves (a symlink on its path pointed elsewhere is another package)."""
+    out: dict[str, list[str | None]] = {}
+    for top in user_tops(project):
+        origin = found_at(top)
+        out[top] = [origin, None if origin is None else str(Path(origin).resolve())]
+    return out
+
+
 def _user_modules_unchanged(project: Project, entry: dict) -> bool:
-    tops = {top: found_at(top) for top in user_tops(project)}
-    if entry["tops"] != tops:
+    """The user modules a full run imported would be imported from the same files, resolved
+    through the same symlinks, with the same bytes."""
+    if entry["tops"] != _tops(project):
         return False
-    return all(module_digest(Path(f)) == digest for f, digest in entry["modules"].items())
+    for imported, (resolved, digest) in entry["modules"].items():
+        path = Path(imported)
+        if str(path.resolve()) != resolved or module_digest(path) != digest:
+            return False
+    return True
 
 
 def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | None:
@@ -155,7 +171,7 @@ def verified(project: Project, specs: list[Path], out_dir: Path) -> Verified | N
         if not _user_modules_unchanged(project, entry):
             return None
         return Verified(len(entry["outputs"]), entry["warnings"])
-    except (KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
@@ -181,7 +197,7 @@ def record(
         return
     value = {
         "inputs": before.inputs,
-        "tops": {top: found_at(top) for top in user_tops(project)},
+        "tops": _tops(project),
         "modules": loaded_files(project, before.modules),
         "outputs": {
             project.rel(o.out_dir / name): hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -41,14 +42,71 @@ class IsolationError(Exception):
     """The child did not return a result: why, in one line."""
 
 
+# The folder a child may write scratch files to (``compat``'s scratch package): the parent
+# makes it and removes it once the child has ended, however it ended.
+SCRATCH_ENV = "BCFG_SCRATCH"
+
+
 def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str], what: str) -> dict:
     """Call ``entry(request)`` (``module:function``) in a child process; return its JSON result.
 
     ``what`` names the work in messages (``the import of pkg:get_config``). Once the child has
     ended, whatever it started and left behind (a helper that inherited its output) is killed,
-    and its result is used: nothing waits for a helper to close the output it holds.
+    and its result is used: nothing waits for a helper to close the output it holds. If bcfg
+    is stopped meanwhile (SIGINT, SIGTERM: how ``timeout`` and CI runners stop it), the child
+    and what it started are killed first; so is its scratch folder removed (``SCRATCH_ENV``).
     """
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    import shutil
+    import tempfile
+
+    with _terminated_raises():
+        scratch = tempfile.mkdtemp(prefix="bcfg-child-")
+        try:
+            return _run(entry, request, timeout, err, what, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Terminated(BaseException):
+    """bcfg received SIGTERM while a child ran (raised in the main thread, as SIGINT is)."""
+
+
+@contextlib.contextmanager
+def _terminated_raises() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``Terminated`` (so that the child is killed on the
+    way out); afterwards bcfg ends as SIGTERM would have ended it. Only where SIGTERM would
+    end the process at once (its default handler, in the main thread): a program that
+    handles or ignores it keeps its own way."""
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        if not stopping:  # once: a second SIGTERM must not cut the clean-up short
+            stopping.append(signum)
+            raise Terminated
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)  # ends the process, as SIGTERM does (status 143)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run(
+    entry: str, request: dict, timeout: float | None, err: IO[str], what: str, scratch: str
+) -> dict:
+    env = {**os.environ, "PYTHONHASHSEED": "0", SCRATCH_ENV: scratch}
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
         [sys.executable, "-m", "generator.infra.isolate", entry, str(write_fd)],
@@ -59,29 +117,30 @@ def run_isolated(entry: str, request: dict, timeout: float | None, err: IO[str],
         pass_fds=(write_fd,),
         start_new_session=True,
     )
-    os.close(write_fd)
-    assert proc.stdin is not None and proc.stdout is not None
-    pipes = {_inode(read_fd), _inode(proc.stdout.fileno())}
+    got = _Collected()
+    pipes: set[int] = set()
     try:
+        os.close(write_fd)
+        assert proc.stdin is not None and proc.stdout is not None
+        pipes = {_inode(read_fd), _inode(proc.stdout.fileno())}
         try:
             proc.stdin.write(json.dumps(request).encode())
             proc.stdin.close()
         except BrokenPipeError:
             pass
         deadline = None if timeout is None else time.monotonic() + timeout
-        got = _Collected()
         _collect(proc, read_fd, deadline, err, got)
     finally:
-        # On a timeout or an interrupt, or what the user's code left behind.
+        # On a timeout, an interrupt or SIGTERM, or what the user's code left behind.
         _reap(proc, pipes if got.held else set())
-        proc.stdout.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
     result, phase = got.result, got.phase
     if result is not None:
         return result
     if got.timed_out:
         raise IsolationError(
-            f"{what} did not finish within {timeout:g} s (--timeout) while {phase}; "
-            "the target's code may never return"
+            f"{what} did not finish within {timeout:g} s (--timeout) while {phase}; the target's code may never return"
         )
     code = proc.returncode
     if code < 0:
@@ -235,9 +294,23 @@ class Channel:
         self.file.write(b"result " + json.dumps(value).encode() + b"\n")
 
 
+def _detail(exc: BaseException) -> str:
+    try:
+        return " ".join(str(exc).split())[:200]
+    except Exception:  # noqa: BLE001  (a user's exception whose __str__ raises)
+        return ""
+
+
+def _place(exc: BaseException) -> str:
+    """Where ``exc`` was raised: `` (file.py:line)``."""
+    import traceback
+
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    return f" ({os.path.basename(where.filename)}:{where.lineno})" if where else ""
+
+
 def _child(entry: str, fd: int) -> int:
     import importlib
-    import traceback
 
     request = json.loads(sys.stdin.read() or "{}")
     channel = Channel(fd)
@@ -248,11 +321,13 @@ def _child(entry: str, fd: int) -> int:
         value = getattr(importlib.import_module(module), function)(request, channel)
     except KeyboardInterrupt:
         return 130
-    except BaseException as exc:  # noqa: BLE001  (reported to the parent as an internal error)
-        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        detail = " ".join(str(exc).split())[:200]
-        place = f" ({os.path.basename(where.filename)}:{where.lineno})" if where else ""
-        value = {"internal": f"{type(exc).__name__}: {detail}{place}"}
+    except Exception as exc:  # noqa: BLE001  (reported to the parent as an internal error)
+        value = {"internal": f"{type(exc).__name__}: {_detail(exc)}{_place(exc)}"}
+    except BaseException as exc:  # noqa: BLE001  (bcfg raises none: the user's code raised it)
+        value = {
+            "failure": f"the target's code raised {type(exc).__name__}"
+            f"{': ' if _detail(exc) else ''}{_detail(exc)}{_place(exc)}, which ended the run"
+        }
     channel.result(value)
     return 0
 

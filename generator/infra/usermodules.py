@@ -67,26 +67,36 @@ def library_dirs() -> tuple[str, ...]:
 def module_file(name: str, module: object) -> str | None:
     """The file ``module`` was loaded from, resolved; None for the program itself and for modules
     with no file, or a bare name for one (``torch.ops`` says ``_ops.py``)."""
+    paths = module_paths(name, module)
+    return None if paths is None else paths[1]
+
+
+def module_paths(name: str, module: object) -> tuple[str, str] | None:
+    """The file ``module`` was loaded from as it was imported (through any symlink) and
+    resolved; None where ``module_file`` is None."""
     file = getattr(module, "__file__", None)
     if not isinstance(file, str) or name in _PROGRAM or not Path(file).is_absolute():
         return None
-    return str(Path(file).resolve())
+    return file, str(Path(file).resolve())
 
 
-def loaded_files(project: Project, before: frozenset[str]) -> dict[str, str | None]:
-    """The files of user modules a run resolved against, with their hashes: every module of an
-    allowed user package, and every module loaded since ``before`` from outside the standard
-    library and site-packages (a user module's local helpers)."""
+def loaded_files(project: Project, before: frozenset[str]) -> dict[str, list[str | None]]:
+    """The files of user modules a run resolved against: every module of an allowed user
+    package, and every module loaded since ``before`` from outside the standard library and
+    site-packages (a user module's local helpers); each by the path it was imported from
+    (a symlink may be on it), with the file that path resolved to and its hash (read through
+    the path: what an import would read)."""
     tops = set(user_tops(project))
     library = library_dirs()
-    files: dict[str, str | None] = {}
+    files: dict[str, list[str | None]] = {}
     for name, module in list(sys.modules.items()):
-        path = module_file(name, module)
-        if path is None:
+        paths = module_paths(name, module)
+        if paths is None:
             continue
+        imported, resolved = paths
         allowed = name.partition(".")[0] in tops
-        if allowed or (name not in before and not path.startswith(library)):
-            files[path] = module_digest(Path(path))
+        if allowed or (name not in before and not resolved.startswith(library)):
+            files[imported] = [resolved, module_digest(Path(imported))]
     return dict(sorted(files.items()))
 
 
@@ -121,6 +131,8 @@ class Watch:
         import time
 
         self._stamps: dict[str, tuple[int, int] | None] = {}  # file -> (mtime, size)
+        # A file imported through a symlink -> where it led: pointed elsewhere, it is stale.
+        self._links: dict[str, str] = {}
         self._seen = 0  # len(sys.modules) when the files were last listed
         self._mark = time.time_ns()  # when the previous call was made
 
@@ -137,9 +149,13 @@ class Watch:
             and module_file(top, sys.modules[top]) not in (None, _resolved(found_at(top)))
             for top in tops
         )
-        if not moved and all(_stamp(f) == s for f, s in self._stamps.items()):
+        if (
+            not moved
+            and all(_stamp(f) == s for f, s in self._stamps.items())
+            and all(_resolved(f) == r for f, r in self._links.items())
+        ):
             return []
-        self._stamps, self._seen = {}, 0
+        self._stamps, self._links, self._seen = {}, {}, 0
         return self._user_modules(project)
 
     def note(self, project: Project) -> None:
@@ -151,11 +167,15 @@ class Watch:
         if len(sys.modules) == self._seen or not user_tops(project):
             return
         for name in self._user_modules(project):
-            path = module_file(name, sys.modules[name])
-            if path is not None and path not in self._stamps:
-                stamp = _stamp(path)
-                recent = stamp is not None and stamp[0] >= mark - self.SLACK_NS
-                self._stamps[path] = self.RECENT if recent else stamp
+            paths = module_paths(name, sys.modules[name])
+            if paths is None or paths[0] in self._stamps:
+                continue
+            path, resolved = paths  # stamped as imported: through a symlink, its target's
+            stamp = _stamp(path)
+            recent = stamp is not None and stamp[0] >= mark - self.SLACK_NS
+            self._stamps[path] = self.RECENT if recent else stamp
+            if resolved != path:
+                self._links[path] = resolved
         self._seen = len(sys.modules)
 
     @staticmethod

@@ -4,8 +4,9 @@
 function returns; ``bcfg compat`` loads a QConfigMapping and a model, and
 only from modules on the allow-list, as specs name symbols
 (``semantics.facts.check_allowed``). Any failure of the user's code is one
-line (``ImportFailure``): an import that fails, a function that raises or
-calls ``sys.exit()``, a value of the wrong type. What the user's code prints
+line (``ImportFailure``): an import that fails, a function that raises
+(any ``BaseException``: ``class Abort(BaseException)`` and pytest's ``Skipped``
+too) or calls ``sys.exit()``, a value of the wrong type. What the user's code prints
 goes to stderr, so that it cannot mix with a command's output.
 """
 
@@ -48,8 +49,7 @@ def load_target(target: str) -> tuple[Any, str, str, set[str]]:
     if not isinstance(result, BackendConfig):
         if any(c.__name__ == "Quantizer" for c in type(result).__mro__[1:]):
             raise ImportFailure(
-                f"{target}() returned {type(result).__name__}, a PT2E quantizer, not a "
-                "BackendConfig (FX's)"
+                f"{target}() returned {type(result).__name__}, a PT2E quantizer, not a BackendConfig (FX's)"
             )
         raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
     module_name, _, func_path = target.partition(":")
@@ -147,6 +147,23 @@ def call_function(target: str, function: Callable[..., Any]) -> Any:
         raise ImportFailure(f"calling {target}() failed: {exc}") from None
 
 
+# What user code may raise is any BaseException (pytest's Skipped, a project's own
+# `class Abort(BaseException)`, SystemExit); these two are not failures of the user's code:
+# an interrupt (Ctrl-C, SIGINT) and a generator being closed.
+NOT_THE_USERS = (KeyboardInterrupt, GeneratorExit)
+
+
+def failure(exc: BaseException) -> str:
+    """What the user's code (or torch running it) raised: its type and message, the message's
+    lines kept (a multi-line error stays readable); its ``__str__`` may raise too."""
+    try:
+        lines = [line.rstrip() for line in str(exc).strip().splitlines()]
+    except Exception:  # noqa: BLE001
+        lines = []
+    text = "\n".join(line for line in lines if line)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class _UserFailure(Exception):
     """The user's code raised (or tried to exit); the message says what, in one line.
 
@@ -164,12 +181,14 @@ def _guarded() -> Iterator[None]:
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (any failure of the user's code)
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (anything the user's code raises)
         missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
-        raise _UserFailure(_exc(exc), missing) from None
+        raise _UserFailure(one_line(exc), missing) from None
 
 
-def _exc(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """One line about an exception of the user's code (whose ``__str__`` may raise too)."""
     if isinstance(exc, SystemExit):
         return f"it called sys.exit({exc.code!r})"

@@ -162,16 +162,43 @@ def load(build: Build | None = None) -> Shipped | None:
     try:
         with open(FOLDER / name, "rb") as fh:
             header = json.loads(fh.readline())
-    except (OSError, ValueError):
+    except OSError:
         return None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    except ValueError as exc:  # cut short, conflicted, not JSON: damaged, not absent
+        damaged(FOLDER / name, exc)
         return None
-    if header.get("record") != digest or header.get("python") != python_tag():
+    if not isinstance(header, dict):
+        damaged(FOLDER / name, "its first line is not a header")
+        return None
+    if header.get("format") != FORMAT or header.get("python") != python_tag():
+        return None  # a table of another layout or Python: not this build's
+    if header.get("record") != digest:
+        damaged(FOLDER / name, "its header is not the build its name says")
         return None
     files = header.get("files")
-    if not isinstance(files, list) or not _unedited(build, files, record.st_mtime_ns, digest):
+    if not isinstance(files, list):
+        damaged(FOLDER / name, "its header lists no files")
+        return None
+    if not _unedited(build, files, record.st_mtime_ns, digest):
         return None
     return Shipped(FOLDER / name, f"{digest}:{header.get('body')}", str(header.get("torch")))
+
+
+_WARNED: set[Path] = set()
+
+
+def damaged(path: Path, why: object) -> None:
+    """A table that cannot be used is no table (every fact is found live, importing torch),
+    with one warning per file and process that names it."""
+    if path not in _WARNED:
+        _WARNED.add(path)
+        if isinstance(why, BaseException):
+            why = f"{type(why).__name__}: {' '.join(str(why).split())}"
+        print(
+            f"bcfg: warning: the torch facts table {path} is damaged ({why}); torch facts are "
+            "found by importing torch instead (slower; reinstall bcfg to repair the table)",
+            file=sys.stderr,
+        )
 
 
 def _unedited(build: Build, files: list[Any], record_mtime: int, digest: str) -> bool:
@@ -224,6 +251,9 @@ def _same_content(path: Path, recorded: str) -> bool:
     return recorded == f"sha256={ours}"
 
 
+PARTS = ("facts", "sigs", "unknown", "spaces")  # a table's body: each a JSON object
+
+
 class Shipped:
     """One build's table, read-only: facts, signatures, missing names, namespace listings.
 
@@ -249,9 +279,21 @@ class Shipped:
     def _read(self) -> dict[str, Any]:
         if self._body is None:
             assert self.path is not None
-            with open(self.path, "rb") as fh:
-                fh.readline()  # the header, read by ``load``
-                self._body = json.loads(fh.read())
+            body: Any = None
+            try:
+                with open(self.path, "rb") as fh:
+                    fh.readline()  # the header, read by ``load``
+                    body = json.loads(fh.read())
+            except (OSError, ValueError) as exc:
+                damaged(self.path, exc)
+            else:
+                if not (
+                    isinstance(body, dict) and all(isinstance(body.get(k), dict) for k in PARTS)
+                ):
+                    damaged(self.path, f"its body lacks {', '.join(PARTS)}")
+                    body = None
+            # A damaged body knows nothing: every fact is found live, as without a table.
+            self._body = body if body is not None else {k: {} for k in PARTS}
         return self._body
 
     @property

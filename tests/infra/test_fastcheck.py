@@ -196,6 +196,49 @@ def test_a_user_module_that_drops_a_function_is_not_up_to_date(tmp_path, monkeyp
         assert "specs/mine.bcfg:4:16: error: " + message in err
 
 
+@pytest.mark.parametrize("link", ["package", "module", "submodule"])
+def test_a_symlink_pointed_at_another_version_is_not_up_to_date(tmp_path, monkeypatch, link):
+    """The allowed package reached through a symlink (the package's folder, its module file,
+    a submodule's file) that is then pointed at another version, which lacks the fuser: the
+    fast check must not say "up to date" where the full check rejects the tree."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "proj"
+    (root / "specs").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["my_kernels"]\n')
+    (root / "specs" / "mine.bcfg").write_text(_USER_SPEC)
+    versions = {}
+    for version, text in (("v1", _FUSER), ("v2", "def something_else():\n    pass\n")):
+        folder = tmp_path / "versions" / version
+        if link == "module":
+            folder.mkdir(parents=True)
+            (folder / "my_kernels.py").write_text(text)
+            versions[version] = folder / "my_kernels.py"
+        elif link == "package":
+            (folder / "my_kernels").mkdir(parents=True)
+            (folder / "my_kernels" / "__init__.py").write_text(text)
+            versions[version] = folder / "my_kernels"
+        else:
+            folder.mkdir(parents=True)
+            (folder / "impl.py").write_text(text)
+            versions[version] = folder / "impl.py"
+    if link == "module":
+        target = root / "my_kernels.py"
+    elif link == "package":
+        target = root / "my_kernels"
+    else:
+        (root / "my_kernels").mkdir()
+        (root / "my_kernels" / "__init__.py").write_text("from .impl import *  # noqa\n")
+        target = root / "my_kernels" / "impl.py"
+    target.symlink_to(versions["v1"])
+    assert _run(root, "generate")[0] == "0 True"
+    assert _run(root, "check")[0] == "0 False"  # the fast path
+    target.unlink()
+    target.symlink_to(versions["v2"])
+    out, err = _run(root, "check")
+    assert out == "2 True", err  # the full path, which rejects the tree
+    assert "unknown symbol 'my_kernels.fuse_linear_relu'" in err
+
+
 def test_imports_outside_the_spec_folder_are_inputs(project):
     lib = project / "lib"
     lib.mkdir()

@@ -87,3 +87,29 @@ def test_a_module_found_elsewhere_now_is_stale(project, tmp_path):
     usermodules.forget(stale)
     assert "wpkg" not in sys.modules
     assert importlib.import_module("wpkg").__file__ == str(other.root / "wpkg" / "__init__.py")
+
+
+def test_a_module_imported_through_a_symlink_pointed_elsewhere_is_stale(project, tmp_path):
+    """The symlink to a submodule pointed at another version (the same size and time too)."""
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    for version in ("v1", "v2"):
+        text = "import wpkg_helper\n\ndef fuse():\n    pass\n"
+        (versions / f"{version}.py").write_text(
+            text if version == "v1" else text.replace("fuse", "fusd")
+        )
+        age(versions / f"{version}.py")
+    info = (versions / "v1.py").stat()
+    os.utime(versions / "v2.py", ns=(info.st_atime_ns, info.st_mtime_ns))
+    ops = project.root / "wpkg" / "ops.py"
+    ops.unlink()
+    ops.symlink_to(versions / "v1.py")
+    for path in (project.root / "wpkg_helper.py", project.root / "wpkg" / "__init__.py"):
+        age(path)
+    watch = usermodules.Watch()
+    importlib.import_module("wpkg")
+    watch.note(project)
+    assert watch.stale(project) == []
+    ops.unlink()
+    ops.symlink_to(versions / "v2.py")
+    assert "wpkg.ops" in watch.stale(project)

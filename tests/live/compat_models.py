@@ -129,12 +129,34 @@ MODELS: dict[str, ModelMaker] = {
     "embedding": lambda: (Emb().eval(), (torch.randint(0, 10, (3,)),)),
     "lstm": lambda: (Lstm().eval(), (torch.randn(2, 3, 8),)),
     "transposed": lambda: (Transposed().eval(), (torch.randn(1, 3, 4, 4),)),
+    "between": lambda: (Between().eval(), (torch.randn(2, 2, 8),)),
 }
 
 QINT8 = QConfig(
     activation=HistogramObserver.with_args(dtype=torch.qint8),
     weight=MinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric),
 )
+
+
+class Between(nn.Module):
+    """Ops a backend may have no pattern for, between quantized ops: a copy op (flatten), a
+    module (ReLU), cat of two quantized outputs; and such ops that are not between two: two
+    shape ops in a row, one whose only consumer is the model's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(16, 16)
+        self.relu = nn.ReLU()
+        self.c = nn.Linear(16, 8)
+        self.e = nn.Linear(8, 8)
+        self.d = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        y = torch.flatten(self.a(x), 1)
+        z = self.c(self.relu(self.b(y))).reshape(2, 4, 2).reshape(2, 8)
+        w = torch.cat([self.e(z), self.e(z)], 1)
+        return self.d(w), torch.flatten(self.e(z), 0)
 
 
 def overrides() -> QConfigMapping:

@@ -214,6 +214,86 @@ def test_kept_float_by_convert_agrees_with_convert_fx(monkeypatch):
     assert type(converted.linear) is nn.Linear  # torch kept it float, as predicted
 
 
+def _runs_on_quantized(model: nn.Module, example: tuple, mapping, bc) -> dict[str, bool]:
+    """Per node of the model convert_fx makes: whether its first input is a quantized tensor."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prepared = prepare_fx(
+            copy.deepcopy(model), copy.deepcopy(mapping), example, backend_config=bc
+        )
+        prepared(*example)
+        converted = convert_fx(prepared, backend_config=bc)
+    seen: dict[str, bool] = {}
+
+    class Recording(torch.fx.Interpreter):
+        def run_node(self, n):
+            first = n.args[0] if n.args else next(iter(n.kwargs.values()), None)
+            values = self.map_nodes_to_values(first, n) if first is not None else None
+            values = values if isinstance(values, (list, tuple)) else [values]
+            tensors = [v for v in values if isinstance(v, torch.Tensor)]
+            seen[n.name] = bool(tensors) and all(t.is_quantized for t in tensors)
+            return super().run_node(n)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cat of tensors with other qparams: torch warns
+        Recording(converted).run(*example)
+    return seen
+
+
+def _linear_only() -> BackendConfig:
+    weighted = DTypeConfig(torch.quint8, torch.quint8, torch.qint8, torch.float)
+    return BackendConfig("linear_only").set_backend_pattern_config(
+        BackendPatternConfig(nn.Linear)
+        .add_dtype_config(weighted)
+        .set_root_module(nn.Linear)
+        .set_reference_quantized_module(torch.ao.nn.quantized.reference.Linear)
+    )
+
+
+@pytest.mark.parametrize("backend_name", ["linear_only", "x86", "qnnpack", "executorch"])
+def test_ops_without_a_pattern_run_quantized_exactly_where_convert_fx_runs_them_so(backend_name):
+    """Issue 36: an op no pattern matches, between quantized ops, runs on the quantized
+    tensor once convert_fx has lowered the model (torch.flatten, nn.ReLU, cat, ...): the
+    verdict says so exactly for the nodes whose input is quantized in the converted model."""
+    bc = _linear_only() if backend_name == "linear_only" else backend(backend_name)
+    counted = {Status.QUANTIZED_AT_CONVERT: 0, Status.NO_PATTERN: 0}
+    for model_name in ("between", "conv_bn_relu_linear", "mixed"):
+        for mapping in (default_for("x86"), QConfigMapping().set_global(default_qconfig_x86())):
+            m, example = MODELS[model_name]()
+            result = analyse_model(m, example, mapping, bc)
+            if result.error is not None:
+                continue
+            quantized = _runs_on_quantized(m, example, mapping, bc)
+            for v in result.verdicts:
+                if v.status in counted:
+                    counted[v.status] += 1
+                    lowered = v.status is Status.QUANTIZED_AT_CONVERT
+                    assert quantized[v.node] == lowered, (model_name, v.node, v.status)
+                    assert v.honoured == lowered
+    assert all(counted.values()) or backend_name != "linear_only", counted
+
+
+def test_a_copy_op_between_quantized_ops_is_said_to_run_quantized():
+    result = by_node(analyse_model(*MODELS["between"](), default_for("x86"), _linear_only()))
+    assert result["flatten"].status is Status.QUANTIZED_AT_CONVERT
+    assert result["flatten"].reason == (
+        "no pattern config of the backend matches it, but it runs on the quantized output of a: "
+        "convert_fx lowers torch.flatten to work on quantized tensors (the scale and zero point "
+        "are its input's); convert_to_reference_fx keeps it float, between a dequantize and a "
+        "quantize"
+    )
+    assert result["relu"].status is Status.QUANTIZED_AT_CONVERT
+    assert result["cat"].status is Status.QUANTIZED_AT_CONVERT
+    assert result["relu"].reason.startswith("no pattern config of the backend matches it, but")
+    for name in ("reshape", "reshape_1"):  # one's consumer is the other: float between them
+        assert result[name].status is Status.NO_PATTERN
+    assert result["flatten_1"].status is Status.NO_PATTERN  # only the model's output reads it
+
+
+def default_qconfig_x86() -> QConfig:
+    return get_default_qconfig_mapping("x86").global_qconfig
+
+
 def test_a_missing_qat_module_is_reported():
     result = by_node(judge("transposed", qat_default_for("x86"), "x86", is_qat=True))
     assert result["up"].status is Status.NO_QAT_MODULE

@@ -129,7 +129,7 @@ def check(
         result = analyse(
             model,
             args,
-            lambda: make().set_global(config),
+            make().set_global(config),
             qat=bool(config.is_qat),
             strict=strict,
         )
@@ -221,9 +221,7 @@ def test_a_wrong_report_is_a_disagreement(monkeypatch):
     monkeypatch.setattr(mod.Recorder, "matched", forgetful)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4)).eval()
     with pytest.raises(Disagreement, match="annotated by no rule the report names: linear"):
-        analyse(
-            model, (torch.randn(2, 4),), lambda: make().set_global(symmetric_config("per_tensor"))
-        )
+        analyse(model, (torch.randn(2, 4),), make().set_global(symmetric_config("per_tensor")))
 
 
 def test_a_config_no_rule_allows_is_reported_and_prepare_raises():
@@ -236,7 +234,7 @@ def test_a_config_no_rule_allows_is_reported_and_prepare_raises():
     result = analyse(
         model,
         (torch.randn(1, 3, 4, 4),),
-        lambda: make().set_global(QuantizationConfig(act, act, None, None)),
+        make().set_global(QuantizationConfig(act, act, None, None)),
     )
     assert result.error is None and "do not allow" in (result.rejected_error or "")
     (conv,) = [e for e in result.entries if e.node == "conv2d"]

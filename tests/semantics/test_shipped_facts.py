@@ -156,6 +156,35 @@ def test_a_copy_without_its_times_is_checked_by_hash_once(fake, tmp_path):
     assert shipped.load(fake.build) is None
 
 
+@pytest.mark.parametrize(
+    "damage, where",
+    [
+        (lambda text: text[: len(text) - 40], "body"),  # cut short
+        (lambda text: text.replace("\n", "\n<<<<<<< HEAD\n", 1), "body"),  # conflicted
+        (lambda text: text.rsplit("\n", 1)[0] + '\n{"facts": []}', "body"),  # another shape
+        (lambda text: "<<<<<<< HEAD\n" + text, "header"),
+        (lambda text: text.replace('"record": "', '"record": "0', 1), "header"),
+    ],
+)
+def test_a_damaged_table_is_no_table_with_one_warning(fake, capsys, damage, where):
+    path = fake.write_table()
+    path.write_text(damage(path.read_text()))
+    table = shipped.load(fake.build)
+    if where == "header":
+        assert table is None
+    else:
+        assert table is not None  # the body is read on first use
+        for _ in range(2):
+            assert table.facts == {} and table.missing("torch.y") is None  # nothing known
+    assert shipped.load(fake.build) is None or where == "body"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err
+    assert err.startswith(f"bcfg: warning: the torch facts table {path} is damaged (")
+    assert err.endswith(
+        "torch facts are found by importing torch instead (slower; reinstall bcfg to repair the table)\n"
+    )
+
+
 def _installed_build(site: Path) -> str:
     code = "from generator.semantics import shipped; b = shipped.installed_build(); print(b and b.version)"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
@@ -210,6 +239,30 @@ def test_a_user_module_naming_a_torch_object_gets_its_identity(table, tmp_path, 
     assert base.lookup("mine.Conv").identity == base.lookup("torch.nn.Conv2d").identity
     live = facts.TorchFacts((*ALLOW, "mine"))
     assert live.lookup("mine.Conv").identity == live.lookup("torch.nn.Conv2d").identity
+
+
+def test_commands_with_a_table_cut_short_run_on_live_facts(table, tmp_path, monkeypatch, capsys):
+    """The installed build's table cut short: a command warns once and does what it would
+    without a table (here: an unknown name's error, found live)."""
+    from generator.cli import main
+    from tests.support import scratch_project
+
+    assert table.path is not None
+    copy = tmp_path / "tables"
+    copy.mkdir()
+    text = table.path.read_bytes()
+    (copy / table.path.name).write_bytes(text[: len(text) // 2])
+    monkeypatch.setattr(shipped, "FOLDER", copy)
+    monkeypatch.setattr(shipped, "_WARNED", set())
+    root = scratch_project(tmp_path, monkeypatch)
+    (root / "specs" / "bad.bcfg").write_text(
+        "dtypes d = {input: quint8, output: quint8}\nbackend bad { pattern nn.ReLUU { dtypes: d } }\n"
+    )
+    assert main(["check", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("is damaged") == 1 and "internal error" not in err
+    assert f"bcfg: warning: the torch facts table {copy / table.path.name} is damaged" in err
+    assert "nn.ReLUU" in err and "did you mean 'nn.ReLU'" in err
 
 
 def test_a_name_outside_torch_is_learned_without_torch(table):

@@ -137,6 +137,42 @@ class Quitter(nn.Module):
 
 def quitter():
     return Quitter(), (torch.randn(2, 8),)
+
+
+class Abort(BaseException):
+    pass  # a project's own way to stop: not an Exception
+
+
+def aborts():
+    raise Abort("no mapping today")
+
+
+def skips():
+    import pytest
+
+    pytest.skip("not on this machine")
+
+
+class Aborting(nn.Module):
+    def forward(self, x):
+        raise Abort("forward aborts")
+
+
+def aborting():
+    return Aborting(), (torch.randn(2, 8),)
+
+
+class Multiline(nn.Module):
+    def forward(self, x):
+        raise ValueError("first line\\nsecond line\\n  third line")
+
+
+def multiline():
+    return Multiline(), (torch.randn(2, 8),)
+
+
+def backend_aborts():
+    raise Abort("no backend config today")
 """
 
 
@@ -302,6 +338,63 @@ def test_a_bad_model_target_is_one_line_exit_2(run, target, message):
     assert code == 2 and out == "" and message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ("--qconfig-mapping", "compat_user:aborts"),
+            "calling compat_user:aborts() failed: Abort: no mapping today",
+        ),
+        (
+            ("--qconfig-mapping", "compat_user:skips"),
+            "calling compat_user:skips() failed: Skipped: not on this machine",
+        ),
+        (
+            ("--qconfig-mapping", "compat_user:fits", "--model", "compat_user:aborts"),
+            "calling compat_user:aborts() failed: Abort: no mapping today",
+        ),
+        (
+            ("--qconfig-mapping", "compat_user:fits", "--model", "compat_user:aborting"),
+            "prepare_fx fails on this model: Abort: forward aborts",
+        ),
+    ],
+)
+def test_any_base_exception_of_the_users_code_is_the_users_failure(run, args, message):
+    """A BaseException that is no Exception (pytest's Skipped, a project's Abort) is the
+    user's failure, exit 2, in the child as in this process; never an internal error."""
+    for in_child in (True, False) if "aborting" in args[-1] else (True,):
+        try:
+            code, out, err = run("compat", "tiny", *args, in_child=in_child)
+        except BaseException as exc:  # noqa: BLE001  (Skipped would skip this test: a failure)
+            escaped = exc
+        else:
+            escaped = None
+        assert escaped is None, f"{escaped!r} escaped from bcfg"
+        assert (code, out) == (2, ""), err
+        assert err.endswith(f"bcfg compat: {message}\n") and "internal error" not in err, err
+
+
+def test_diff_configs_reports_a_base_exception_as_the_users(run):
+    code, out, err = run(
+        "diff", "--configs", "compat_user:backend_aborts", "compat_user:backend_aborts"
+    )
+    assert (code, out) == (2, "") and "internal error" not in err
+    assert err == (
+        "bcfg diff: calling compat_user:backend_aborts() failed: Abort: no backend config today\n"
+    )
+
+
+def test_a_multi_line_error_is_shown_with_its_lines(run):
+    args = ("--qconfig-mapping", "compat_user:fits", "--model", "compat_user:multiline")
+    code, out, err = run("compat", "tiny", *args)
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        "bcfg compat: prepare_fx fails on this model: ValueError: first line\n"
+        "    second line\n"
+        "    third line\n"
+    ), err
+
+
 def test_a_model_that_exits_while_traced_is_exit_2(run):
     args = ("compat", "tiny", "--qconfig-mapping", "compat_user:fits", "--format", "json")
     code, out, err = run(*args, "--model", "compat_user:quitter")
@@ -411,6 +504,7 @@ def test_users_code_that_ends_the_child_is_one_line(run):
     code, out, err = run("compat", "tiny", "--qconfig-mapping", "compat_user:dies", in_child=False)
     assert (code, out) == (2, "")
     assert err == (
-        "bcfg compat: the check of compat_user:dies ended (exit status 7) while starting, before "
-        "bcfg had a result: the target's code ended the process (os._exit?)\n"
+        "bcfg compat: the check of compat_user:dies ended (exit status 7) while calling "
+        "compat_user:dies, before bcfg had a result: the target's code ended the process "
+        "(os._exit?)\n"
     )

@@ -123,6 +123,56 @@ class Unexportable(nn.Module):
 
 def unexportable():
     return Unexportable(), (torch.randn(2, 8),)
+
+
+class Abort(BaseException):
+    pass  # a project's own way to stop: not an Exception
+
+
+def aborts():
+    raise Abort("no config today")
+
+
+class Aborting(nn.Module):
+    def forward(self, x):
+        raise Abort("forward aborts")
+
+
+def aborting():
+    return Aborting(), (torch.randn(2, 8),)
+
+
+CALLS = []
+
+
+def once():
+    # Registers something that cannot be registered twice (a custom op, an observer class).
+    CALLS.append(1)
+    if len(CALLS) > 1:
+        raise RuntimeError("registered twice")
+    return config()
+
+
+def torchao_xnnpack():
+    from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_config
+
+    return get_symmetric_quantization_config()
+
+
+def executorch_xnnpack():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        get_symmetric_quantization_config,
+    )
+
+    return get_symmetric_quantization_config()
+
+
+class Half:
+    input_activation = None
+
+
+def half_a_config():
+    return Half()
 """
 
 ARGS = ("compat", "tiny", "--quantization-config")
@@ -232,12 +282,88 @@ def test_strict_export_is_said(run):
             ("compat", "tiny", "--qconfig-mapping", "x:y", "--strict-export"),
             "--strict-export is for PT2E (--quantization-config)",
         ),
+        (
+            (*ARGS, "compat_pt2e_user:half_a_config", "--model", "compat_pt2e_user:model"),
+            "compat_pt2e_user:half_a_config() returned compat_pt2e_user.Half, not a "
+            "QuantizationConfig (torchao.quantization.pt2e.quantizer.QuantizationConfig, or an "
+            "object with its fields input_activation, output_activation, weight, bias)",
+        ),
+        (
+            (*ARGS, "compat_pt2e_user:aborts", "--model", "compat_pt2e_user:model"),
+            "calling compat_pt2e_user:aborts() failed: Abort: no config today",
+        ),
+        (
+            (*ARGS, "compat_pt2e_user:config", "--model", "compat_pt2e_user:aborts"),
+            "calling compat_pt2e_user:aborts() failed: Abort: no config today",
+        ),
+        (
+            (*ARGS, "compat_pt2e_user:config", "--model", "compat_pt2e_user:aborting"),
+            "torch.export fails: Abort: forward aborts",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(run, args, message):
     code, out, err = run(*args)
     assert code == 2 and out == ""
-    assert message in err and "Traceback" not in err
+    assert message in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_the_config_function_is_called_once(run):
+    """A function that registers something fails when called again: compat calls it once."""
+    code, out, err = run(*ARGS, "compat_pt2e_user:once", "--model", "compat_pt2e_user:plain")
+    assert code == 0, err
+    assert out.splitlines()[-1] == "3 op(s): 3 quantized, 0 left float"
+
+
+@pytest.mark.parametrize("config", ["torchao_xnnpack", "executorch_xnnpack"])
+def test_the_configs_of_torchaos_and_executorchs_helpers_are_taken(run, config):
+    """Their QuantizationConfig dataclasses are not torchao's, but have its fields, which is
+    all the generated quantizer reads."""
+    if config == "executorch_xnnpack":
+        pytest.importorskip("executorch", reason="pip install '.[executorch]'")
+    args = (*ARGS, f"compat_pt2e_user:{config}", "--model", "compat_pt2e_user:plain")
+    code, out, err = run(*args, "--format", "json")
+    assert code == 0, err
+    assert [e["node"] for e in json.loads(out)["honored"]] == ["linear", "relu", "flatten"]
+
+
+def test_a_rejected_configs_error_is_shown_with_its_lines(run):
+    code, out, err = run(*ARGS, "compat_pt2e_user:uint8", "--model", "compat_pt2e_user:plain")
+    assert code == 1, err
+    assert (
+        "prepare_pt2e raises: ValueError: tiny quantizer: 1 pattern(s) of specs/tiny.bcfg do not "
+        "allow the quantization config they matched with:\n"
+        "    pattern (nn.Linear, nn.ReLU), global config: input_activation.dtype is torch.uint8"
+    ) in out
+
+
+@pytest.fixture
+def scratch_tmp(tmp_path, monkeypatch):
+    """The temporary directory, of this test alone, for this process and a child."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "config, model, code",
+    [
+        ("config", "plain", 0),
+        ("config", "model", 1),
+        ("not_a_config", "model", 2),
+        ("config", "unexportable", 2),
+    ],
+)
+def test_nothing_is_left_in_the_temporary_directory(run, scratch_tmp, config, model, code):
+    args = (*ARGS, f"compat_pt2e_user:{config}", "--model", f"compat_pt2e_user:{model}")
+    for in_child in (True, False) if code == 1 else (True,):
+        assert run(*args, in_child=in_child)[0] == code
+        left = [p.name for p in scratch_tmp.iterdir() if p.name.startswith("bcfg")]
+        assert left == []
 
 
 def test_an_export_that_fails_is_exit_2_with_torchs_message(run):

@@ -145,6 +145,9 @@ class NodeJudge:
         self.kinds: dict[str, Args] = {}
         self.governors: dict[int, str] = {}  # id of a match's nodes -> its output node's name
         self.observed: set[str] = set()
+        # Nodes no pattern quantizes that convert_fx runs on the quantized outputs of others
+        # (``lowering``, read from the real prepare's observers).
+        self.lowered: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------- prediction
 
@@ -284,6 +287,10 @@ class NodeJudge:
         if match is None:
             if self._has_no_tensors(node):
                 return Verdict(None, Status.NOT_A_TENSOR_OP, _NO_TENSORS, **base)
+            inputs = self.lowered.get(node.name)
+            if inputs:
+                reason = _LOWERED.format(inputs=", ".join(inputs), op=_target_text(node))
+                return Verdict(None, Status.QUANTIZED_AT_CONVERT, reason, **base)
             return Verdict(None, Status.NO_PATTERN, _NO_PATTERN, **base)
         base["config"] = self.index.position.get(match.pattern)
         label = self.index.label(base["config"]) if base["config"] is not None else None
@@ -378,6 +385,12 @@ def _fits(failures: list[list[Failure]]) -> bool:
 
 
 _NO_PATTERN = "no pattern config of the backend matches it: it stays float"
+_LOWERED = (
+    "no pattern config of the backend matches it, but it runs on the quantized output of "
+    "{inputs}: convert_fx lowers {op} to work on quantized tensors (the scale and zero point "
+    "are its input's); convert_to_reference_fx keeps it float, between a dequantize and a "
+    "quantize"
+)
 _NO_TENSORS = "its inputs hold no Tensor (x.size(), x.shape): FX never quantizes it"
 
 

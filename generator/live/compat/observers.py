@@ -36,6 +36,7 @@ from torch.ao.quantization.qconfig import (
 )
 
 from ...lang.vocabulary import CONSTRAINT_FIELDS
+from ..targets import NOT_THE_USERS, one_line
 from .verdict import Failure
 
 
@@ -86,8 +87,10 @@ class ObserverFacts:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 made = ctr()
-        except (Exception, SystemExit) as exc:  # noqa: BLE001  (the user's observer arguments)
-            raise MappingError(f"building the observer {ctr!r} failed: {_one_line(exc)}") from None
+        except NOT_THE_USERS:
+            raise
+        except BaseException as exc:  # noqa: BLE001  (the user's observer arguments)
+            raise MappingError(f"building the observer {ctr!r} failed: {one_line(exc)}") from None
         if not isinstance(made, (ObserverBase, FakeQuantizeBase)):
             raise MappingError(
                 f"{ctr!r} builds a {type(made).__name__}, not an observer or fake-quantize"
@@ -105,11 +108,6 @@ class ObserverFacts:
             scale=getattr(inner, "scale", None) if fixed else None,
             zero_point=getattr(inner, "zero_point", None) if fixed else None,
         )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class Observers:

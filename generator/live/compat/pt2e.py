@@ -19,6 +19,7 @@ import contextlib
 import copy
 import importlib
 import inspect
+import os
 import sys
 import tempfile
 import warnings
@@ -29,7 +30,9 @@ from typing import Any
 
 import torch
 
+from ...infra.isolate import SCRATCH_ENV
 from ...semantics import model as m
+from ..targets import NOT_THE_USERS, failure
 from .nodes import Disagreement
 
 KEY = "quantization_annotation"
@@ -78,11 +81,29 @@ def import_torchao() -> None:
             x.setLevel(level)
 
 
-def build_quantizer(q: m.Quantizer) -> Callable[[], Any]:
-    """The quantizer class of ``q``, rendered with the runtime into a scratch package."""
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    """A folder for the scratch package, removed on the way out, whatever the outcome.
+
+    It is made inside ``$BCFG_SCRATCH`` when the parent process set it (``infra.isolate``:
+    the parent removes that folder even when this process is killed), else in the
+    temporary directory.
+    """
+    import shutil
+
+    parent = os.environ.get(SCRATCH_ENV) or None
+    root = Path(tempfile.mkdtemp(prefix="bcfg-compat-", dir=parent))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def build_quantizer(q: m.Quantizer, root: Path) -> Callable[[], Any]:
+    """The quantizer class of ``q``, rendered with the runtime into a scratch package in
+    ``root`` (``scratch``: its modules are imported from there while the check runs)."""
     from ...emit.pt2e import render_quantizer, render_runtime
 
-    root = Path(tempfile.mkdtemp(prefix="bcfg-compat-"))
     name = f"bcfg_compat_{abs(hash((q.module, str(root)))) % 10**8}"
     pkg = root / name
     pkg.mkdir()
@@ -100,11 +121,19 @@ def build_quantizer(q: m.Quantizer) -> Callable[[], Any]:
     return getattr(generated, f"get_{q.module}_quantizer")
 
 
-def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
-    """Configure ``quantizer`` with the user's function: ``f()`` returns a QuantizationConfig
-    (the global config), or ``f(quantizer)`` configures the quantizer itself."""
-    from torchao.quantization.pt2e.quantizer import QuantizationConfig
+# The fields every PT2E quantizer reads a quantization config by (torchao's, bcfg's, and the
+# copies of the dataclass torchao's XNNPACK test helpers and ExecuTorch backends return).
+CONFIG_FIELDS = ("input_activation", "output_activation", "weight", "bias")
+CONFIG_CLASS = "torchao.quantization.pt2e.quantizer.QuantizationConfig"
 
+
+def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
+    """Configure ``quantizer`` with the user's function, called once: ``f()`` returns a
+    QuantizationConfig (the global config), or ``f(quantizer)`` configures the quantizer.
+
+    A config is taken by its fields, as the generated quantizer takes it: torchao's class,
+    or any of its copies (torchao's XNNPACK test helpers, ExecuTorch's backends).
+    """
     from ..targets import ImportFailure, _guarded, _UserFailure
 
     try:
@@ -120,13 +149,23 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
         raise ImportFailure(f"calling {target}() failed: {exc}") from None
     if takes:
         return quantizer
-    if not isinstance(result, QuantizationConfig):
-        kind = "None" if result is None else type(result).__name__
+    if not all(hasattr(result, f) for f in CONFIG_FIELDS):
         raise ImportFailure(
-            f"{target}() returned {kind}, not a QuantizationConfig (or take the quantizer "
-            "as its one argument and configure it: set_global, set_module_name, ...)"
+            f"{target}() returned {_class_name(result)}, not a QuantizationConfig ({CONFIG_CLASS}"
+            f", or an object with its fields {', '.join(CONFIG_FIELDS)}); or take the quantizer "
+            "as its one argument and configure it: set_global, set_module_name, ..."
         )
     return quantizer.set_global(result)
+
+
+def _class_name(value: Any) -> str:
+    """``value``'s class, fully qualified (a builtin's bare: ``dict``)."""
+    if value is None:
+        return "None"
+    cls = type(value)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
 
 
 @contextlib.contextmanager
@@ -134,11 +173,6 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")
         yield
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def export(model: torch.nn.Module, example_inputs: tuple[Any, ...], strict: bool) -> Any:
@@ -180,34 +214,40 @@ def _prepare(gm: Any, quantizer: Any, qat: bool) -> tuple[Any, str | None]:
     try:
         with _quiet():
             (prepare_qat_pt2e if qat else prepare_pt2e)(gm, snap)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torchao's failure, or the model's)
-        return snap, _one_line(exc)
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (torchao's failure, or the model's: any kind)
+        return snap, failure(exc)
     return snap, None
 
 
 def analyse(
     model: torch.nn.Module,
     example_inputs: tuple[Any, ...],
-    make: Callable[[], Any],
+    quantizer: Any,
     *,
     qat: bool = False,
     strict: bool = False,
     where: dict[str, str] | None = None,
 ) -> PT2EResult:
-    """Export ``model``, prepare it with ``make()`` reporting, check against a plain prepare.
-
-    ``make`` returns a configured quantizer, a fresh one each call.
+    """Export ``model``, prepare it with the configured ``quantizer`` reporting, and check
+    that against a plain prepare with it (the same quantizer: the user's configuring
+    function is called once; ``annotate`` starts afresh each time).
     """
-    backend = str(getattr(make(), "backend", ""))
+    backend = str(getattr(quantizer, "backend", ""))
     try:
         gm = export(model, example_inputs, strict)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torch.export's failure)
-        return PT2EResult(backend, qat, strict, error=f"torch.export fails: {_one_line(exc)}")
-    reporting = make().report(None)
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (torch.export's failure, or the model's)
+        return PT2EResult(backend, qat, strict, error=f"torch.export fails: {failure(exc)}")
     with _quiet():
         first, second = copy.deepcopy(gm), copy.deepcopy(gm)
+    quantizer.reporter = None  # the plain run first: the user's function may have opted in
+    truth, truth_error = _prepare(second, quantizer, qat)
+    reporting = quantizer.report(None)
+    reporting.last_report = None
     _, error = _prepare(first, reporting, qat)
-    truth, truth_error = _prepare(second, make(), qat)
     report = reporting.last_report
     if report is None:  # raised before or in annotate: nothing to explain
         if truth_error is None:

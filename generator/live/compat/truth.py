@@ -15,7 +15,7 @@ import copy
 import sys
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -23,17 +23,21 @@ from torch.ao.quantization import QConfigMapping
 from torch.ao.quantization.backend_config import BackendConfig
 from torch.ao.quantization.quantize_fx import prepare_fx, prepare_qat_fx
 
+from ..targets import NOT_THE_USERS, failure
 from .backend import BackendIndex
+from .lowering import lowered
 from .nodes import Disagreement, NodeJudge, trace
 from .verdict import CompatResult
 
 
 @dataclass(frozen=True)
 class Truth:
-    """What prepare_fx did: the nodes it quantizes, or the one-line error it raised."""
+    """What prepare_fx did: the nodes it quantizes, or the error it raised."""
 
     observed: frozenset[str] = frozenset()
     error: str | None = None
+    # Nodes no pattern quantizes that convert_fx runs on quantized tensors (``lowering``).
+    lowered: dict[str, list[str]] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -72,15 +76,12 @@ def ground_truth(
                 example_inputs,
                 backend_config=backend_config,
             )
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (torch's failure, or the model's)
-        return Truth(error=_one_line(exc))
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (torch's failure, or the model's: any kind)
+        return Truth(error=failure(exc))
     observed = prepared.meta["_observed_graph_module_attrs"].observed_node_names
-    return Truth(frozenset(observed))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return Truth(frozenset(observed), lowered=lowered(prepared))
 
 
 def analyse_model(
@@ -96,16 +97,19 @@ def analyse_model(
     try:
         with _quiet_fx():
             traced = trace(model, mapping, backend_config, is_qat)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001  (raised in the front half of prepare)
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (raised in the front half of prepare)
         if truth.error is None:
             raise Disagreement(
-                f"the analysis raised {_one_line(exc)}, but prepare_fx does not"
+                f"the analysis raised {failure(exc)}, but prepare_fx does not"
             ) from None
         return CompatResult(name, is_qat, (), model=True, error=truth.error)
     if truth.error is not None:
         return CompatResult(name, is_qat, (), model=True, error=truth.error)
     with _quiet_fx():
         judge = NodeJudge(traced, BackendIndex.of(backend_config), is_qat)
+        judge.lowered = truth.lowered
         judge.predict()
         verdicts = judge.verdicts()
     _agree(judge.observed, truth.observed)

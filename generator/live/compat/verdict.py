@@ -23,13 +23,15 @@ class Status(StrEnum):
     FLOAT_AT_CONVERT = "kept float by convert"  # prepare observes it, convert leaves it float
     NO_QAT_MODULE = "no QAT module"  # QAT trains its weights without fake quantization
     NO_PATTERN = "no pattern"  # no pattern config of the backend matches it
+    # No pattern, but between quantized ops: convert_fx's lowering runs it on quantized tensors
+    QUANTIZED_AT_CONVERT = "quantized by convert"
     IN_PATTERN = "pattern not quantized"  # inside a pattern whose output node decides otherwise
     FAILS = "prepare_fx fails"  # torch raises: the mapping cannot be used as it is
 
 
 # Statuses that count as honoured, and skips that are not the mapping's fault
 # or are what it asked for: neither makes `bcfg compat` exit 1.
-HONOURED = frozenset({Status.HONOURED, Status.FUSED, Status.SWAPPED})
+HONOURED = frozenset({Status.HONOURED, Status.FUSED, Status.SWAPPED, Status.QUANTIZED_AT_CONVERT})
 DELIBERATE = frozenset({Status.SKIPPED, Status.NOT_A_TENSOR_OP})
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...cli import ExitCode, Report, UsageError, run_in_child
+from ...cli import ExitCode, Report, UsageError, progress, run_in_child
 from ...config import Project, find_project
+from ...diagnostics import printable
 from ...semantics import model as m
 from . import render
 
@@ -37,11 +38,14 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     from ...live.targets import ImportFailure, load_model, load_qconfig_mapping
 
     try:
+        progress(f"calling {args.qconfig_mapping}")
         mapping = load_qconfig_mapping(args.qconfig_mapping, project.allow)
+        progress(f"calling {args.model or args.qconfig_mapping}")
         model = load_model(args.model, project.allow) if args.model else None
     except ImportFailure as exc:
         raise UsageError(str(exc)) from None
     backend_config = build_backend(backend)
+    progress(f"tracing and preparing {args.model}" if args.model else "judging the patterns")
     try:
         if model is None:
             result = analyse_patterns(backend_config, mapping, args.qat)
@@ -78,7 +82,11 @@ def _show(
         show = renderer.markdown if args.format == "markdown" else renderer.text
         report.result(show(*content))
     if failure is not None:
-        report.message(failure)
+        # torch's and the spec's errors may run over several lines: each is shown as a line.
+        first, *more = failure.split("\n")
+        report.message(first)
+        for line in more:
+            print(f"    {printable(line.strip())}", file=report.err)
         return ExitCode.ERROR
     return ExitCode.FINDINGS if findings else ExitCode.OK
 
@@ -116,37 +124,42 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
         )
     import torch
 
-    from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao
+    from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao, scratch
     from ...live.targets import ImportFailure, find_function, load_model
     from . import render_pt2e as render
 
     import_torchao()
 
     target = args.quantization_config
-    getter = build_quantizer(quantizer)
-    try:
-        function = find_function(target, project.allow)
-        model = load_model(args.model, project.allow)
-        configure(getter(), target, function)  # a bad config is a usage error, before export
-    except ImportFailure as exc:
-        raise UsageError(str(exc)) from None
-    where = {r.name: str(r.origins[0].item) for r in quantizer.rules if r.origins}
-    result = analyse(
-        model[0],
-        model[1],
-        lambda: configure(getter(), target, function),
-        qat=args.qat,
-        strict=args.strict_export,
-        where=where,
-    )
-    header = render.Header(
-        backend=backend.module,
-        spec=quantizer.spec_file,
-        config=target,
-        model=args.model,
-        qat=args.qat,
-        strict=args.strict_export,
-        torch=torch.__version__,
-    )
-    table = render.rows(result)
+    with scratch() as root:
+        getter = build_quantizer(quantizer, root)
+        try:
+            progress(f"calling {args.model}")
+            function = find_function(target, project.allow)
+            model = load_model(args.model, project.allow)
+            progress(f"calling {target}")
+            # Called once: a bad config is a usage error, before export.
+            configured = configure(getter(), target, function)
+        except ImportFailure as exc:
+            raise UsageError(str(exc)) from None
+        where = {r.name: str(r.origins[0].item) for r in quantizer.rules if r.origins}
+        progress(f"exporting and preparing {args.model} with {target}")
+        result = analyse(
+            model[0],
+            model[1],
+            configured,
+            qat=args.qat,
+            strict=args.strict_export,
+            where=where,
+        )
+        header = render.Header(
+            backend=backend.module,
+            spec=quantizer.spec_file,
+            config=target,
+            model=args.model,
+            qat=args.qat,
+            strict=args.strict_export,
+            torch=torch.__version__,
+        )
+        table = render.rows(result)  # the report's classes are the scratch package's
     return _show(args, report, render, (header, result, table), result.error, result.not_quantized)

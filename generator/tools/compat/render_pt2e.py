@@ -151,7 +151,9 @@ def text(header: Header, result: PT2EResult, table: list[Row]) -> str:
         lines += ["", f"{_subjects(group)}: {group[0].verdict}"]
         lines += ["    " + x for x in _lines(group)]
     if result.rejected_error:
-        lines += ["", terminal(f"prepare_pt2e raises: {result.rejected_error}")]
+        first, *more = result.rejected_error.split("\n")
+        lines += ["", terminal(f"prepare_pt2e raises: {first}")]
+        lines += ["    " + terminal(x.strip()) for x in more]
     lines += ["", terminal(summary(table))]
     return "\n".join(lines) + "\n"
 
@@ -181,7 +183,9 @@ def markdown(header: Header, result: PT2EResult, table: list[Row]) -> str:
         lines += ["", f"### {md_text(_subjects(group))}: {group[0].verdict}", ""]
         lines += [f"- {md_text(x)}" for x in _lines(group)]
     if result.rejected_error:
-        lines += ["", md_text(f"prepare_pt2e raises: {result.rejected_error}")]
+        first, *more = result.rejected_error.split("\n")
+        lines += ["", md_text(f"prepare_pt2e raises: {first}")]
+        lines += ([""] if more else []) + [f"- {md_text(x.strip())}" for x in more]
     lines += ["", md_text(summary(table))]
     return "\n".join(lines) + "\n"
 
