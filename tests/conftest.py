@@ -94,6 +94,14 @@ SLOW = {
     "tests/infra/test_kill.py": "runs killed with SIGKILL at random moments",
     "tests/test_wheel.py": "builds a wheel and generates from it",
     "tests/test_examples.py": "the NPU example, quantized end to end",
+    "tests/test_style.py": "black, ruff and mypy over every source (run ruff and mypy yourself)",
+    "tests/emit/test_layout.py": "layout against black on every backend and random fragments",
+    "tests/tools/test_import_hostile.py": "hostile import targets, each in its own process",
+    "tests/tools/test_import_projects.py": "real projects' configs imported through the CLI",
+    "tests/tools/test_streams.py": "every command with each stream closed or full",
+    "tests/tools/test_hostile_text.py": "hypothesis' hostile names through every output",
+    "tests/tools/test_import.py": "bcfg import of real and random BackendConfigs, in processes",
+    "tests/infra/test_fastcheck.py": "the fast path and each of its fallbacks, through the CLI",
 }
 
 

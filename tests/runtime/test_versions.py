@@ -111,6 +111,7 @@ def _logged(stderr: str) -> str:
     return re.sub(r"^([WIE])\d{4} [\d:.]+ \d+ ", r"\1 ", stderr, flags=re.M)
 
 
+@pytest.mark.slow  # two fresh interpreters importing torchao
 def test_torchao_imported_first_is_not_filtered():
     """A program that imports torchao itself gets torchao's own output, whatever it is."""
     alone = python("import torchao")
