@@ -23,7 +23,9 @@ What the hooks do, each so that a page cannot drift from what it documents:
     pt2e keys (the quantizer fields), rendered from bcfg's table of PT2E keys.
   - ``<!-- bcfg:include FILE -->``: a Markdown file of the repository
     (ARCHITECTURE.md), without its title, its links to the README pointed at
-    the site's home.
+    the site's home. ``<!-- bcfg:include FILE#SECTION -->``: the part of it
+    between ``<!-- bcfg:section SECTION -->`` and ``<!-- bcfg:end SECTION -->``
+    (the README's list of what the shipped specs prove, on the home page).
 
   A marker that names a file outside the repository (an absolute path, ``..``,
   a symlink that leads out; for ``error``, outside tests/errors) fails the
@@ -281,10 +283,29 @@ def error_markdown(name: str) -> str:
 INCLUDE_LINKS = {"README.md": "index.md"}  # a repository file's links, as the site has them
 
 
+def _section(name: str, text: str, section: str) -> str:
+    """The part of ``text`` between ``<!-- bcfg:section NAME -->`` and ``<!-- bcfg:end NAME -->``."""
+    m = re.search(
+        rf"^<!-- bcfg:section {re.escape(section)} -->\n(.*?)^<!-- bcfg:end {re.escape(section)} -->$",
+        text,
+        re.M | re.S,
+    )
+    if m is None:
+        raise PluginError(
+            f"<!-- bcfg:include {name}#{section} -->: {name} has no "
+            f"<!-- bcfg:section {section} --> ... <!-- bcfg:end {section} -->"
+        )
+    return m.group(1).strip("\n") + "\n"
+
+
 def include_markdown(name: str, page_uri: str) -> str:
-    """A Markdown file of the repository without its title; its links to files the site has
-    are pointed at their pages, and any other relative link fails the build."""
+    """A Markdown file of the repository without its title (or, for ``FILE#SECTION``, the
+    part of it between ``<!-- bcfg:section SECTION -->`` and ``<!-- bcfg:end SECTION -->``).
+    Its links to files the site has are pointed at their pages (``docs/PAGE`` at ``PAGE``), a
+    link to another file or folder of the repository shows as its text, and a link to
+    anything else fails the build. A name outside the repository fails the build too."""
     marker = f"<!-- bcfg:include {name} -->"
+    name, _, section = name.partition("#")
     if Path(name).is_absolute() or ".." in Path(name).parts:
         raise PluginError(f"{marker}: {name} is outside the repository: name a file in it")
     path = _inside(REPO, REPO / name, marker)
@@ -293,21 +314,26 @@ def include_markdown(name: str, page_uri: str) -> str:
             f"<!-- bcfg:include {name} -->: no Markdown file {name} in the repository"
         )
     text = path.read_text(encoding="utf-8")
-    text = re.sub(r"\A# [^\n]*\n+", "", text)
+    text = _section(name, text, section) if section else re.sub(r"\A# [^\n]*\n+", "", text)
     up = "../" * page_uri.count("/")
 
     def link(m: re.Match[str]) -> str:
-        target, _, anchor = m.group(1).partition("#")
+        shown, (target, _, anchor) = m.group(1), m.group(2).partition("#")
         if not target or re.match(r"[a-z]+:", target):
             return m.group(0)
-        if target not in INCLUDE_LINKS:
-            raise PluginError(
-                f"{name} links to {target!r}, which the site does not have: "
-                "add it to INCLUDE_LINKS in docs/hooks.py or write it as code"
-            )
-        return f"]({up}{INCLUDE_LINKS[target]}{'#' + anchor if anchor else ''})"
+        anchor = "#" + anchor if anchor else ""
+        if target in INCLUDE_LINKS:
+            return f"[{shown}]({up}{INCLUDE_LINKS[target]}{anchor})"
+        if target.startswith("docs/") and (REPO / target).is_file():
+            return f"[{shown}]({up}{target.removeprefix('docs/')}{anchor})"
+        if (REPO / target).exists():
+            return shown  # a spec, a generated module, a folder: the site has no page for it
+        raise PluginError(
+            f"{name} links to {target!r}, which the site does not have: "
+            "add it to INCLUDE_LINKS in docs/hooks.py or write it as code"
+        )
 
-    return re.sub(r"\]\(([^)\s]*)\)", link, text)
+    return re.sub(r"\[([^\]]*)\]\(([^)\s]*)\)", link, text)
 
 
 # --------------------------------------------------------------------------- pages

@@ -72,6 +72,54 @@ def project_copy(tmp_path):
     return tmp_path
 
 
+# The quick run, ``pytest -m "not slow"``, leaves these out: each module (or folder) takes a
+# minute or more on a 2-core machine, mostly exporting, compiling, lowering or running many
+# processes. README command 2 and CI run everything. docs/contributing/tests.md has the figures.
+SLOW = {
+    "tests/live/": "exports, quantizes and compares real models with torch's, torchao's "
+    "and ExecuTorch's (most of the suite's time)",
+    "tests/docs/test_pages.py": "runs every program and shell session the site shows",
+    "tests/docs/test_site.py": "builds the site with MkDocs, and broken copies of it",
+    "tests/docs/test_site_browser.py": "opens the built site in Chromium",
+    "tests/emit/test_docs_browser.py": "opens the support matrix in Chromium",
+    "tests/emit/test_stability.py": "regenerates every backend after each of its edits",
+    "tests/tools/test_fuzz.py": "1,000 hypothesis mutants of the real specs",
+    "tests/tools/test_lsp_fuzz.py": "the fuzzers' mutants through the language server",
+    "tests/tools/test_projects.py": "a vendor's project driven through the bcfg script",
+    "tests/tools/test_lsp_projects.py": "language servers on real projects",
+    "tests/tools/test_precommit.py": "pre-commit itself, installing its hook repository",
+    "tests/tools/test_compat.py": "bcfg compat against real prepare_fx runs",
+    "tests/tools/test_compat_pt2e.py": "bcfg compat --pt2e: exports and prepare_pt2e runs",
+    "tests/tools/test_diff_git.py": "bcfg diff on real git histories",
+    "tests/infra/test_kill.py": "runs killed with SIGKILL at random moments",
+    "tests/test_wheel.py": "builds a wheel and generates from it",
+    "tests/test_examples.py": "the NPU example, quantized end to end",
+    "tests/test_style.py": "black, ruff and mypy over every source (run ruff and mypy yourself)",
+    "tests/emit/test_layout.py": "layout against black on every backend and random fragments",
+    "tests/tools/test_import_hostile.py": "hostile import targets, each in its own process",
+    "tests/tools/test_import_projects.py": "real projects' configs imported through the CLI",
+    "tests/tools/test_streams.py": "every command with each stream closed or full",
+    "tests/tools/test_hostile_text.py": "hypothesis' hostile names through every output",
+    "tests/tools/test_import.py": "bcfg import of real and random BackendConfigs, in processes",
+    "tests/infra/test_fastcheck.py": "the fast path and each of its fallbacks, through the CLI",
+}
+
+
+def _slow_reason(path: str) -> str | None:
+    for where, reason in SLOW.items():
+        if path == where or (where.endswith("/") and path.startswith(where)):
+            return reason
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of SLOW's modules ``slow`` (``-m "not slow"`` is the quick run)."""
+    for item in items:
+        path = item.path.relative_to(REPO).as_posix() if item.path.is_relative_to(REPO) else ""
+        if _slow_reason(path) is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--accept",

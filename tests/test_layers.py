@@ -164,6 +164,8 @@ def test_sub_package_inits_import_nothing() -> None:
     for init in PACKAGE.rglob("__init__.py"):
         if init.parent == PACKAGE or init.parent.name == "fmt":
             continue  # the package's version; fmt's API module (fmt is imported whole anyway)
+        if init.parent.name == "runtime":
+            continue  # checks the torchao every module of it imports, before they import it
         tree = ast.parse(init.read_text(encoding="utf-8"))
         imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
         assert all(

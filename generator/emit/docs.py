@@ -144,6 +144,7 @@ def render_docs(
             rows=html_rows,
             kinds=words.KINDS,
             pt2e_only=[i.module for i in html_infos if i.pt2e_only],
+            flows={i.module: flow(i) for i in html_infos},
             dtypes=sorted({d for r in html_rows for c in r.cells for d in c.dtypes.split()}),
             summary=", ".join(
                 _count(n, what)
@@ -281,10 +282,21 @@ def _cell(backend: str, c: m.PatternConfig | None, notes: dict[int, tuple[str, .
         return Cell(backend, (), (), "")
     extra = notes.get(id(c), ())
     if not c.dtype_configs:
-        return Cell(backend, ("no dtype configs",), (("no dtype configs",),), "", extra)
+        said = _without_dtypes(c)
+        return Cell(backend, (said,), ((said,),), "", extra)
     configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
     parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)
     return Cell(backend, configs, parts, " ".join(words.dtypes_used(c)), extra)
+
+
+def _without_dtypes(c: m.PatternConfig) -> str:
+    """A cell for a config with no dtype configs: a fusion's says what it fuses into (that
+    module's own pattern quantizes it), anything else that FX never quantizes it."""
+    if c.fused_module is not None:
+        return f"fusion only: into {words.spell(c.fused_module.path)}, quantized by its pattern"
+    if c.fuser is not None:
+        return "fusion only: not quantized as it is"
+    return "no dtype configs: never quantized"
 
 
 def code_html(text: str) -> Any:
@@ -367,8 +379,16 @@ def _md_backend(i: BackendInfo) -> str:
     )
 
 
+def flow(i: BackendInfo) -> str:
+    """Which flows a backend serves, as its column says: ``FX``, ``FX + PT2E`` or ``PT2E only``
+    (so that an FX backend and a PT2E target of similar names are told apart)."""
+    if i.pt2e_only:
+        return PT2E_ONLY
+    return "FX + PT2E" if i.quantizer else "FX"
+
+
 def _md_column(i: BackendInfo) -> str:
-    return md_text(i.module) + (f" ({PT2E_ONLY})" if i.pt2e_only else "")
+    return f"{md_text(i.module)} ({flow(i)})"
 
 
 def _md_matrix(infos: list[BackendInfo], rows: list[Row]) -> list[str]:

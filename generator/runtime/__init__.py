@@ -28,6 +28,9 @@ One concern a module:
   spec says ``scopes: operators``: torchao's inductor quantizers'
   configuration API and annotation order over the same rules (its module
   docstring has the scheme).
+* ``versions``: the torchao releases the runtime is verified with; importing
+  the package imports torchao through it (a warning on another release, a
+  message saying what to install when it is missing, no CPU-build noise).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 
@@ -68,3 +71,7 @@ predicate of the first op such as ``depthwise``, for the match's first op).
 ``set_filter_function(fn)`` narrows every scope to matches whose ops ``fn``
 accepts.
 """
+
+from .versions import load
+
+load()

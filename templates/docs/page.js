@@ -6,6 +6,7 @@
   var search = document.getElementById("search");
   var dtype = document.getElementById("dtype");
   var count = document.getElementById("count");
+  var columnsNote = document.getElementById("columns");
   var empty = document.getElementById("empty");
   var detail = document.getElementById("detail");
   var detailBody = document.getElementById("detail-body");
@@ -27,11 +28,8 @@
     var backends = checked("backend");
     var kinds = checked("kind");
     var want = dtype.value;
-    cells.forEach(function (c) { c.hidden = !backends[c.dataset.b]; });
-    // A few backends side by side get room for a dtype config per line.
-    var columns = Object.keys(backends).length;
-    table.style.setProperty("--column", columns <= 3 ? "340px" : columns <= 5 ? "230px" : columns <= 7 ? "180px" : "150px");
     var shown = 0;
+    var filled = {};  // the chosen backends with a cell in a shown row
     rows.forEach(function (row) {
       var text = row.dataset.search;
       var ok = kinds[row.dataset.kind] === true && terms.every(function (t) { return text.indexOf(t) >= 0; });
@@ -42,9 +40,24 @@
         });
       }
       row.hidden = !ok;
-      if (ok) shown += 1;
+      if (!ok) return;
+      shown += 1;
+      Array.prototype.forEach.call(row.cells, function (c) {
+        if (c.dataset.b && backends[c.dataset.b] && c.dataset.dtypes !== undefined) filled[c.dataset.b] = true;
+      });
     });
+    // A chosen backend none of the shown patterns has loses its column, so that what a search
+    // finds in the last columns is on screen, not past empty ones.
+    var chosen = Object.keys(backends).length;
+    var visible = shown > 0 ? filled : backends;
+    var columns = Object.keys(visible).length;
+    cells.forEach(function (c) { c.hidden = !visible[c.dataset.b]; });
+    // A few backends side by side get room for a dtype config per line.
+    table.style.setProperty("--column", columns <= 3 ? "340px" : columns <= 5 ? "230px" : columns <= 7 ? "180px" : "150px");
     count.textContent = shown + " of " + rows.length + " patterns";
+    columnsNote.hidden = columns === chosen;
+    columnsNote.textContent = columns === chosen ? "" :
+      "(" + (chosen - columns) + " of " + chosen + " backends hidden: none of these patterns)";
     empty.hidden = shown > 0;
   }
 

@@ -132,6 +132,35 @@ def test_search_finds_a_pattern_and_a_command(browser, served, shots):
     b.screenshot(shots / "search-command.png")
 
 
+def test_the_matrix_page_never_breaks_an_identifier_inside_a_word(browser, served, shots):
+    """Thirteen columns at 1400 pixels: an identifier such as torch.adaptive_avg_pool1d stays
+    on one line (Material would break code anywhere); the table scrolls sideways instead."""
+    b = browser
+    b.open(served + "matrix/")
+    until(b, "document.querySelector('.md-typeset table') !== null")
+    broken = b.js(
+        "[...document.querySelectorAll('.md-typeset table code')]"
+        ".filter(c => !/\\s/.test(c.textContent) && c.getClientRects().length > 1)"
+        ".map(c => c.textContent)"
+    )
+    checked = b.js(
+        "[...document.querySelectorAll('.md-typeset table code')]"
+        ".filter(c => !/\\s/.test(c.textContent)).length"
+    )
+    assert checked > 100 and broken == [], broken[:10]
+    headers = b.js(
+        "[...document.querySelectorAll('.md-typeset table th')].filter(th => {"
+        " const r = document.createRange(); r.selectNodeContents(th);"
+        " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })"
+        ".map(th => th.textContent)"
+    )
+    assert headers == [], headers  # a column's name and flow on one line
+    assert b.js(
+        "(w => w.scrollWidth > w.clientWidth)(document.querySelector('.md-typeset__scrollwrap'))"
+    )
+    b.screenshot(shots / "matrix-page.png")
+
+
 def test_a_spec_renders_highlighted(browser, served, shots):
     b = browser
     b.open(served + "getting-started/tour/")

@@ -75,9 +75,15 @@ def test_patterns_and_kinds_in_spec_words(resolved):
 def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resolved, analysis):
     lines = docs["README.md"].splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("| pattern | kind |"))
-    assert lines[head].removesuffix(" |").split(" | ")[2:] == sorted(resolved) + [
-        f"{b} (PT2E only)" for b in PT2E_ONLY
-    ]
+    # Each column says its flows: FX, FX + PT2E (a quantizer too), PT2E only.
+    flows = {
+        b: "FX + PT2E" if (REPO / "generated" / f"{b}_quantizer.py").is_file() else "FX"
+        for b in resolved
+    }
+    assert flows["xnnpack"] == "FX + PT2E" and flows["executorch"] == "FX"
+    assert lines[head].removesuffix(" |").split(" | ")[2:] == [
+        f"{b} ({flows[b]})" for b in sorted(resolved)
+    ] + [f"{b} (PT2E only)" for b in PT2E_ONLY]
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
@@ -298,3 +304,27 @@ def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs):
     assert '<td data-b="my_backend" class="none"></td>' in row  # not marked: an FX backend
     detail = re.search(r'<template id="d-p-torch.matmul">.*?</template>', html).group(0)
     assert "<h3>x86_inductor (PT2E only)</h3>" in detail
+
+
+def test_a_fusion_without_dtype_configs_says_what_it_fuses_into(tmp_path):
+    """Not "no dtype configs", which reads as unsupported: a fusion is quantized by the pattern
+    of the module it fuses into; only a config that is neither says it is never quantized."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent("""\
+            dtypes int8 = {input: quint8, output: quint8, weight: qint8, bias: float}
+            backend b {
+                pattern (nn.Conv2d, nn.ReLU) {
+                    fuser: sequential(nni.ConvReLU2d)
+                    fused: nni.ConvReLU2d
+                }
+                pattern nni.ConvReLU2d { dtypes: int8  root: nn.Conv2d }
+                pattern nn.ReLU {}
+            }
+            """))
+    out = render(tmp_path / "specs")
+    assert _column(out, "(nn.Conv2d, nn.ReLU)", "b (FX)") == (
+        "fusion only: into nni.ConvReLU2d, quantized by its pattern"
+    )
+    assert _column(out, "nn.ReLU", "b (FX)") == "no dtype configs: never quantized"
+    assert "fusion only: into nni.ConvReLU2d, quantized by its pattern" in out["index.html"]
+    assert "fusion only: into M, quantized by its pattern" in out["README.md"]  # explained

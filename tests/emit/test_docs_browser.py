@@ -129,6 +129,87 @@ def test_the_backend_filter_leaves_one_backends_columns_and_rows(browser, resolv
     b.screenshot(shots / "onednn.png")
 
 
+def search_for(b: Browser, text: str) -> None:
+    b.js(
+        f"(s => {{ s.value = {text!r}; s.dispatchEvent(new Event('input', {{bubbles: true}})); }})"
+        "(document.getElementById('search'))"
+    )
+
+
+def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds(
+    browser, every_backend, shots
+):
+    """A pattern only the PT2E-only targets (the last columns) have: its cells are on screen,
+    not past ten empty columns, and its row is not stretched by cells out of sight."""
+    b = browser
+    reset(b)
+    fx = [n for n in every_backend if n not in PT2E_ONLY]
+    fx_patterns = {words.config_pattern(c) for n in fx for c in every_backend[n].configs}
+    only = sorted(
+        {words.config_pattern(c) for n in PT2E_ONLY for c in every_backend[n].configs} - fx_patterns
+    )
+    assert only, "no pattern only a PT2E-only target has"
+    pattern = only[0]
+    having = [
+        n
+        for n in sorted(fx) + PT2E_ONLY
+        if any(words.config_pattern(c) == pattern for c in every_backend[n].configs)
+    ]
+    search_for(b, pattern.lower())
+    shown = b.js(VISIBLE_PATTERNS)
+    assert pattern in shown
+    columns = b.js(VISIBLE_BACKENDS)
+    # The columns are the backends with a shown pattern, in their order; the rest are hidden.
+    assert columns == [
+        n
+        for n in sorted(fx) + PT2E_ONLY
+        if any(words.config_pattern(c) in shown for c in every_backend[n].configs)
+    ]
+    assert set(having) <= set(columns) and len(columns) < len(every_backend)
+    total = len(every_backend)
+    assert b.js("document.getElementById('columns').textContent") == (
+        f"({total - len(columns)} of {total} backends hidden: none of these patterns)"
+    )
+    # Every filled cell of the found row is inside the window.
+    right = b.js(
+        "Math.max(...[...document.querySelectorAll('#matrix tr[id]')].filter(r => !r.hidden)"
+        ".flatMap(r => [...r.querySelectorAll('td:not(.none)')]).filter(td => !td.hidden)"
+        ".map(td => td.getBoundingClientRect().right))"
+    )
+    assert right <= b.js("window.innerWidth"), right
+    b.screenshot(shots / "search-pt2e-only.png")
+    reset(b)
+    assert b.js("document.getElementById('columns').hidden") is True
+    assert b.js(VISIBLE_BACKENDS) == sorted(fx) + PT2E_ONLY
+
+
+def test_the_search_box_shows_its_whole_placeholder(browser):
+    b = browser
+    reset(b)
+    room, needed = b.js(
+        "(s => { const st = getComputedStyle(s); const c = document.createElement('canvas')"
+        ".getContext('2d'); c.font = st.font;"
+        " return [s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight),"
+        " c.measureText(s.placeholder).width]; })(document.getElementById('search'))"
+    )
+    assert needed <= room, (needed, room)
+
+
+def test_each_column_says_which_flows_its_backend_serves(browser, every_backend):
+    """torch's FX `executorch` and ExecuTorch's PT2E `xnnpack_executorch` are told apart."""
+    b = browser
+    reset(b)
+    labels = b.js(
+        "Object.fromEntries([...document.querySelectorAll('#matrix thead th[data-b]')]"
+        ".map(t => [t.dataset.b, t.querySelector('small').textContent]))"
+    )
+    assert labels["executorch"] == f"FX · {len(every_backend['executorch'].configs)}"
+    assert labels["xnnpack"] == f"FX + PT2E · {len(every_backend['xnnpack'].configs)}"
+    assert labels["xnnpack_executorch"] == (
+        f"PT2E only · {len(every_backend['xnnpack_executorch'].configs)}"
+    )
+
+
 def test_the_kind_and_dtype_filters(browser, every_backend):
     resolved = every_backend
     b = browser

@@ -104,7 +104,7 @@ def test_docs_hold_any_name_file_or_folder(plain_docs, name, spec_file, folder):
     title = next(a["title"] for t, a in Tree(html).tags if t == "th" and "title" in a)
     assert (
         title
-        == f"{visible(name)}: {len(backend.configs)} pattern configs from {visible(spec_file)}"
+        == f"{visible(name)} (FX): {len(backend.configs)} pattern configs from {visible(spec_file)}"
     )
     # The Markdown: one comment line, then tables GitHub renders with their columns.
     for path, text in out.items():
