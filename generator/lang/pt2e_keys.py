@@ -435,7 +435,8 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Outputs.PATTERNS,
         ("outputs",),
         BOTH,
-        "who observes a pattern's output",
+        "who observes a pattern's output; under `scopes: operators` always its quantized "
+        "consumers (`outputs: patterns` there is an error)",
         words=Outputs,
         meaning="patterns: each pattern's last op gets the output spec; consumers: only "
         "quantized consumers observe a pattern's output",
