@@ -186,6 +186,16 @@ class Key:
     arity: tuple[str, ...] = ()
     value: str = ""  # the docs' value column, if not the kind's words
     close_meaning: bool = False  # a did-you-mean also says what the words mean
+    syntax: str = ""  # what a syntax error says the value must be, if not its words
+
+    @property
+    def expects(self) -> str:
+        """What the value must be, as a syntax error after ``key:`` says it."""
+        if self.syntax:
+            return self.syntax
+        if self.words is not None:
+            return self.word_list()
+        return "true or false" if self.kind is Kind.FLAG else self.kind.value.replace("`", "")
 
     @property
     def values(self) -> str:
@@ -217,6 +227,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "the ATen ops the pattern matches, instead of the table's; `[]` leaves it out of the "
         "quantizer",
         grade=empty_narrows,
+        syntax="an ATen op, a list of them, or a tuple of those for a chain",
     ),
     Key(
         "match",
@@ -259,6 +270,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         what="skip predicate",
         arity=("node", "model"),
         value="`large_scalar`, `depthwise`, `grouped`, `relu_user`, a function, or a list",
+        syntax="a skip predicate, like large_scalar, or a list of them",
     ),
     Key(
         "annotate",
@@ -334,6 +346,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         what="condition",
         arity=("node", "quantizable"),
         value="a condition or a list",
+        syntax="a condition, like inputs_quantized, or a list of them",
     ),
     Key(
         "opt_in",
@@ -377,6 +390,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "(`aten.conv_transpose1d`) is listed as itself: selection is by exact equality",
         needs=(Need.OPERATOR_TYPE_PATTERNS,),
         value="a list of ATen overloads; `[]` (default: the pattern's first op's)",
+        syntax="ATen overloads, like [aten.conv2d.default]",
     ),
     Key(
         "qat_config",
@@ -426,6 +440,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "graph transforms run before annotating, `fn(model) -> model`",
         what="transform",
         arity=("model",),
+        syntax="a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
     ),
     Key(
         "outputs",
