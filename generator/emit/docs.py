@@ -488,7 +488,7 @@ def _md_field(c: m.PatternConfig, spec: FieldSpec) -> str:
 def pt2e_key_markdown(table: str = "pattern") -> str:
     """The reference table of the pt2e keys (``pattern``) or the quantizer fields
     (``quantizer``), rendered from the key table (``lang.pt2e_keys``): the docs site's
-    ``<!-- bcfg:pt2e-keys pattern -->`` marker, so that no page keeps a copy by hand."""
+    ``<!-- bcfg:key-table pattern -->`` marker, so that no page keeps a copy by hand."""
     rows = PT2E_TABLE if table == "pattern" else QUANTIZER_TABLE
     out = [
         "| key | value | honoured under | applies to | meaning |",

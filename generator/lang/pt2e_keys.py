@@ -193,6 +193,16 @@ class Key:
     arity: tuple[str, ...] = ()
     value: str = ""  # the docs' value column, if not the kind's words
     close_meaning: bool = False  # a did-you-mean also says what the words mean
+    syntax: str = ""  # what a syntax error says the value must be, if not its words
+
+    @property
+    def expects(self) -> str:
+        """What the value must be, as a syntax error after ``key:`` says it."""
+        if self.syntax:
+            return self.syntax
+        if self.words is not None:
+            return self.word_list()
+        return "true or false" if self.kind is Kind.FLAG else self.kind.value.replace("`", "")
 
     @property
     def values(self) -> str:
@@ -224,6 +234,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "the ATen ops the pattern matches, instead of the table's; `[]` leaves it out of the "
         "quantizer",
         grade=empty_narrows,
+        syntax="an ATen op, a list of them, or a tuple of those for a chain",
     ),
     Key(
         "match",
@@ -266,6 +277,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         what="skip predicate",
         arity=("node", "model"),
         value="`large_scalar`, `depthwise`, `grouped`, `relu_user`, a function, or a list",
+        syntax="a skip predicate, like large_scalar, or a list of them",
     ),
     Key(
         "annotate",
@@ -341,6 +353,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         what="condition",
         arity=("node", "quantizable"),
         value="a condition or a list",
+        syntax="a condition, like inputs_quantized, or a list of them",
     ),
     Key(
         "opt_in",
@@ -384,6 +397,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "(`aten.conv_transpose1d`) is listed as itself: selection is by exact equality",
         needs=(Need.OPERATOR_TYPE_PATTERNS,),
         value="a list of ATen overloads; `[]` (default: the pattern's first op's)",
+        syntax="ATen overloads, like [aten.conv2d.default]",
     ),
     Key(
         "qat_config",
@@ -433,6 +447,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "graph transforms run before annotating, `fn(model) -> model`",
         what="transform",
         arity=("model",),
+        syntax="a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
     ),
     Key(
         "outputs",
@@ -442,7 +457,8 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Outputs.PATTERNS,
         ("outputs",),
         BOTH,
-        "who observes a pattern's output",
+        "who observes a pattern's output; under `scopes: operators` always its quantized "
+        "consumers (`outputs: patterns` there is an error)",
         words=Outputs,
         meaning="patterns: each pattern's last op gets the output spec; consumers: only "
         "quantized consumers observe a pattern's output",

@@ -21,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from ..diagnostics import Diagnostic, Severity
 from ..sources import offset_span
 from . import syntax as m
+from .pt2e_keys import PT2E_TABLE, QUANTIZER_TABLE
 from .vocabulary import DECLARATION_KEYWORDS, ITEM_KEYWORDS, KEYWORDS
 
 
@@ -97,18 +98,8 @@ _VALUE_AFTER_KEY = {
     "num_tensor_args": "a record, like {0: different_observer}",
     "input_index": "a record, like {weight: 1, bias: 2}",
     "pt2e": "a record, like {aten: aten.conv2d.default}",
-    "aten": "an ATen op, a list of them, or a tuple of those for a chain",
-    "match": "chain or source",
-    "eager": "true or false",
-    "skip": "a skip predicate, like large_scalar, or a list of them",
-    "annotate": "a function",
-    "transform": "a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
-    "outputs": "patterns or consumers",
-    "reused_weight": "match or decline",
-    "operator_type": "nodes or patterns",
-    "operator_types": "ATen overloads, like [aten.conv2d.default]",
-    "qat_config": "required, optional or required_if_dynamic",
-    "scope": "all_ops, first_op or none",
+    # every pt2e key and quantizer field, from the table of PT2E keys
+    **{k.word: k.expects for k in (*PT2E_TABLE, *QUANTIZER_TABLE)},
     "quant_min": "a number",
     "quant_max": "a number",
     "scale_min": "a number",

@@ -46,7 +46,7 @@ from .conditions import quantized, unmet
 from .graph import is_annotated, is_op
 from .quantizer import SpecQuantizer
 from .scopes import Scope
-from .values import KEY, Accept, Rule
+from .values import KEY, STRUCTURAL, Accept, Rule
 
 __all__ = ["Annotation", "OperatorScopedQuantizer"]
 
@@ -67,12 +67,7 @@ def _claim(nodes: list[Node]) -> None:
 class OperatorScopedQuantizer(SpecQuantizer):
     """A torchao Quantizer configured by module name, operator type and a global config."""
 
-    honours = frozenset(
-        {
-            *("name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"),
-            *("reused_weight", "partitions", "roots", "other", "when", "opt_in"),
-        }
-    )
+    honours = STRUCTURAL | {"reused_weight", "partitions", "roots", "other", "when", "opt_in"}
 
     def __init__(self) -> None:
         super().__init__()

@@ -12,7 +12,7 @@ from . import report
 from .annotate import ANNOTATORS, follow, propagate
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import rejections
-from .values import Rule, unhonoured
+from .values import STRUCTURAL, Rule, unhonoured
 
 __all__ = ["SpecQuantizer"]
 
@@ -44,13 +44,10 @@ class SpecQuantizer(Quantizer):
     reporter: Any = None  # report(): a report.Recorder; None: reporting is off
     # The Rule fields this base reads; a rule that sets another is refused (bcfg's table of
     # PT2E keys says the same, and bcfg refuses such a spec at the key).
-    honours: frozenset[str] = frozenset(
-        {
-            *("name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"),
-            *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
-            *("operator_types", "qat_if_dynamic", "scope"),
-        }
-    )
+    honours: frozenset[str] = STRUCTURAL | {
+        *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
+        *("operator_types", "qat_if_dynamic", "scope"),
+    }
 
     def __init__(self) -> None:
         ignored = unhonoured(self.rules, self.honours)

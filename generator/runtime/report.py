@@ -420,14 +420,7 @@ def _why_float(
             return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
     candidates = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
     if not candidates:
-        detail = f"no rule of the quantizer has {_op(n)}"
-        hooks = [r for r in rules if r.kind == "hook" and not r.chain]
-        if hooks:  # hooks name no ops: any of them may have looked at it
-            names = ", ".join(
-                f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks
-            )
-            detail += f"; the hooks of {names} did not annotate it"
-        return _float(n, "no_rule", detail, scope=scope)
+        return _no_rule(n, rules, scope)
     config = scope.config
     best: tuple[int, Rule, str, str] | None = None
     for r in candidates:
@@ -472,6 +465,24 @@ def _why_float(
     if best is not None:
         _, r, broke, reason = best
         return _float(n, reason, f"pattern {r.name}: {broke}", r, scope)
+    return _left(n, candidates, scope)
+
+
+def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
+    """A float op no rule has (hooks name no ops: any of them may have looked at it)."""
+    detail = f"no rule of the quantizer has {_op(n)}"
+    hooks = [r for r in rules if r.kind == "hook" and not r.chain]
+    if hooks:
+        names = ", ".join(
+            f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks
+        )
+        detail += f"; the hooks of {names} did not annotate it"
+    return _float(n, "no_rule", detail, scope=scope)
+
+
+def _left(n: Node, candidates: Sequence[Rule], scope: Any) -> Entry:
+    """A float op that rules have, none of them in order: a shared op whose producer is
+    float, or an op a hook left."""
     for r in candidates:
         if r.kind == "propagate":
             inputs = shared_inputs(n)

@@ -9,7 +9,17 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-__all__ = ["FLOAT", "KEY", "Accept", "Allows", "Quant", "Rule", "is_dynamic", "unhonoured"]
+__all__ = [
+    "FLOAT",
+    "KEY",
+    "Accept",
+    "Allows",
+    "Quant",
+    "Rule",
+    "is_dynamic",
+    "unhonoured",
+    "STRUCTURAL",
+]
 
 # Where torchao keeps a node's annotation.
 KEY = "quantization_annotation"
@@ -112,6 +122,10 @@ class Rule:
         if self.qat_if_dynamic and dynamic and not config.is_qat:
             return False
         return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
+
+
+# The Rule fields every base reads: what the pattern and its dtype configs say.
+STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"})
 
 
 def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:

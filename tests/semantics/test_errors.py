@@ -353,7 +353,7 @@ CHECKS = {
     "pt2e: other, when and opt_in": ("pt2e_inductor_settings", "did you mean 'same_shape'?"),
     "pt2e: other without a binary op, source chains of non-callables": (
         "pt2e_inductor_rules",
-        "has no binary op (aten.add, aten.sub, aten.mul) after its first",
+        "applies to a chain with a binary op (aten.add, aten.sub, aten.mul) after its first op",
     ),
     "pt2e: weight_axis is a channel axis": (
         "pt2e_xnnpack_settings",
@@ -385,15 +385,15 @@ CHECKS = {
     ),
     "pt2e: reused_weight needs a weight": (
         "pt2e_reused_weight_rules",
-        "reused_weight applies to a chain whose first op has a weight",
+        "reused_weight: decline applies to a chain whose first op has a weight",
     ),
     "pt2e: operator_types lists ATen ops": (
         "pt2e_executorch_keys",
         "operator_types lists ATen ops, like aten.conv2d.default",
     ),
-    "pt2e: qat_config is required, optional or required_if_dynamic": (
+    "pt2e: qat_config is optional, required or required_if_dynamic": (
         "pt2e_executorch_keys",
-        "qat_config must be required, optional or required_if_dynamic, got the name 'yes'",
+        "qat_config must be optional, required or required_if_dynamic, got the name 'yes'",
     ),
     "pt2e: scope is all_ops, first_op or none": (
         "pt2e_executorch_keys",
@@ -405,7 +405,31 @@ CHECKS = {
     ),
     "pt2e: operator_types needs operator_type: patterns": (
         "pt2e_executorch_rules",
-        "operator_types says which set_operator_type overloads select a pattern",
+        "operator_types applies to a quantizer whose set_operator_type selects patterns",
+    ),
+    "pt2e: a key the quantizer's runtime base does not honour": (
+        "pt2e_unhonoured_keys",
+        "when applies to a quantizer with scopes: operators, whose runtime reads it",
+    ),
+    "pt2e: a key on a pattern that only propagates": (
+        "pt2e_unhonoured_keys",
+        "skip applies to patterns annotated in order; pattern 'view' only propagates",
+    ),
+    "pt2e: outputs: patterns under scopes: operators": (
+        "pt2e_unhonoured_keys",
+        "outputs: patterns applies to a quantizer with scopes: modules",
+    ),
+    "pt2e: a chain matched by ATen ops under scopes: operators": (
+        "pt2e_operators_chain",
+        "which it would match at the chain's first op alone",
+    ),
+    "pt2e: a weight_axis beyond the weight's rank": (
+        "pt2e_weight_axis_rank",
+        "weight_axis: 2 is beyond the weight of aten.linear.default, which has 2 dimensions",
+    ),
+    "pt2e: a hook that does not take what the runtime calls it with": (
+        "pt2e_hook_arity",
+        "does not fit the call bcfg's runtime makes",
     ),
     "pt2e: scope applies to patterns annotated in order": (
         "pt2e_executorch_rules",

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import QUANTIZER_KEY, Kind, OperatorType, Scopes
+from ...lang.pt2e_keys import QUANTIZER_KEY, Kind, OperatorType, Outputs, Scopes
 from .. import model as m
 from ..coerce import Coercions
 from ..delegates import DELEGATES
@@ -89,6 +89,15 @@ class Quantizers:
                 f"operator_type: {operator_type} applies to a quantizer with scopes: modules; "
                 f"this one has scopes: {scopes}, whose operator types are its own scheme",
                 "remove operator_type, or scopes",
+            )
+            failed = True
+        if values.get("outputs") is Outputs.PATTERNS and scopes is Scopes.OPERATORS:
+            self.ctx.error(
+                spans["outputs"],
+                "outputs: patterns applies to a quantizer with scopes: modules; one with "
+                "scopes: operators leaves a pattern's output to its quantized consumers, as "
+                "torchao's inductor quantizers do",
+                "write outputs: consumers, or remove outputs",
             )
             failed = True
         settings = Settings(
