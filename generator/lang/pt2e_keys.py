@@ -142,6 +142,11 @@ def empty_narrows(a: Any, b: Any) -> int:
     return int(b == ()) - int(a == ())
 
 
+def any_change_narrows(a: Any, b: Any) -> int:
+    """Another configuration API or meaning: configs select other nodes, either way."""
+    return int(a != b)
+
+
 def ranked(*fewer: str) -> Grade:
     """Words in order of how many nodes they quantize, most first (unset ranks as the first)."""
 
@@ -463,6 +468,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         meaning="patterns: each pattern's last op gets the output spec; consumers: only "
         "quantized consumers observe a pattern's output",
         close_meaning=True,
+        grade=ranked("patterns", "consumers"),
     ),
     Key(
         "scopes",
@@ -474,6 +480,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         BOTH,
         "the runtime base: `SpecQuantizer` or `OperatorScopedQuantizer`",
         words=Scopes,
+        grade=any_change_narrows,
     ),
     Key(
         "fx",
@@ -507,6 +514,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         MODULES,
         "what `set_operator_type` selects",
         words=OperatorType,
+        grade=any_change_narrows,
     ),
     Key(
         "delegate",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from enum import Enum, StrEnum
 from typing import Any
 
-from ..lang.pt2e_keys import PT2E_KEY, PT2E_TABLE
+from ..lang.pt2e_keys import PT2E_KEY, PT2E_TABLE, QUANTIZER_TABLE, Kind
 from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
 from . import checks, spelling
@@ -140,11 +140,6 @@ def compare(
 FX_FIELD = "FX BackendConfig"
 QUANTIZER_FIELD = "PT2E quantizer"
 ORDER_FIELD = "PT2E order"
-TRANSFORM_FIELD = "PT2E quantizer transform"
-OUTPUTS_FIELD = "PT2E quantizer outputs"
-SCOPES_FIELD = "PT2E quantizer scopes"
-REUSED_FIELD = "PT2E quantizer reused_weight"
-OPERATOR_TYPE_FIELD = "PT2E quantizer operator_type"
 
 
 def _fx_side_changes(
@@ -171,7 +166,8 @@ def _fx_side_changes(
 def _quantizer_changes(
     module: str, a: m.Quantizer | None, b: m.Quantizer | None, canon: _Canon
 ) -> list[Change]:
-    """A backend's PT2E quantizer asked for, dropped, or given other transforms or outputs."""
+    """A backend's PT2E quantizer asked for or dropped, or a field of it changed: each field
+    as its row of the key table grades it (``fx`` is the FX side's, ``_fx_side_changes``)."""
     if a is None and b is None:
         return []
     if a is None or b is None:
@@ -181,87 +177,28 @@ def _quantizer_changes(
         before, after = (None, rules) if a is None else (rules, None)
         severity = Severity.WIDENING if a is None else Severity.NARROWING
         where, was = (b.span, None) if b is not None else (None, q.span)
-        return [
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                QUANTIZER_FIELD,
-                before,
-                after,
-                severity,
-                where,
-                was=was,
-            )
-        ]
+        change = Change(
+            module, None, Action.CHANGED, QUANTIZER_FIELD, before, after, severity, where
+        )
+        return [replace(change, was=was)]
     out = []
-    if canon.value(a.transforms) != canon.value(b.transforms):
-        before = spelling.hooks(a.transforms) if a.transforms else None
-        after = spelling.hooks(b.transforms) if b.transforms else None
-        out.append(
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                TRANSFORM_FIELD,
-                before,
-                after,
-                Severity.NEUTRAL,
-                b.span,
-            )
-        )
-    if a.outputs != b.outputs:
-        # consumers leaves outputs no quantized op reads in float: it quantizes less.
-        severity = Severity.NARROWING if b.outputs == "consumers" else Severity.WIDENING
-        out.append(
-            Change(
-                module, None, Action.CHANGED, OUTPUTS_FIELD, a.outputs, b.outputs, severity, b.span
-            )
-        )
-    if a.scopes != b.scopes:
-        # Another configuration API and precedence: configs select other nodes.
-        out.append(
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                SCOPES_FIELD,
-                a.scopes,
-                b.scopes,
-                Severity.NARROWING,
-                b.span,
-            )
-        )
-    if a.reused_weight != b.reused_weight:
-        # decline leaves a reused module's later calls to other rules: it quantizes less.
-        severity = Severity.NARROWING if b.reused_weight == "decline" else Severity.WIDENING
-        out.append(
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                REUSED_FIELD,
-                a.reused_weight,
-                b.reused_weight,
-                severity,
-                b.span,
-            )
-        )
-    if a.operator_type != b.operator_type:
-        # Another meaning of set_operator_type: its configs select other nodes.
-        out.append(
-            Change(
-                module,
-                None,
-                Action.CHANGED,
-                OPERATOR_TYPE_FIELD,
-                a.operator_type,
-                b.operator_type,
-                Severity.NARROWING,
-                b.span,
-            )
-        )
+    for key in QUANTIZER_TABLE:
+        if key.word == "fx":
+            continue
+        va, vb = (getattr(q, key.lands[0]) for q in (a, b))
+        if key.kind is Kind.HOOKS:
+            if canon.value(va) == canon.value(vb):
+                continue
+            va, vb = (spelling.hooks(v) if v else None for v in (va, vb))
+        elif va == vb:
+            continue
+        severity = _GRADES[key.grade(va, vb)]
+        field_name = f"{QUANTIZER_FIELD} {key.word}"
+        out.append(Change(module, None, Action.CHANGED, field_name, va, vb, severity, b.span))
     return out
+
+
+_GRADES = {1: Severity.NARROWING, -1: Severity.WIDENING, 0: Severity.NEUTRAL}
 
 
 def _order_changes(
