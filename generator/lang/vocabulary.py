@@ -414,8 +414,10 @@ QUANTIZER_FIELDS: dict[str, str] = {
     "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
     "outputs": "patterns (the default: a pattern's last op gets the output spec) or consumers "
     "(only quantized consumers observe it; shared ops follow quantized patterns)",
-    "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type) or "
-    "operators (torchao's inductor quantizers: module names, operator types, global)",
+    "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type), "
+    "operators (torchao's inductor quantizers: module names, operator types, global) or "
+    "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
+    "the longest supported chain, then clusters of shared ops)",
     "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
     "reused_weight": "match (the default) or decline: the reused_weight of every pattern with a "
     "weight whose pt2e field does not say",
@@ -426,7 +428,7 @@ QUANTIZER_FIELDS: dict[str, str] = {
 # The values of a quantizer's ``operator_type`` field; the first is the default.
 QUANTIZER_OPERATOR_TYPE: tuple[str, ...] = ("nodes", "patterns")
 # The values of a quantizer's ``scopes`` field; the first is the default.
-QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators")
+QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators", "composable")
 # The values of a quantizer's ``outputs`` field; the first is the default.
 QUANTIZER_OUTPUTS: tuple[str, ...] = ("patterns", "consumers")
 # Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.

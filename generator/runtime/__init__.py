@@ -28,6 +28,10 @@ One concern a module:
   spec says ``scopes: operators``: torchao's inductor quantizers'
   configuration API and annotation order over the same rules (its module
   docstring has the scheme).
+* ``composable``: ``ComposableSpecQuantizer``, the base of quantizers whose
+  spec says ``scopes: composable``: ExecuTorch's Cortex-M (and Arm) scheme of
+  stages, a longest-chain matcher with accept/reject reasons, and clusters of
+  shared ops (its module docstring has the scheme).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 
