@@ -169,20 +169,21 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
         parser.error(
-            "--original and --swapped are one suite's outcomes: name it (quantizer or ops)"
+            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m)"
         )
     differ: list[str] = []
-    python = target = None
     extra: tuple[str, ...] = ("--runxfail",) if args.runxfail else ()
-    if args.suite == "cortex_m":
-        from .arm_env import create
-
-        python, target = create(), "cortex_m"
+    cortex_m = args.suite == "cortex_m"
+    if cortex_m:
         extra += ("-k", "not test_implementation")
-    swap = args.swap or (CORTEX_M_SWAP if args.suite == "cortex_m" else SWAP)
+    swap = args.swap or (CORTEX_M_SWAP if cortex_m else SWAP)
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
-        return run(paths(suite, python), cls, path, extra, python, target or "xnnpack")
+        from .arm_env import create
+
+        python = create() if cortex_m else None  # made on first use, only to run a side
+        target = "cortex_m" if cortex_m else "xnnpack"
+        return run(paths(suite, python), cls, path, extra, python, target)
 
     with tempfile.TemporaryDirectory() as tmp:
         out = args.save or Path(tmp)
