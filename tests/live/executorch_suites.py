@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -105,9 +106,10 @@ def run(
     ]
     cmd += ["--bcfg-target", target, "--bcfg-outcomes", str(out)]
     cmd += [*(["--bcfg-swap", swap] if swap else []), *extra, *targets]
-    subprocess.run(
-        cmd, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, check=False
-    )
+    # No bytecode: it would land in generated/ and specs/hooks/, beside checked-in sources.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, check=False, env=env)
     return json.loads(out.read_text())
 
 

@@ -49,7 +49,7 @@ def zoo(names: list[str]) -> dict:
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
         timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
