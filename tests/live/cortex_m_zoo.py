@@ -1,6 +1,6 @@
 """Models annotated by ExecuTorch's CortexMQuantizer and by the generated one, node by node.
 
-    python -m tests.live.cortex_m_zoo [NAME ...]
+    python -m tests.live.cortex_m_zoo [--deploy] [NAME ...]
 
 runs in the environment of ``tests/live/arm_env.py`` (ExecuTorch's Cortex-M
 quantizer imports only there) and prints one JSON object: for each model,
@@ -8,7 +8,11 @@ the nodes whose annotation differs (``{node: [executorch's, ours]}``, empty
 when identical) and how many nodes each annotated. An annotation is compared
 as text: each input's spec by input name, the output spec, and the marks
 ExecuTorch's lowering reads (``_arm_annotation_info``, ``_arm_disallow_tfa``,
-the Cortex-M max-pool tag). ``tests/live/test_pt2e_cortex_m.py`` runs it.
+the Cortex-M max-pool tag). With ``--deploy`` it runs ExecuTorch's Cortex-M
+flow instead (the ``CortexMTester``: quantize, export, edge, the Cortex-M
+passes to CMSIS-NN and portable ops, ``to_executorch``) with each quantizer
+and says whether the two .pte programs are the same bytes.
+``tests/live/test_pt2e_cortex_m.py`` runs both.
 """
 
 from __future__ import annotations
@@ -199,5 +203,35 @@ def compare(names: list[str]) -> dict[str, Any]:
     return out
 
 
+def program(quantizer: Any, module: nn.Module, inputs: tuple) -> bytes:
+    """The .pte bytes of ExecuTorch's Cortex-M flow (quantize, export, edge, the Cortex-M
+    passes, to_executorch) with ``quantizer``."""
+    from executorch.backends.cortex_m.test.tester import CortexMTester
+    from executorch.backends.test.harness.stages import Quantize
+
+    torch.manual_seed(0)
+    tester = CortexMTester(module.eval(), inputs)
+    tester.quantize(Quantize(quantizer)).export().to_edge().run_passes().to_executorch()
+    return tester.get_artifact().buffer
+
+
+def deploy(names: list[str]) -> dict[str, Any]:
+    """For each model, whether both quantizers give the same program, and its size."""
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer as Theirs
+
+    from specs.hooks.cortex_m_quantizer import CortexMQuantizer as Ours
+
+    out = {}
+    for name, (module, inputs, variant) in models().items():
+        if variant or (names and name not in names):
+            continue
+        theirs, ours = program(Theirs(), module, inputs), program(Ours(), module, inputs)
+        out[name] = {"same": theirs == ours, "bytes": len(theirs)}
+    return out
+
+
 if __name__ == "__main__":
-    json.dump(compare(sys.argv[1:]), sys.stdout, indent=1, default=str)
+    if sys.argv[1:2] == ["--deploy"]:
+        json.dump(deploy(sys.argv[2:]), sys.stdout, indent=1, default=str)
+    else:
+        json.dump(compare(sys.argv[1:]), sys.stdout, indent=1, default=str)

@@ -66,6 +66,12 @@ def test_the_subset_is_annotated_as_executorch_does():
     assert all(theirs == ours and ours >= 3 for theirs, ours in counts.values()), counts
 
 
+def test_the_deployed_programs_are_executorchs_byte_for_byte():
+    """ExecuTorch's Cortex-M flow (the Cortex-M passes, to_executorch) gives the same .pte."""
+    result = zoo(["--deploy", "conv_relu_channels_last", "add_relu_sub"])
+    assert result and all(r["same"] and r["bytes"] > 0 for r in result.values()), result
+
+
 # ExecuTorch's own tests the class swapped in must pass and a do-nothing class fails:
 # shared clusters, an int8 linear, a fixed-qparams softmax.
 CASES = [
