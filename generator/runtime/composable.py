@@ -333,6 +333,11 @@ class ComposableSpecQuantizer(Quantizer):
         return model
 
     def annotate(self, model: GraphModule) -> GraphModule:
+        if not self.stages:
+            raise ValueError(
+                f"{type(self).__name__} has no stage: add_stage(config, targets=None) says which "
+                "config annotates which nodes"
+            )
         supported = table(self.rules)
         matcher = Matcher(supported)
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
