@@ -19,6 +19,8 @@ What the hooks do, each so that a page cannot drift from what it documents:
   - ``<!-- bcfg:error NAME -->``: the error-corpus case ``tests/errors/NAME``:
     the spec and exactly what ``bcfg generate`` prints for it (the pinned
     ``.expected`` file). ``tests/docs/`` checks every case is shown once.
+  - ``<!-- bcfg:pt2e-keys pattern -->`` (``quantizer``): the reference table of the
+    pt2e keys (the quantizer fields), rendered from bcfg's table of PT2E keys.
   - ``<!-- bcfg:include FILE -->``: a Markdown file of the repository
     (ARCHITECTURE.md), without its title, its links to the README pointed at
     the site's home.
@@ -308,6 +310,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
             return error_markdown(arg)
         if kind == "include" and arg:
             return include_markdown(arg, uri)
+        if kind == "pt2e-keys" and arg in ("pattern", "quantizer"):
+            from generator.emit.docs import pt2e_key_markdown
+
+            return pt2e_key_markdown(arg)
         raise PluginError(f"{uri}: unknown marker {m.group(0)!r}")
 
     if uri == COMMANDS_PAGE:

@@ -325,6 +325,14 @@ def _diff_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 1 if anything changed, 0 if nothing did (2 on errors either way)",
     )
+    parser.add_argument(  # bcfg diff --fail-on (tools/diff.py)
+        "--fail-on",
+        action="append",
+        choices=("narrowing", "widening", "any"),
+        metavar="{narrowing,widening,any}",
+        help="exit 1 if a change of this severity is found (narrowing: user models may stop "
+        "being quantized; any: as --exit-code), 0 otherwise; repeat for several",
+    )
 
 
 def _lsp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -347,8 +355,7 @@ def _compat_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument(
         "--qconfig-mapping",
         metavar="MODULE:FUNCTION",
-        help="FX: a function returning the QConfigMapping to check (MODULE must be on the "
-        "allow-list)",
+        help="FX: a function returning the QConfigMapping to check (MODULE must be on the allow-list)",
     )
     what.add_argument(
         "--quantization-config",

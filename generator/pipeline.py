@@ -148,7 +148,7 @@ def paused_gc() -> Iterator[None]:
 
 def _cached(kind: str, what: _Rendered, render: Callable[[_Rendered], str]) -> str:
     """``render(what)``, remembered per kind, module name and input hashes (see ``cache``)."""
-    from .emit.header import inputs_hash
+    from .infra.header import inputs_hash
 
     key = cache.key(kind, what.module, inputs_hash(what.inputs))
     text = cache.load(kind, key)

@@ -1,13 +1,18 @@
-"""The package's layers: what each part of ``generator`` may import when it is imported.
+"""The package's layers: what each part of ``generator`` may import.
 
-Each sub-package has one import budget (README, "Layout"). ``bcfg check`` on
-an up-to-date tree must not import torch, lark, jinja2 or black, so the fast
-path (``cli``, ``config``, ``diagnostics``, ``sources``, ``infra``,
-``emit.header``) imports only the standard library at module level; the
-language never imports torch; the emitter imports jinja2 and black only inside
-the functions that need them. Imports inside functions are deferred on
-purpose and are not checked here, except that nothing outside ``live`` and
-``tools`` may import torch at module level.
+Two checks (ARCHITECTURE.md, "Layers" and "Import budgets"):
+
+- the layer order (``LAYERS``): every import of a ``generator`` module, at module
+  level, inside a function or for type checking alone, goes to the module's own
+  layer or a lower one, and no modules import each other in a circle;
+- the import budgets (``BUDGETS``): what each part may import at module level.
+  ``bcfg check`` on an up-to-date tree must not import torch, lark, jinja2 or
+  black, so the fast path (``cli``, ``config``, ``diagnostics``, ``sources``,
+  ``infra``) imports only the standard library at module level; the language
+  never imports torch; the emitter imports jinja2 and black only inside the
+  functions that need them. Third-party imports inside functions are deferred
+  on purpose and are not budgeted, except that nothing outside ``live`` and
+  ``tools`` may import torch at module level.
 """
 
 from __future__ import annotations
@@ -29,13 +34,11 @@ FAST_PATH |= {
     "generator.sources",
     "generator.resources",
     "generator.infra",
-    "generator.emit.header",
 }
 
 # module (or package prefix) -> (internal modules it may import, third-party top-level modules)
 BUDGETS: list[tuple[str, set[str], set[str]]] = [
     ("generator.__main__", {"generator.cli"}, set()),
-    ("generator.emit.header", set(), set()),
     ("generator.infra", FAST_PATH, set()),
     ("generator.cli", FAST_PATH, set()),
     ("generator.config", FAST_PATH, set()),
@@ -67,41 +70,61 @@ BUDGETS: list[tuple[str, set[str], set[str]]] = [
 ]
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
+def module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
+def _targets(node: ast.Import | ast.ImportFrom, package: str, root: Path) -> list[str]:
+    """The absolute module names one import statement imports."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        base = package.split(".")
+        base = base[: len(base) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    out = []
+    for a in node.names:  # `from .semantics import model` imports generator.semantics.model
+        sub = f"{target}.{a.name}"
+        out.append(sub if is_module(sub, root) else target)
+    return list(dict.fromkeys(out))
+
+
+def imports(path: Path, root: Path = REPO, everywhere: bool = False) -> list[tuple[str, int]]:
+    """(absolute module name, line) of the module's imports.
+
+    By default those executed when the module is imported (module level, not
+    under ``if TYPE_CHECKING:``); ``everywhere`` adds those inside functions and
+    classes and those for type checking alone.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    if everywhere:
+        nodes = list(ast.walk(tree))
+    else:  # `if TYPE_CHECKING:` imports never run
+        nodes = [n for n in tree.body if not isinstance(n, ast.If)]
+    return [
+        (target, node.lineno)
+        for node in nodes
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for target in _targets(node, package, root)
+    ]
+
+
 def module_level_imports(path: Path) -> list[tuple[str, int]]:
     """(absolute module name, line) of every import executed when the module is imported."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out = []
-    for node in tree.body:
-        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports never run
-            continue
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            for a in node.names:  # `from .semantics import model` imports generator.semantics.model
-                sub = f"{target}.{a.name}"
-                out.append((sub if is_module(sub) else target, node.lineno))
-    return out
+    return imports(path)
 
 
-def is_module(name: str) -> bool:
+def is_module(name: str, root: Path = REPO) -> bool:
     if not name.startswith("generator."):
         return False
-    path = REPO.joinpath(*name.split("."))
+    path = root.joinpath(*name.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
@@ -176,3 +199,155 @@ def test_nothing_in_the_compiler_imports_the_pt2e_runtime() -> None:
             assert not any(
                 t == "generator.runtime" or t.startswith("generator.runtime.") for t in targets
             ), f"{path.relative_to(REPO)}:{node.lineno} imports the PT2E runtime"
+
+
+# The layers, lowest first. A module imports only modules of its own layer or of a lower
+# one, wherever the import sits (module level, inside a function, for type checking only).
+# `runtime` stands apart: it imports none of the package and nothing imports it (above).
+LAYERS: list[tuple[str, ...]] = [
+    # the base: the version, package data, text and spans, diagnostics, the project's settings
+    (
+        "generator",
+        "generator.resources",
+        "generator.escape",
+        "generator.sources",
+        "generator.diagnostics",
+        "generator.config",
+    ),
+    ("generator.infra",),  # files, caches, headers, isolation: the standard library only
+    ("generator.lang",),
+    ("generator.semantics",),
+    ("generator.emit",),
+    ("generator.pipeline",),
+    ("generator.live",),
+    ("generator.cli",),  # finds a command's module by name: it imports no tool
+    ("generator.tools", "generator.__main__"),
+]
+RUNTIME = "generator.runtime"
+
+
+def layer(name: str) -> int:
+    """The rank in ``LAYERS`` of the module ``name`` (its longest matching part)."""
+    best: tuple[int, int] | None = None
+    for rank, parts in enumerate(LAYERS):
+        for part in parts:
+            if name == part or (part != "generator" and name.startswith(part + ".")):
+                if best is None or len(part) > best[1]:
+                    best = (rank, len(part))
+    if best is None:
+        raise AssertionError(f"{name} is in no layer: add it to LAYERS")
+    return best[0]
+
+
+def import_graph(root: Path = REPO) -> dict[str, list[tuple[str, int]]]:
+    """Every module of the package under ``root`` but the runtime -> the package modules it
+    imports anywhere in its text, with the line."""
+    graph = {}
+    for path in sorted((root / "generator").rglob("*.py")):
+        name = module_name(path, root)
+        if name == RUNTIME or name.startswith(RUNTIME + "."):
+            continue
+        graph[name] = [
+            (t, line)
+            for t, line in imports(path, root, everywhere=True)
+            if t.split(".")[0] == "generator" and t != name
+        ]
+    return graph
+
+
+def climbing(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """The imports that run up the layers, as ``module:line -> target``."""
+    return [
+        f"{name}:{line} imports {target} (layer {layer(target)} above {layer(name)})"
+        for name, targets in graph.items()
+        for target, line in targets
+        if target in graph and layer(target) > layer(name)
+    ]
+
+
+def circles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
+    """The sets of modules that import each other in a circle (strongly connected, > 1)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w, _ in graph[v]:
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(part) > 1:
+                out.append(sorted(part))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for name in import_graph():
+        layer(name)
+
+
+def test_no_import_runs_up_the_layers() -> None:
+    assert climbing(import_graph()) == []
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert circles(import_graph()) == []
+
+
+def _plant(root: Path, files: dict[str, str]) -> dict[str, list[tuple[str, int]]]:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for folder in (root / "generator").rglob("*"):
+        if folder.is_dir() and not (folder / "__init__.py").exists():
+            (folder / "__init__.py").write_text("", encoding="utf-8")
+    (root / "generator" / "__init__.py").touch()
+    return import_graph(root)
+
+
+def test_the_checks_find_a_planted_upward_import_inside_a_function(tmp_path: Path) -> None:
+    graph = _plant(
+        tmp_path,
+        {
+            "generator/semantics/model.py": "X = 1\n",
+            "generator/lang/parse.py": "def f():\n    from ..semantics import model\n",
+            "generator/lang/syntax.py": "from . import parse\n",
+        },
+    )
+    assert climbing(graph) == [
+        "generator.lang.parse:2 imports generator.semantics.model (layer 3 above 2)"
+    ]
+    assert circles(graph) == []
+
+
+def test_the_checks_find_a_planted_circle_through_type_checking(tmp_path: Path) -> None:
+    graph = _plant(
+        tmp_path,
+        {
+            "generator/semantics/a.py": "from . import b\n",
+            "generator/semantics/b.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import C\n"
+            ),
+            "generator/semantics/c.py": "def f():\n    from generator.semantics import a\n",
+            "generator/semantics/d.py": "from . import a\n",
+        },
+    )
+    assert circles(graph) == [
+        ["generator.semantics.a", "generator.semantics.b", "generator.semantics.c"]
+    ]
+    assert climbing(graph) == []

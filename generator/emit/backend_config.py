@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..infra.header import stamp
 from ..lang.vocabulary import (
     CONSTRAINT_FIELDS,
     DEFAULT_OBSERVATION,
@@ -26,7 +27,6 @@ from ..lang.vocabulary import (
 )
 from ..semantics import model as m
 from . import layout
-from .header import stamp
 from .pysource import (
     Fragments,
     Scope,

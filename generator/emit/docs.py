@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..escape import deep, html_comment, md_code, md_text, visible
-from ..lang.vocabulary import FieldKind, FieldSpec
+from ..infra.header import DOCS_MARK
+from ..lang.vocabulary import PT2E_TABLE, QUANTIZER_TABLE, FieldKind, FieldSpec, Scopes
 from ..semantics import model as m
 from . import words
-from .header import DOCS_MARK
 from .pysource import jinja_env
 
 README = "README.md"
@@ -460,3 +460,29 @@ def _md_field(c: m.PatternConfig, spec: FieldSpec) -> str:
     if text is None:
         return ""
     return md_text(text) if spec.word in ("observation", "dtypes") else md_code(text)
+
+
+# ------------------------------------------------------------------ the key reference
+
+
+def pt2e_key_markdown(table: str = "pattern") -> str:
+    """The reference table of the pt2e keys (``pattern``) or the quantizer fields
+    (``quantizer``), rendered from the key table (``lang.pt2e_keys``): the docs site's
+    ``<!-- bcfg:pt2e-keys pattern -->`` marker, so that no page keeps a copy by hand."""
+    rows = PT2E_TABLE if table == "pattern" else QUANTIZER_TABLE
+    out = [
+        "| key | value | honoured under | applies to | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for key in rows:
+        bases = (
+            "both scopes"
+            if key.bases == frozenset(Scopes)
+            else " ".join(f"`scopes: {b.value}`" for b in sorted(key.bases))
+        )
+        needs = "; ".join(n.value for n in key.needs) or "any pattern"
+        if table != "pattern":
+            needs = "the quantizer"
+        cells = [f"`{key.word}`", key.values, bases, needs, key.note]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(out) + "\n"

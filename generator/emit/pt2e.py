@@ -12,14 +12,16 @@ result is compiled before it is stamped with the header.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
+from ..infra.header import stamp
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import RUNTIME_MODULE
 from . import layout
-from .header import stamp
 from .pysource import (
     Fragments,
     Scope,
@@ -155,51 +157,33 @@ def _seq(items: list[str]) -> str:
 
 
 def _rule(r: m.Rule, names: _Names, roots: bool) -> str:
+    """A ``Rule(...)`` of the table: its name, then each field not at its default, in the
+    order of the fields (the runtime's ``Rule`` has the same, with the same defaults)."""
     args = [layout.string(r.name)]
-    if r.kind is not m.RuleKind.CHAIN:
-        args.append(f"kind={layout.string(r.kind.value)}")
-    if r.chain:
-        chain = [_seq([_sym(op, names) for op in ops]) for ops in r.chain]
-        args.append(f"chain={_seq(chain)}")
-    if r.sources:
-        args.append(f"sources={_seq([_sym(s, names) for s in r.sources])}")
-    for key in ("weight", "bias"):
-        if getattr(r, key) is not None:
-            args.append(f"{key}={getattr(r, key)!r}")
-    if r.allows:
-        args.append(f"allows={_seq([_allows(a, names) for a in r.allows])}")
-    if r.skip:
-        args.append(f"skip={_seq([_hook(h, names) for h in r.skip])}")
-    if r.annotate is not None:
-        args.append(f"annotate={_hook(r.annotate, names)}")
-    if r.qat:
-        args.append("qat=True")
-    if r.weight_axis is not None:
-        args.append(f"weight_axis={r.weight_axis!r}")
-    if r.qparams != "first":
-        args.append(f"qparams={layout.string(r.qparams)}")
-    if r.any_float:
-        args.append("any_float=True")
-    if r.reused_weight != "match":
-        args.append(f"reused_weight={layout.string(r.reused_weight)}")
-    if r.operator_types is not None:
-        args.append(f"operator_types={_seq([_sym(op, names) for op in r.operator_types])}")
-    if r.qat_if_dynamic:
-        args.append("qat_if_dynamic=True")
-    if r.scope != "all_ops":
-        args.append(f"scope={layout.string(r.scope)}")
-    if r.partitions:
-        parts = [_seq([_sym(s, names) for s in p]) for p in r.partitions]
-        args.append(f"partitions={_seq(parts)}")
-    if r.roots and roots:
-        args.append(f"roots={_seq([_sym(s, names) for s in r.roots])}")
-    if r.other is not None:
-        args.append(f"other={layout.string(r.other)}")
-    if r.when:
-        args.append(f"when={_seq([_hook(h, names) for h in r.when])}")
-    if r.opt_in:
-        args.append("opt_in=True")
+    for f in fields(r):
+        value = getattr(r, f.name)
+        if f.name in ("name", "origins") or value == f.default:
+            continue
+        if f.name == "roots" and not roots:
+            continue  # only an operator-scoped quantizer configures by module type
+        args.append(f"{f.name}={_value(value, names)}")
     return f"{names.need('Rule')}({', '.join(args)})"
+
+
+def _value(v: Any, names: _Names) -> str:
+    """A Rule field's value as the generated table writes it."""
+    if isinstance(v, StrEnum):
+        return layout.string(v.value)
+    if isinstance(v, (bool, int)):
+        return repr(v)
+    if isinstance(v, m.Hook):
+        return _hook(v, names)
+    if isinstance(v, m.Symbol):
+        return _sym(v, names)
+    if isinstance(v, m.Allows):
+        return _allows(v, names)
+    assert isinstance(v, tuple), v
+    return _seq([_value(x, names) for x in v])
 
 
 def _reserve_imports(q: m.Quantizer, names: _Names) -> None:

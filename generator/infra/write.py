@@ -42,9 +42,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..emit.header import DOCS_MARK, HEADER_MARK, edited_by_hand
 from ..escape import terminal
 from ..sources import read_regular_file
+from .header import DOCS_MARK, HEADER_MARK, edited_by_hand
 
 JOURNAL = ".bcfg-pending.json"
 _TEMP = re.compile(r"\.(?P<name>[^/]+)\.[0-9a-f]{16}\.tmp")

@@ -16,6 +16,22 @@ import functools
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .pt2e_keys import (
+    CONDITIONS,
+    PT2E_TABLE,
+    QUANTIZER_TABLE,
+    SKIP_HOOKS,
+    Match,
+    OperatorType,
+    Other,
+    Outputs,
+    QatConfig,
+    QParams,
+    ReusedWeight,
+    Scope,
+    Scopes,
+)
+
 # Words that start a declaration or an item, and the other reserved words.
 DECLARATION_KEYWORDS = (
     "import",
@@ -361,76 +377,23 @@ def _spell(path: str, table: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- PT2E
 
-# The keys of a pattern's ``pt2e: {...}`` record, in fmt's canonical order, and what each says.
-PT2E_KEYS: dict[str, str] = {
-    "aten": "the ATen ops the pattern matches, overriding the mapping table; [] leaves it out",
-    "match": "chain (by ATen op, the default) or source (by torch's source partitions)",
-    "eager": "true: a shared_observer pattern is annotated in order, not only propagated",
-    "skip": "predicates on activation inputs that rule a match out: large_scalar or a function",
-    "annotate": "a Python function that annotates the pattern itself",
-    "weight_axis": "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
-    "qparams": "first (the default) or quantized: which input of a list (cat) the others share qparams with",
-    "any_float": "true: activation inputs of any floating dtype (float16, bfloat16) are quantized, not float32 only",
-    "other": "quantized or float: what the other input of the pattern's binary op (add) gets",
-    "when": "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
-    "opt_in": "true: only an operator-type or module-name config annotates it, never the global one",
-    "reused_weight": "match or decline (the quantizer's, by default match): whether a match whose "
-    "weight or bias an earlier match quantized (a module called twice, tied weights) is quantized",
-    "operator_types": "the ATen overloads whose set_operator_type selects the pattern, in a quantizer "
-    "with operator_type: patterns (by default its first op's)",
-    "qat_config": "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
-    "configs (by default required for a chain through batch norm, else optional)",
-    "scope": "all_ops (the default), first_op or none: which ops of a match module names, module "
-    "types and the filter function judge (none: matched anywhere, with each config in turn)",
-}
-PT2E_MATCH_WORDS: tuple[str, ...] = ("chain", "source")
-# The values of ``qparams``; the first is the default.
-PT2E_QPARAMS_WORDS: tuple[str, ...] = ("first", "quantized")
-# Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
-PT2E_SKIP_HOOKS: dict[str, str] = {
-    "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
-    "depthwise": "of the first op, a conv: its weight has one input channel per group",
-    "grouped": "of the first op, a conv or transposed conv: it has more than one group",
-    "relu_user": "of the first op: its only user is a relu",
-}
-# Conditions bcfg's PT2E runtime defines (``when:``), checked on a match's first op.
-PT2E_CONDITIONS: dict[str, str] = {
-    "input_quantized": "its first input is the output of a quantized pattern",
-    "inputs_quantized": "every input is the output of a quantized pattern",
-    "user_quantizable": "it has no user, or a user the quantizer quantizes",
-    "same_shape": "its two arguments are tensors of one shape",
-}
-# The values of ``reused_weight``; the first is the default.
-PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = ("match", "decline")
-# The values of ``qat_config``: required (QAT configs only), optional (any), required_if_dynamic
-# (a dynamic config only if it is a QAT config; a static one either way).
-PT2E_QAT_WORDS: tuple[str, ...] = ("required", "optional", "required_if_dynamic")
-# The values of ``scope``; the first is the default.
-PT2E_SCOPE_WORDS: tuple[str, ...] = ("all_ops", "first_op", "none")
-# The values of ``other:``: the other input of a binary op in a chain.
-PT2E_OTHER_WORDS: tuple[str, ...] = ("quantized", "float")
-# The fields of ``quantizer NAME { ... }``, in fmt's canonical order.
-QUANTIZER_FIELDS: dict[str, str] = {
-    "transform": "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
-    "outputs": "patterns (the default: a pattern's last op gets the output spec) or consumers "
-    "(only quantized consumers observe it; shared ops follow quantized patterns)",
-    "scopes": "modules (the default: set_module_name, set_module_type, set_operator_type), "
-    "operators (torchao's inductor quantizers: module names, operator types, global) or "
-    "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
-    "the longest supported chain, then clusters of shared ops)",
-    "fx": "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
-    "reused_weight": "match (the default) or decline: the reused_weight of every pattern with a "
-    "weight whose pt2e field does not say",
-    "operator_type": "nodes (the default: set_operator_type configures the matches with an op of "
-    "that type, and the global config leaves them) or patterns (it selects the patterns whose "
-    "operator_types name that overload, ExecuTorch's XNNPACKQuantizer)",
-}
-# The values of a quantizer's ``operator_type`` field; the first is the default.
-QUANTIZER_OPERATOR_TYPE: tuple[str, ...] = ("nodes", "patterns")
-# The values of a quantizer's ``scopes`` field; the first is the default.
-QUANTIZER_SCOPES: tuple[str, ...] = ("modules", "operators", "composable")
-# The values of a quantizer's ``outputs`` field; the first is the default.
-QUANTIZER_OUTPUTS: tuple[str, ...] = ("patterns", "consumers")
+# The table of PT2E keys is lark-free data, like this module: the emitters read it from here.
+# The keys of a pattern's ``pt2e: {...}`` record and the fields of ``quantizer NAME { ... }``,
+# in fmt's canonical order, and what each says: rows of the table of PT2E keys.
+PT2E_KEYS: dict[str, str] = {k.word: k.doc for k in PT2E_TABLE}
+QUANTIZER_FIELDS: dict[str, str] = {k.word: k.doc for k in QUANTIZER_TABLE}
+# The words of the closed sets; the first is the default.
+PT2E_MATCH_WORDS: tuple[str, ...] = tuple(w.value for w in Match)
+PT2E_QPARAMS_WORDS: tuple[str, ...] = tuple(w.value for w in QParams)
+PT2E_SKIP_HOOKS = SKIP_HOOKS
+PT2E_CONDITIONS = CONDITIONS
+PT2E_REUSED_WEIGHT_WORDS: tuple[str, ...] = tuple(w.value for w in ReusedWeight)
+PT2E_QAT_WORDS: tuple[str, ...] = tuple(w.value for w in QatConfig)
+PT2E_SCOPE_WORDS: tuple[str, ...] = tuple(w.value for w in Scope)
+PT2E_OTHER_WORDS: tuple[str, ...] = tuple(w.value for w in Other)
+QUANTIZER_OPERATOR_TYPE: tuple[str, ...] = tuple(w.value for w in OperatorType)
+QUANTIZER_SCOPES: tuple[str, ...] = tuple(w.value for w in Scopes)
+QUANTIZER_OUTPUTS: tuple[str, ...] = tuple(w.value for w in Outputs)
 # Spec dtypes (canonical names) as PT2E QuantizationSpec dtypes; None: not quantized.
 # A dtype missing here has no PT2E equivalent.
 PT2E_DTYPES: dict[str, str | None] = {

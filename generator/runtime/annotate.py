@@ -15,7 +15,7 @@ from torchao.quantization.pt2e.quantizer import (
 )
 
 from . import report
-from .conditions import skipped
+from .conditions import decline
 from .graph import is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at
 from .values import KEY, Accept, Rule
@@ -96,9 +96,10 @@ def annotate_chain(
             if rec is not None:
                 rec.declined_chain(rule, chain, checked, accept)
             continue
-        if skipped(rule, [n for n, role in found if role == "input"], model, root):
+        why = decline(rule, [n for n, role in found if role == "input"], model, root)
+        if why is not None:
             if rec is not None:
-                rec.skipped(rule, chain, [n for n, role in found if role == "input"], model)
+                rec.declined(rule, chain, why.reason, why.detail)
             continue
         output = output_spec(rule, config)
         if outputs is not None:
@@ -187,9 +188,10 @@ def annotate_shared(
         if is_annotated([node]):
             continue
         inputs = shared_inputs(node)
-        if not inputs or skipped(rule, inputs, model):
-            if rec is not None:
-                rec.skipped(rule, [node], inputs, model)
+        why = decline(rule, inputs, model) if inputs else None
+        if not inputs or why is not None:
+            if rec is not None and why is not None:
+                rec.declined(rule, [node], why.reason, why.detail)
             continue
         node.meta[KEY] = share_first(node, config, outputs is not None, rule.qparams, share)
         if rec is not None:

@@ -13,7 +13,7 @@ that scheme, with the spec's rules as its support table:
   its alternatives); a placeholder or the output is a match of its own. A
   match is rejected if one of its nodes was matched before (by an earlier
   stage), if one holds a scalar too large to observe, if a ``when:``
-  condition of its rule (called with the match's nodes) fails, or if the
+  condition of its rule fails (called as ``fn(first_node, match_nodes)``), or if the
   stage's config is not one the rule's dtype configs allow; a rejected match
   is retried shorter. Every match tried is recorded with the reason it was
   rejected (``last_matches``).
@@ -53,7 +53,7 @@ from torchao.quantization.pt2e.quantizer import (
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
 from .validate import disallowed
-from .values import KEY, Rule
+from .values import KEY, Rule, unhonoured
 
 __all__ = ["ComposableSpecQuantizer", "Match", "Stage"]
 
@@ -149,7 +149,7 @@ class Matcher:
             return Match(nodes, False, REJECT_SCALAR)
         rule = self.rules.get(tuple(n.target for n in nodes))
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
-            if not all(check(nodes) for check in rule.when):
+            if not all(check(nodes[0], nodes) for check in rule.when):
                 return Match(nodes, False, REJECT_PATTERN)
             if rule.allows and all(disallowed(a, config) for a in rule.allows):
                 return Match(nodes, False, REJECT_CONFIG)
@@ -315,8 +315,20 @@ class ComposableSpecQuantizer(Quantizer):
     # Call targets that share like the shared_observer rules but no rule can name
     # (operator.getitem, higher-order ops).
     shared_targets: Sequence[Any] = ()
+    # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
+    honours: frozenset[str] = frozenset(
+        {
+            *("name", "kind", "chain", "weight", "bias", "allows", "qat"),
+            *("weight_axis", "when"),
+        }
+    )
 
     def __init__(self) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
         super().__init__()
         self.stages: list[Stage] = []
         self.last_matches: list[Match] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -15,6 +16,9 @@ from .values import KEY, Rule
 __all__ = [
     "FLAG",
     "HISTC_UPPER_BOUND",
+    "Decline",
+    "decline",
+    "unmet",
     "depthwise",
     "grouped",
     "relu_user",
@@ -23,7 +27,6 @@ __all__ = [
     "large_scalar",
     "quantized",
     "same_shape",
-    "skipped",
     "user_quantizable",
 ]
 
@@ -31,20 +34,46 @@ __all__ = [
 HISTC_UPPER_BOUND = 3.4028235e15
 
 
-def skipped(
+@dataclass(frozen=True)
+class Decline:
+    """Why a match is not annotated: a reason code the report shows (``skip``,
+    ``non_float_input``) and the same in words."""
+
+    reason: str
+    detail: str
+
+
+def decline(
     rule: Rule, inputs: Iterable[Node], model: GraphModule, root: Node | None = None
-) -> bool:
-    """Whether the match is ruled out: an activation input is not a float32 tensor, or a skip
-    predicate holds for an activation input (or, for a predicate of the first op, for ``root``)."""
+) -> Decline | None:
+    """Why the match is ruled out, or None: a skip predicate of the first op holds for
+    ``root``, or, for an activation input, the input is not a float32 tensor (any floating
+    dtype with ``any_float``) or a skip predicate holds for it."""
     for skip in rule.skip:
         if getattr(skip, "first_op", False) and root is not None and skip(root, model):
-            return True
+            return Decline("skip", f"skip predicate {_name(skip)} holds for {root.name}")
     for n in inputs:
+        for skip in rule.skip:
+            if not getattr(skip, "first_op", False) and skip(n, model):
+                return Decline("skip", f"skip predicate {_name(skip)} holds for {n.name}")
         if not_floating(n) if rule.any_float else not_float(n):
-            return True
-        if any(skip(n, model) for skip in rule.skip if not getattr(skip, "first_op", False)):
-            return True
-    return False
+            val = n.meta.get("val")
+            what = f"a {val.dtype} tensor" if isinstance(val, torch.Tensor) else "not a tensor"
+            want = "floating" if rule.any_float else "float32"
+            return Decline("non_float_input", f"activation input {n.name} is {what}, not {want}")
+    return None
+
+
+def unmet(rule: Rule, root: Node, quantizable: frozenset[Any]) -> Decline | None:
+    """The first ``when:`` condition of the rule that does not hold for a match's first op."""
+    for cond in rule.when:
+        if not cond(root, quantizable):
+            return Decline("skip", f"condition {_name(cond)} does not hold for {root.name}")
+    return None
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__name__", repr(fn))
 
 
 def not_floating(node: Node) -> bool:

@@ -42,7 +42,7 @@ from torchao.quantization.pt2e.quantizer import (
 from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
 from . import report
-from .conditions import quantized
+from .conditions import quantized, unmet
 from .graph import is_annotated, is_op
 from .quantizer import SpecQuantizer
 from .scopes import Scope
@@ -66,6 +66,13 @@ def _claim(nodes: list[Node]) -> None:
 
 class OperatorScopedQuantizer(SpecQuantizer):
     """A torchao Quantizer configured by module name, operator type and a global config."""
+
+    honours = frozenset(
+        {
+            *("name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"),
+            *("reused_weight", "partitions", "roots", "other", "when", "opt_in"),
+        }
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -199,9 +206,13 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
-        report.ACTIVE = rec = self.reporter
+        with report.recording(self.reporter) as rec:
+            self._annotate(model)
         if rec is not None:
-            rec.start()
+            self.last_report = rec.finish(model, self)
+        return model
+
+    def _annotate(self, model: GraphModule) -> None:
         quantizable = self._ops(True)
         shared = [r for r in self.rules if r.kind == "propagate"]
         for label, config, accept, is_global in self._filters():
@@ -225,10 +236,6 @@ class OperatorScopedQuantizer(SpecQuantizer):
             qa = node.meta.get(KEY)
             if is_op(node, share) and qa is not None and quantized(node):
                 qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
-        report.ACTIVE = None
-        if rec is not None:
-            self.last_report = rec.finish(model, self)
-        return model
 
     def _annotate_rule(
         self, model: GraphModule, rule: Rule, config: Any, accept: Accept, quantizable: Any
@@ -312,16 +319,11 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
 
 def _holds(rule: Rule, root: Node, nodes: list[Node], quantizable: Any) -> bool:
-    """Whether the rule's ``when:`` conditions hold for a match (the report says which not)."""
-    for cond in rule.when:
-        if not cond(root, quantizable):
-            if report.ACTIVE is not None:
-                name = getattr(cond, "__name__", repr(cond))
-                report.ACTIVE.declined(
-                    rule, nodes, "skip", f"condition {name} does not hold for {root.name}"
-                )
-            return False
-    return True
+    """Whether the rule's ``when:`` conditions hold for a match (the report gets which not)."""
+    why = unmet(rule, root, quantizable)
+    if why is not None and report.ACTIVE is not None:
+        report.ACTIVE.declined(rule, nodes, why.reason, why.detail)
+    return why is None
 
 
 def _reused(root: Node, rule: Rule) -> tuple[Node, Node] | None:

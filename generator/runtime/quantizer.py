@@ -11,8 +11,8 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 from . import report
 from .annotate import ANNOTATORS, follow, propagate
 from .scopes import Scope, all_nodes, both, module_scopes
-from .validate import disallowed
-from .values import Rule
+from .validate import rejections
+from .values import Rule, unhonoured
 
 __all__ = ["SpecQuantizer"]
 
@@ -42,8 +42,22 @@ class SpecQuantizer(Quantizer):
     # "patterns" (the rules whose operator_types name that overload).
     operator_type = "nodes"
     reporter: Any = None  # report(): a report.Recorder; None: reporting is off
+    # The Rule fields this base reads; a rule that sets another is refused (bcfg's table of
+    # PT2E keys says the same, and bcfg refuses such a spec at the key).
+    honours: frozenset[str] = frozenset(
+        {
+            *("name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"),
+            *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
+            *("operator_types", "qat_if_dynamic", "scope"),
+        }
+    )
 
     def __init__(self) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
         super().__init__()
         self.last_report: Any = None
         self.global_config: Any = None
@@ -88,9 +102,13 @@ class SpecQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
-        report.ACTIVE = rec = self.reporter
+        with report.recording(self.reporter) as rec:
+            self._annotate(model)
         if rec is not None:
-            rec.start()
+            self.last_report = rec.finish(model, self)
+        return model
+
+    def _annotate(self, model: GraphModule) -> None:
         share = frozenset(
             op
             for rule in self.rules
@@ -115,10 +133,6 @@ class SpecQuantizer(Quantizer):
                 follow(model, share, scope.config, scope.accept, outputs)
         if outputs is None:
             propagate(model, share)
-        report.ACTIVE = None
-        if rec is not None:
-            self.last_report = rec.finish(model, self)
-        return model
 
     def validate(self, model: GraphModule) -> None:
         """Raise ValueError if a config annotated a pattern whose dtype configs do not allow it."""
@@ -132,18 +146,10 @@ class SpecQuantizer(Quantizer):
 
     def problems(self) -> list[str]:
         """Why each config the last ``annotate`` used is not allowed by its pattern (empty: all are)."""
-        out = []
-        for (index, label), config in self._used.items():
-            rule = self.rules[index]
-            if not rule.allows:
-                continue
-            reasons = [disallowed(a, config) for a in rule.allows]
-            if all(reasons):
-                why = "; or ".join(
-                    f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
-                )
-                out.append(f"pattern {rule.name}, {label} config: {why}")
-        return out
+        return [
+            f"pattern {self.rules[index].name}, {label} config: {why}"
+            for (index, label), why in rejections(self.rules, self._used).items()
+        ]
 
     def scopes(self) -> list[Scope]:
         """The quantizer's configs in order of precedence, each with the nodes it accepts."""

@@ -6,19 +6,23 @@ graph in ``quantizer.last_report`` (a ``Report``) and prints its summary (a
 table of the patterns matched, then the nodes left float with the reason)
 on standard error, or on the stream given (None: print nothing). Off, the
 only cost is a test of ``ACTIVE`` where a match is declined or annotated.
+``recording`` sets ``ACTIVE`` for one annotate and puts it back however it
+ends; a declined match's reason comes from the check that declined it
+(``conditions.Decline``), never worked out again here.
 
 A node left float gets one reason, with the rule nearest to quantizing it
 (``Entry.reason`` is the code, ``Entry.detail`` says it in words):
 
 * ``no_config``: the config of the node's scope is None (deliberate);
-* ``not_a_tensor_op``: no float tensor input, or no tensor output (deliberate);
+* ``not_a_tensor_op``: no floating-point tensor input, or no tensor output (deliberate);
 * ``no_rule``: no rule of the quantizer has the node's op;
 * ``chain_broke``: the nearest rule's chain broke at a node (another op, or
   an op whose output has a second user, ``second_user``);
 * ``source_partition``: the rule matches by source partition, and the node
   is not the output of one (non-strict exports record none);
 * ``non_float_input`` and ``skip``: an activation input is not a float32
-  tensor, or a skip predicate of the rule holds for it;
+  tensor (with ``any_float``, not a floating one), or a skip predicate of the
+  rule (or a ``when:`` condition) rules the match out;
 * ``scope_filter``: the match spans nodes its config does not configure;
 * ``not_tried``: the rule's dtype configs do not take the config (static or
   dynamic, QAT);
@@ -35,22 +39,41 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
 
-from .graph import is_op, not_float, shared_inputs
+from .conditions import not_floating
+from .graph import is_op, shared_inputs
 from .matcher import candidates
-from .validate import disallowed
+from .validate import rejections
 from .values import KEY, Rule
 
-__all__ = ["ACTIVE", "Entry", "Recorder", "Report"]
+__all__ = ["ACTIVE", "Entry", "Recorder", "Report", "recording"]
 
-# The recorder of the quantizer annotating now, or None (reporting is off).
+# The recorder of the quantizer annotating now, or None (reporting is off). Set only by
+# ``recording``, which puts back what was there however the annotate ends.
 ACTIVE: Recorder | None = None
+
+
+@contextmanager
+def recording(rec: Recorder | None) -> Iterator[Recorder | None]:
+    """Make ``rec`` the active recorder (None: reporting off) for one ``annotate``; the one
+    before it is active again afterwards, whether the annotate returns or raises."""
+    global ACTIVE
+    before = ACTIVE
+    ACTIVE = rec
+    if rec is not None:
+        rec.start()
+    try:
+        yield rec
+    finally:
+        ACTIVE = before
+
 
 DELIBERATE = frozenset({"no_config", "not_a_tensor_op"})
 
@@ -191,33 +214,6 @@ class Recorder:
                 f"the match spans two configs' scopes ({', '.join(outside)} in another)",
             )
 
-    def skipped(
-        self, rule: Rule, nodes: Sequence[Node], inputs: Iterable[Node], model: Any
-    ) -> None:
-        """A match ruled out by an activation input (or its first op): which one, and which condition."""
-        first = nodes[0] if nodes else None
-        for skip in rule.skip:
-            if getattr(skip, "first_op", False) and first is not None and skip(first, model):
-                name = getattr(skip, "__name__", repr(skip))
-                self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {first.name}")
-                return
-        for n in inputs:
-            for skip in rule.skip:
-                if not getattr(skip, "first_op", False) and skip(n, model):
-                    name = getattr(skip, "__name__", repr(skip))
-                    self.declined(rule, nodes, "skip", f"skip predicate {name} holds for {n.name}")
-                    return
-            if not_float(n):
-                val = n.meta.get("val")
-                what = f"a {val.dtype} tensor" if isinstance(val, torch.Tensor) else "not a tensor"
-                self.declined(
-                    rule,
-                    nodes,
-                    "non_float_input",
-                    f"activation input {n.name} is {what}, not float32",
-                )
-                return
-
     def annotated_nodes(self, model: GraphModule) -> set[Node]:
         return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
 
@@ -303,17 +299,11 @@ def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
 
 def _rejections(quantizer: Any) -> dict[tuple[str, str], str]:
     """Why the configs the last annotate used are not allowed, by (rule name, scope label)."""
-    out = {}
-    for (index, label), config in getattr(quantizer, "_used", {}).items():
-        rule = quantizer.rules[index]
-        if not rule.allows:
-            continue
-        reasons = [disallowed(a, config) for a in rule.allows]
-        if all(reasons):
-            out[(rule.name, label)] = "; or ".join(
-                f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
-            )
-    return out
+    used = getattr(quantizer, "_used", {})
+    return {
+        (quantizer.rules[index].name, label): why
+        for (index, label), why in rejections(quantizer.rules, used).items()
+    }
 
 
 def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
@@ -321,6 +311,7 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     rules: Sequence[Rule] = quantizer.rules
     scopes = quantizer.scopes()
     bad = _rejections(quantizer)
+    found = _Found(model)
     done: dict[Node, Entry] = {}
     counts: dict[tuple[str, str], int] = {}
     for rule, nodes, how in rec.matches:
@@ -371,7 +362,7 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
                 continue
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
-            entries.append(replace(_why_float(n, scopes, rules, rec), role="marked"))
+            entries.append(replace(_why_float(n, scopes, rules, rec, found), role="marked"))
             continue
         if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
             sharing = next((r for r in share if is_op(n, r.chain[0])), None)
@@ -390,7 +381,7 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
                 )
             )
             continue
-        entries.append(_why_float(n, scopes, rules, rec))
+        entries.append(_why_float(n, scopes, rules, rec, found))
     matches = tuple((r, s, c) for (r, s), c in counts.items())
     return Report(quantizer.backend, tuple(entries), matches)
 
@@ -409,12 +400,14 @@ def _tensor_inputs(n: Node) -> list[Node]:
     return out
 
 
-def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder) -> Entry:
+def _why_float(
+    n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder, found: _Found
+) -> Entry:
     # No scope takes the op alone (operator scopes take matches by their first op): the
     # config of least precedence, the global one where it is set, decides what it says.
     scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
-    if not any(not not_float(a) for a in _tensor_inputs(n)):
-        return _float(n, "not_a_tensor_op", "no float32 tensor input", scope=scope)
+    if not any(not not_floating(a) for a in _tensor_inputs(n)):
+        return _float(n, "not_a_tensor_op", "no floating-point tensor input", scope=scope)
     if not isinstance(n.meta.get("val"), torch.Tensor):
         return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
     if scope is None or scope.config is None:
@@ -444,7 +437,7 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
             if not is_op(n, ops):
                 continue
             got, broke, code = _near(n, r, k)
-            if broke is None and r.sources and n not in _by_source(n, r):
+            if broke is None and r.sources and n not in found(r):
                 broke = (
                     f"matched by source partition ({_ops(r.sources)}), and {n.name} is not the "
                     "output of one (a non-strict export records no source_fn_stack)"
@@ -501,10 +494,20 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
     )
 
 
-def _by_source(n: Node, rule: Rule) -> list[Node]:
-    """The nodes a rule that matches by source partition finds in ``n``'s graph."""
-    model = n.graph.owning_module
-    return candidates(model, rule, lambda nodes: True) if model is not None else []
+class _Found:
+    """The nodes each rule that matches by source partition finds in the graph: torch's
+    source partitioning runs once per rule and report, not once per float op."""
+
+    def __init__(self, model: GraphModule) -> None:
+        self.model = model
+        self.by_rule: dict[int, set[Node]] = {}
+
+    def __call__(self, rule: Rule) -> set[Node]:
+        found = self.by_rule.get(id(rule))
+        if found is None:
+            found = set(candidates(self.model, rule, lambda nodes: True))
+            self.by_rule[id(rule)] = found
+        return found
 
 
 def _quantized_output(n: Node) -> bool:

@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
-from .values import Allows, Quant, is_dynamic
+from .values import Allows, Quant, Rule, is_dynamic
 
-__all__ = ["disallowed"]
+__all__ = ["disallowed", "rejections"]
+
+
+def rejections(
+    rules: Sequence[Rule], used: Mapping[tuple[int, str], Any]
+) -> dict[tuple[int, str], str]:
+    """Why the configs an annotate used are not ones their rule allows: by (rule index, scope
+    label) as ``used`` keys them, the reasons, one per dtype config of the rule, in words.
+    A rule with no dtype configs takes any config; one reason that is empty allows it."""
+    out: dict[tuple[int, str], str] = {}
+    for (index, label), config in used.items():
+        rule = rules[index]
+        if not rule.allows:
+            continue
+        reasons = [disallowed(a, config) for a in rule.allows]
+        if all(reasons):
+            out[(index, label)] = "; or ".join(
+                f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
+            )
+    return out
 
 
 def disallowed(allows: Allows, config: Any) -> str:

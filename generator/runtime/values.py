@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
 
-__all__ = ["FLOAT", "KEY", "Accept", "Allows", "Quant", "Rule", "is_dynamic"]
+__all__ = ["FLOAT", "KEY", "Accept", "Allows", "Quant", "Rule", "is_dynamic", "unhonoured"]
 
 # Where torchao keeps a node's annotation.
 KEY = "quantization_annotation"
@@ -75,6 +75,7 @@ class Rule:
     # is found by, the module classes and functions its first op comes from, what
     # a binary op's other input gets ("quantized" or "float"), conditions a match
     # must meet, and whether only an operator-type or module-name config annotates it.
+    # Which base reads which field: each base's ``honours`` (bcfg's table of PT2E keys).
     partitions: tuple[tuple[Any, ...], ...] = ()
     roots: tuple[Any, ...] = ()
     other: str | None = None
@@ -111,6 +112,17 @@ class Rule:
         if self.qat_if_dynamic and dynamic and not config.is_qat:
             return False
         return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
+
+
+def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:
+    """``pattern NAME sets FIELD`` for each field a rule sets (not at its default) that a base
+    whose ``honours`` is given does not read: it would be silently ignored."""
+    return [
+        f"pattern {rule.name} sets {f.name}"
+        for rule in rules
+        for f in fields(rule)
+        if f.name not in honours and getattr(rule, f.name) != f.default
+    ]
 
 
 def _anywhere(nodes: Sequence[Node]) -> bool:

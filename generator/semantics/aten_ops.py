@@ -162,6 +162,17 @@ WEIGHT_BIAS: dict[str, tuple[int, int | None]] = {
     f"{A}prelu.default": (1, None),
 }
 
+# The rank of the weight each op of ``WEIGHT_BIAS`` takes at its weight position, where
+# it is fixed: a ``weight_axis`` must be below it.
+WEIGHT_RANK: dict[str, int] = {
+    **{op: n + 2 for n in (1, 2, 3) for op in _CONV[n] + _CONV_T[n]},
+    _LINEAR[0]: 2,
+    _BN[0]: 1,
+    f"{A}group_norm.default": 1,
+    f"{A}embedding.default": 2,
+    f"{A}prelu.default": 1,
+}
+
 # Batch norm ops: a chain through one after its first op exists only in QAT
 # graphs (prepare_pt2e folds batch norm into the op before it first).
 BATCH_NORM: frozenset[str] = frozenset(

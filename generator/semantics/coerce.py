@@ -9,31 +9,23 @@ vocabulary's field table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from ..lang.pt2e_keys import PT2E_KEY, Key, Kind
 from ..lang.vocabulary import (
     BOOLEANS,
     BUILTIN_ALIASES,
     DTYPE_KEY_WORDS,
     DTYPE_NAMES,
     OBSERVATIONS,
-    PT2E_CONDITIONS,
-    PT2E_KEYS,
-    PT2E_MATCH_WORDS,
-    PT2E_OTHER_WORDS,
-    PT2E_QAT_WORDS,
-    PT2E_QPARAMS_WORDS,
-    PT2E_REUSED_WEIGHT_WORDS,
-    PT2E_SCOPE_WORDS,
-    PT2E_SKIP_HOOKS,
     FieldKind,
     FieldSpec,
     spell,
 )
 from ..sources import Span
 from . import model as m
-from .checks import pattern_text
+from .checks import arity_mismatch, pattern_text
 from .context import Ctx, Fail
 from .facts import UnknownSymbol
 from .load import Program
@@ -138,25 +130,52 @@ class Coercions:
         return tuple(out)
 
     def _pt2e_field(self, spec: FieldSpec, rec: Value, *_: Any) -> m.PT2EOptions:
+        """A ``pt2e: {...}`` record: each key coerced as its row of the key table says."""
         if not isinstance(rec, Rec):
             raise self.ctx.fail(
                 rec.span,
                 f"pt2e must be a record of PT2E settings, got {describe(rec)}",
-                f"like pt2e: {{aten: aten.conv2d.default}}; keys are: {', '.join(PT2E_KEYS)}",
+                f"like pt2e: {{aten: aten.conv2d.default}}; keys are: {', '.join(PT2E_KEY)}",
             )
         values: dict[str, Any] = {}
+        where: list[tuple[str, Span]] = []
         failed = False
         for key, v, span in rec.entries:
-            if not self.known_key(key, span, list(PT2E_KEYS), "pt2e key"):
+            if not self.known_key(key, span, list(PT2E_KEY), "pt2e key"):
                 failed = True
                 continue
             try:
-                values[str(key)] = self._PT2E_KEY[str(key)](self, v)
+                values[str(key)] = self.key_value(PT2E_KEY[str(key)], v)
+                where.append((str(key), span))
             except Fail:
                 failed = True
         if failed:
             raise Fail
-        return m.PT2EOptions(**values)
+        return m.PT2EOptions(**values, where=tuple(where))
+
+    def key_value(self, key: Key, v: Value) -> Any:
+        """The value of a pt2e key (or a quantizer field), coerced as its row's kind says."""
+        if key.kind is Kind.WORD:
+            assert key.words is not None
+            words = [w.value for w in key.words]
+            if isinstance(v, DTypeValue) and v.dtype.dtype == "float32" and "float" in words:
+                return key.words("float")  # the word float names the dtype
+            chosen = self._choice(
+                key.word, key.word_list(), words, v, key.meaning, key.close_meaning
+            )
+            return key.words(chosen)
+        if key.kind is Kind.FLAG:
+            return self._choice(key.word, "true or false", BOOLEANS, v, key.meaning) == "true"
+        if key.kind is Kind.HOOKS:
+            items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
+            return tuple(self.hook(x, key.hooks or {}, key.what, key.arity) for x in items)
+        if key.kind is Kind.HOOK:
+            return self.hook(v, {}, key.what, key.arity)
+        if key.kind is Kind.AXIS:
+            return self._weight_axis(v)
+        if key.kind is Kind.OPS:
+            return self._operator_types(v)
+        return self._aten(v)
 
     def _aten(self, v: Value) -> m.AtenChain:
         """``aten:``: an op, a list of ops (one position; [] leaves the pattern out), or a tuple of those."""
@@ -187,27 +206,21 @@ class Coercions:
         return tuple(out)
 
     def _choice(
-        self, key: str, words: tuple[str, ...], v: Value, meaning: str | None = None
+        self,
+        key: str,
+        listed: str,
+        words: Iterable[str],
+        v: Value,
+        meaning: str | None = None,
+        both: bool = False,
     ) -> str:
-        """One of a pt2e key's words, or a located error naming them (with did-you-mean)."""
+        """One of a key's words, or a located error naming them (with did-you-mean, and with
+        ``both`` what the words mean after it)."""
         if isinstance(v, Word) and v.text in words:
             return v.text
         close = self.ctx.suggest(v.text, list(words)) if isinstance(v, Word) else None
-        listed = f"{', '.join(words[:-1])} or {words[-1]}"
-        raise self.ctx.fail(v.span, f"{key} must be {listed}, got {describe(v)}", close or meaning)
-
-    def _flag(self, key: str, v: Value) -> bool:
-        return self._choice(key, BOOLEANS, v) == "true"
-
-    def _match(self, v: Value) -> str:
-        return self._choice("match", PT2E_MATCH_WORDS, v)
-
-    def _eager(self, v: Value) -> bool:
-        return self._flag("eager", v)
-
-    def _skip(self, v: Value) -> tuple[m.Hook, ...]:
-        items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
-        return tuple(self.hook(x, PT2E_SKIP_HOOKS, "skip predicate") for x in items)
+        hint = f"{close} ({meaning})" if both and close and meaning else close or meaning
+        raise self.ctx.fail(v.span, f"{key} must be {listed}, got {describe(v)}", hint)
 
     def _weight_axis(self, v: Value) -> int:
         if (
@@ -219,21 +232,6 @@ class Coercions:
             return v.value
         raise self.ctx.fail(
             v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
-        )
-
-    def _any_float(self, v: Value) -> bool:
-        return self._flag("any_float", v)
-
-    def _qparams(self, v: Value) -> str:
-        return self._choice("qparams", PT2E_QPARAMS_WORDS, v)
-
-    def _reused_weight(self, v: Value) -> str:
-        return self._choice(
-            "reused_weight",
-            PT2E_REUSED_WEIGHT_WORDS,
-            v,
-            "match: a match is quantized whether an earlier match quantized its weight or "
-            "not; decline: it is left to the rules after",
         )
 
     def _operator_types(self, v: Value) -> tuple[m.Symbol, ...]:
@@ -257,49 +255,22 @@ class Coercions:
                 )
         return self._aten_position(v)
 
-    def _qat_config(self, v: Value) -> str:
-        return self._choice(
-            "qat_config",
-            PT2E_QAT_WORDS,
-            v,
-            "required: only QAT configs try the pattern; optional: any config; "
-            "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
-        )
-
-    def _scope(self, v: Value) -> str:
-        return self._choice(
-            "scope",
-            PT2E_SCOPE_WORDS,
-            v,
-            "all_ops: every op of a match must be in the config's scope; first_op: its "
-            "first op; none: the pattern matches anywhere, with each config in turn",
-        )
-
-    def _other(self, v: Value) -> str:
-        if isinstance(v, DTypeValue) and v.dtype.dtype == "float32":
-            return "float"  # the word float names the dtype
-        return self._choice(
-            "other",
-            PT2E_OTHER_WORDS,
-            v,
-            "quantized: the binary op's other input gets the input spec; float: nothing",
-        )
-
-    def _when(self, v: Value) -> tuple[m.Hook, ...]:
-        items = v.items if isinstance(v, Seq) and not v.is_tuple else (v,)
-        return tuple(self.hook(x, PT2E_CONDITIONS, "condition") for x in items)
-
-    def _opt_in(self, v: Value) -> bool:
-        return self._flag("opt_in", v)
-
-    def _annotate(self, v: Value) -> m.Hook:
-        return self.hook(v, {}, "annotate function")
-
-    def hook(self, v: Value, builtins: dict[str, str], what: str) -> m.Hook:
-        """A named hook: one of ``builtins`` (bcfg's runtime) or a function by dotted path."""
+    def hook(
+        self, v: Value, builtins: dict[str, str], what: str, arity: tuple[str, ...] = ()
+    ) -> m.Hook:
+        """A named hook: one of ``builtins`` (bcfg's runtime) or a function by dotted path,
+        which must take the ``arity`` arguments the runtime calls it with."""
         if isinstance(v, Word) and v.text in builtins:
             return m.Hook(v.text)
         if isinstance(v, Sym) and v.symbol.kind == m.SymbolKind.FUNCTION:
+            problem = arity_mismatch(self.ctx.facts.signature(v.symbol.path), len(arity))
+            if arity and problem:
+                raise self.ctx.fail(
+                    v.span,
+                    f"{what} '{spell(v.symbol.path)}' does not fit the call bcfg's runtime "
+                    f"makes: {problem}",
+                    f"bcfg's runtime calls it as fn({', '.join(arity)})",
+                )
             return m.Hook(v.symbol.path.rpartition(".")[2], v.symbol)
         known = f"{', '.join(builtins)} or " if builtins else ""
         hint = f"a {what} is {known}a function named by its dotted path"
@@ -310,24 +281,6 @@ class Coercions:
                 self.ctx.suggest(v.text, list(builtins)) or hint,
             )
         raise self.ctx.fail(v.span, f"expected a {what}, got {describe(v)}", hint)
-
-    _PT2E_KEY: ClassVar[dict[str, Callable[..., Any]]] = {
-        "aten": _aten,
-        "match": _match,
-        "eager": _eager,
-        "skip": _skip,
-        "annotate": _annotate,
-        "weight_axis": _weight_axis,
-        "qparams": _qparams,
-        "any_float": _any_float,
-        "other": _other,
-        "when": _when,
-        "opt_in": _opt_in,
-        "reused_weight": _reused_weight,
-        "operator_types": _operator_types,
-        "qat_config": _qat_config,
-        "scope": _scope,
-    }
 
     _FIELD: ClassVar[dict[FieldKind, Callable[..., Any]]] = {
         FieldKind.OBSERVATION: _observation_field,

@@ -23,14 +23,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any
 
+from ..lang.pt2e_keys import PT2E_KEY, PT2E_TABLE
 from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
-from .quantizers import tried_order
+from .pt2e.order import tried_order
 
 
 class Action(StrEnum):
@@ -44,6 +45,17 @@ class Severity(StrEnum):
     NARROWING = "narrowing"  # user models may silently stop being quantized
     WIDENING = "widening"
     NEUTRAL = "neutral"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a grouped change: ``input.quant_max`` of a dtype config, its values and
+    severity."""
+
+    field: str
+    before: str | None
+    after: str | None
+    severity: Severity
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,9 @@ class Change:
     where: Span | None = None
     origin: str | None = None
     was: Span | None = None  # where what was removed was written, in the older specs
+    # A change of one dtype config in several parts (slots, constraints) is one change:
+    # ``before``/``after`` say all of it, each part is here (its field relative to ``field``).
+    parts: tuple[Part, ...] = ()
 
 
 # How a dotted path is identified: the path itself, or the first path that names the same object.
@@ -83,6 +98,7 @@ class _Row:
     after: str | None
     severity: Severity
     definition: tuple[str, str] | None = None  # (kind, name) of the definition it is about
+    parts: tuple[Part, ...] = ()
 
 
 def compare(
@@ -115,11 +131,13 @@ def compare(
             out.append(replace(removed, was=a.span))
         else:
             qa, qb = old_q.get(module), new_q.get(module)
+            out.extend(_fx_side_changes(a, b, qa, qb))
             out.extend(_quantizer_changes(module, qa, qb, canon))
             out.extend(_order_changes(b, qa, qb, _backend_changes(a, b, canon), canon))
     return out
 
 
+FX_FIELD = "FX BackendConfig"
 QUANTIZER_FIELD = "PT2E quantizer"
 ORDER_FIELD = "PT2E order"
 TRANSFORM_FIELD = "PT2E quantizer transform"
@@ -127,6 +145,27 @@ OUTPUTS_FIELD = "PT2E quantizer outputs"
 SCOPES_FIELD = "PT2E quantizer scopes"
 REUSED_FIELD = "PT2E quantizer reused_weight"
 OPERATOR_TYPE_FIELD = "PT2E quantizer operator_type"
+
+
+def _fx_side_changes(
+    a: m.Backend, b: m.Backend, qa: m.Quantizer | None, qb: m.Quantizer | None
+) -> list[Change]:
+    """A backend's FX side dropped (its quantizer now says ``fx: false``: no BackendConfig, no
+    ``generated/<backend>.py`` for FX users to import) or given back. Dropping it is narrowing:
+    every FX user of the backend loses its getter."""
+    fx_a, fx_b = qa is None or qa.fx, qb is None or qb.fx
+    if fx_a == fx_b:
+        return []
+    none = "none (fx: false)"
+    if fx_a:  # dropped: at the quantizer that says fx: false
+        assert qb is not None
+        before, after, severity, where, was = _configs(a), none, Severity.NARROWING, qb.span, None
+    else:  # given back: fx: false taken out, or the whole quantizer (was: where it was)
+        before, after, severity = none, _configs(b), Severity.WIDENING
+        where = qb.span if qb is not None else b.span
+        was = qa.span if qa is not None and qb is None else None
+    change = Change(b.module, None, Action.CHANGED, FX_FIELD, before, after, severity, where)
+    return [replace(change, was=was)]
 
 
 def _quantizer_changes(
@@ -479,6 +518,7 @@ def _placed(backend: str, a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> 
         row.severity,
         _where(a, b, row),
         b.origin.anchor if b.origin is not None else None,
+        parts=row.parts,
     )
 
 
@@ -534,21 +574,17 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
 
 
 def _pt2e_severity(x: m.PT2EOptions | None, y: m.PT2EOptions | None) -> Severity:
-    """``aten: []`` leaves a pattern out of the quantizer: narrowing when set, widening when
-    dropped. So do a ``when:`` condition (quantized in fewer places) and ``opt_in: true``
-    (only where an operator type or module name asks): narrowing when added, widening when
-    dropped; both ways at once is neutral."""
-    out_before = x is not None and x.aten == ()
-    out_after = y is not None and y.aten == ()
-    if out_after and not out_before:
-        return Severity.NARROWING
-    if out_before and not out_after:
-        return Severity.WIDENING
-    when_x = set(x.when) if x is not None else set()
-    when_y = set(y.when) if y is not None else set()
-    opt_x, opt_y = x is not None and x.opt_in, y is not None and y.opt_in
-    narrower = bool(when_y - when_x) or (opt_y and not opt_x)
-    wider = bool(when_x - when_y) or (opt_x and not opt_y)
+    """How a change of a ``pt2e`` field grades, from each key's grade in the key table:
+    narrowing where it quantizes fewer nodes (``aten: []``, a ``when:`` condition or a
+    ``skip:`` predicate added, ``opt_in: true``, ``qat_config: required``,
+    ``reused_weight: decline``, ``eager`` or ``any_float`` dropped), widening the other
+    way; both ways at once is neutral. ``aten: []`` (the pattern left out) decides alone."""
+    a, b = x or m.PT2EOptions(), y or m.PT2EOptions()
+    out = PT2E_KEY["aten"].grade(a.aten, b.aten)
+    if out:
+        return Severity.NARROWING if out > 0 else Severity.WIDENING
+    grades = [k.grade(getattr(a, k.word), getattr(b, k.word)) for k in PT2E_TABLE]
+    narrower, wider = any(g > 0 for g in grades), any(g < 0 for g in grades)
     if narrower != wider:
         return Severity.NARROWING if narrower else Severity.WIDENING
     return Severity.NEUTRAL
@@ -644,7 +680,51 @@ def _dtype_config_rows(x: m.DTypeConfig, y: m.DTypeConfig, index: int) -> list[_
             shown = [None if v is None else _plain(v) for v in (vx, vy)]
             severity = Severity.WIDENING if vy is None else Severity.NARROWING
             rows.append(_Row(f"{label}.{word}", shown[0], shown[1], severity, about))
-    return rows
+    return [_one_config(label, rows, about)] if len(rows) > 1 else rows
+
+
+def _one_config(label: str, rows: list[_Row], about: tuple[str, str] | None) -> _Row:
+    """The rows of one dtype config's change as one row with its parts: narrowing if any part
+    is, else widening if any part is; located at the definition they share, if they do."""
+    parts = tuple(
+        Part(r.field.removeprefix(label + "."), r.before, r.after, r.severity) for r in rows
+    )
+    severities = {p.severity for p in parts}
+    severity = next(
+        (s for s in (Severity.NARROWING, Severity.WIDENING) if s in severities), Severity.NEUTRAL
+    )
+    definitions = {r.definition for r in rows}
+    definition = definitions.pop() if len(definitions) == 1 else about
+    before = _parts_text(parts, before=True)
+    after = _parts_text(parts, before=False)
+    return _Row(label, before, after, severity, definition, parts)
+
+
+def _parts_text(parts: tuple[Part, ...], before: bool) -> str | None:
+    """One side of a grouped change: ``input, output {quant_min: 0, quant_max: 127}, bias: float``.
+
+    Slots with the same changes are said together; a value absent on this side is ``—``,
+    and a side where every value is absent is None (the change adds or removes them all).
+    """
+    values = [p.before if before else p.after for p in parts]
+    if all(v is None for v in values):
+        return None
+    # slot -> [(constraint or None for the slot itself, value)], in the order of the parts
+    by_slot: dict[str, list[tuple[str | None, str]]] = {}
+    for p, v in zip(parts, values):
+        slot, _, short = p.field.partition(".")
+        by_slot.setdefault(slot, []).append((short or None, "—" if v is None else v))
+    together: dict[tuple[tuple[str | None, str], ...], list[str]] = {}
+    for slot, changed in by_slot.items():
+        together.setdefault(tuple(changed), []).append(slot)
+    out = []
+    for items, slots in together.items():
+        named = ", ".join(slots)
+        whole = [v for short, v in items if short is None]
+        bounds = [f"{short}: {v}" for short, v in items if short is not None]
+        text = f"{named}: {whole[0]}" if whole else named
+        out.append(text + (" {" + ", ".join(bounds) + "}" if bounds else ""))
+    return ", ".join(out)
 
 
 def _plain(v: str | bool) -> str:
@@ -696,26 +776,11 @@ class _Canon:
         if isinstance(v, m.DefinedFuser):
             return self._fuse(v)
         if isinstance(v, m.PT2EOptions):
-            return (
-                "pt2e",
-                self.value(v.aten),
-                v.match,
-                v.eager,
-                self.value(v.skip),
-                self.value(v.annotate),
-                v.other,
-                self.value(v.when),
-                v.opt_in,
-                v.weight_axis,
-                v.qparams,
-                v.any_float,
-                v.reused_weight,
-                self.value(v.operator_types),
-                v.qat_config,
-                v.scope,
-            )
+            return ("pt2e", *(self.value(getattr(v, k.word)) for k in PT2E_TABLE))
         if isinstance(v, m.Hook):
             return ("hook", v.name, self.value(v.function), self.value(v.ops))
+        if isinstance(v, Enum):
+            return ("str", v.value)
         if isinstance(v, (str, int, float)) and not isinstance(v, bool):
             return (type(v).__name__, v)
         return v

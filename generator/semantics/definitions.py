@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..lang import syntax as syn
 from ..lang.vocabulary import BOOLEANS, CONSTRAINT_FIELDS, CONSTRAINT_KEYS, FUSE_FLAGS
@@ -23,8 +23,23 @@ from .context import Ctx, Fail
 from .load import DECL_WORDS, DEFINITIONS, Definition, LoadedFile, Program
 from .values import DTypeSet, DTypeValue, FuserValue, Rec, Sym, Value, describe, plain_name
 
-if TYPE_CHECKING:
-    from .evaluate import Evaluator
+
+class Evaluates(Protocol):
+    """What definitions need of the evaluator that owns them (``evaluate.Evaluator``).
+
+    The evaluator makes its ``Definitions`` and hands itself in: a definition's
+    value is an expression, and an expression may name a definition. This
+    protocol is that back reference, so this module does not import the evaluator.
+    """
+
+    def eval(self, f: LoadedFile, e: syn.Expr, env: dict[str, Value]) -> Value: ...
+
+    def number(self, f: LoadedFile, e: syn.Expr, env: dict[str, Value]) -> int | float: ...
+
+    def symbol(self, f: LoadedFile, parts: list[str], span: Span) -> Value: ...
+
+    def interpolate(self, part: str, env: dict[str, Value], span: Span) -> str: ...
+
 
 # Definitions defined in terms of definitions, more than this deep, are an
 # error: each level is a few Python frames of the recursive evaluator.
@@ -36,7 +51,7 @@ _KIND = {syn.DTypesDecl: "dtypes", syn.ConstraintDecl: "constraint", syn.FuseDec
 class Definitions:
     """Memoised values of the named definitions, and which were used."""
 
-    def __init__(self, ctx: Ctx, program: Program, evaluator: Evaluator, coerce: Coercions):
+    def __init__(self, ctx: Ctx, program: Program, evaluator: Evaluates, coerce: Coercions):
         self.ctx = ctx
         self.program = program
         self.evaluator = evaluator

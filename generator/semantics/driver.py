@@ -30,7 +30,7 @@ from .expand import Expander
 from .facts import TorchFacts
 from .load import Loader, Parse, Program
 from .model import RUNTIME_MODULE, quantizer_module
-from .quantizers import Quantizers
+from .pt2e.quantizers import Quantizers
 
 
 @dataclass(frozen=True)

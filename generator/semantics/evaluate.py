@@ -18,6 +18,7 @@ from ..sources import Span
 from . import model as m
 from .coerce import Coercions
 from .context import Ctx, Fail
+from .definitions import Definitions
 from .facts import UnknownSymbol
 from .load import DECL_WORDS, LoadedFile, Program
 from .values import (
@@ -47,8 +48,6 @@ class Evaluator:
     """Evaluates expressions; ``definitions`` gives the values of named definitions."""
 
     def __init__(self, ctx: Ctx, program: Program, coerce: Coercions):
-        from .definitions import Definitions
-
         self.ctx = ctx
         self.program = program
         self.coerce = coerce

@@ -36,6 +36,7 @@ from typing import Any
 from ..config import DEFAULT_ALLOW
 from ..infra import cache
 from . import shipped
+from .closest import suggest
 from .model import SymbolKind
 
 
@@ -141,7 +142,9 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
             raise UnknownSymbol(
                 path,
                 f"unknown symbol '{path}'",
-                _did_you_mean(obj, parts[:i], part),
+                _op_elsewhere(parts, i, exact=True)
+                or _did_you_mean(obj, parts[:i], part)
+                or _op_elsewhere(parts, i, exact=False),
                 at=i,
                 contained=contained,
             )
@@ -267,19 +270,70 @@ def _did_you_mean(parent: Any, parent_parts: list[str], part: str) -> str | None
     return suggest(names, parent_parts, part)
 
 
+def _op_elsewhere(parts: list[str], i: int, exact: bool) -> str | None:
+    """Did you mean, for ``torch.ops.NS.NAME[.OVERLOAD]`` where namespace NS has no op NAME:
+    the op of that name (``exact``), else the closest, in another namespace.
+
+    A ``torch.library`` op of the user's package lives in the package's namespace
+    (``npukit::fancy_act`` is ``torch.ops.npukit.fancy_act``), not in ``aten``. The ops are
+    those registered by now: torch's, and those of the modules the spec has imported. The
+    overload asked for is kept where that op has it, else the op's ``default`` (or first).
+    """
+    torch = sys.modules.get("torch")
+    if i != 3 or parts[:2] != ["torch", "ops"] or torch is None:
+        return None
+    try:
+        registered = torch._C._dispatch_get_all_op_names()
+    except Exception:  # noqa: BLE001  (a torch without it: no suggestion)
+        return None
+    # op name -> namespace -> overloads ("ns::name" is the default overload)
+    ops: dict[str, dict[str, set[str]]] = {}
+    for qualified in registered:
+        ns, _, rest = str(qualified).partition("::")
+        if ns != parts[2]:
+            name, _, overload = rest.partition(".")
+            ops.setdefault(name, {}).setdefault(ns, set()).add(overload or "default")
+    name = parts[3]
+    if exact:
+        close = [name] if name in ops else []
+    else:
+        close = difflib.get_close_matches(name, sorted(ops), n=1, cutoff=0.75)
+    if not close:
+        return None
+    found = ops[close[0]]
+    asked = parts[4] if len(parts) > 4 else None
+    ns = min(found, key=lambda n: (asked not in found[n], n))
+    tail = parts[4:]
+    if asked is not None and asked not in found[ns]:
+        tail = ["default" if "default" in found[ns] else min(found[ns])]
+    return f"did you mean '{'.'.join(['torch', 'ops', ns, close[0], *tail])}'?"
+
+
+def _names_an_op(path: str) -> bool:
+    """``path`` names an op by its namespace: ``torch.ops.NS.NAME[.OVERLOAD]``."""
+    parts = path.split(".")
+    return len(parts) >= 4 and parts[:2] == ["torch", "ops"]
+
+
+def exported_op(path: str, allow: tuple[str, ...]) -> str | None:
+    """The op ``torch.export`` records for the ``torch.library`` op at ``path``, by its own
+    namespace (``npukit.fancy_act``, a ``custom_op`` of namespace ``npukit``:
+    ``torch.ops.npukit.fancy_act.default``); None for anything else (or a path that does not
+    resolve)."""
+    try:
+        obj = resolve(path, allow).obj
+    except UnknownSymbol:
+        return None
+    qualified = getattr(obj, "_qualname", None) or getattr(obj, "_qualified_op_name", None)
+    if not isinstance(qualified, str) or "::" not in qualified:
+        return None
+    ns, _, name = qualified.partition("::")
+    return f"torch.ops.{ns}.{name}.default"
+
+
 def listing(parent: Any) -> list[str]:
     """The names a did-you-mean chooses from: ``dir(parent)`` but the dunders."""
     return [n for n in dir(parent) if not n.startswith("__")]
-
-
-def suggest(names: list[str], parent_parts: list[str], part: str) -> str | None:
-    """Did you mean: the name of ``names`` closest to ``part``, as a path under ``parent_parts``."""
-    close = difflib.get_close_matches(part, names, n=1, cutoff=0.75)
-    if not close:
-        lowered = {n.lower(): n for n in names}
-        if part.lower() in lowered:
-            close = [lowered[part.lower()]]
-    return f"did you mean '{'.'.join([*parent_parts, close[0]])}'?" if close else None
 
 
 def kind_of(obj: Any) -> SymbolKind:
@@ -444,7 +498,9 @@ class TorchFacts:
             # A missing name, as a fresh process that imports torch would find it.
             # Once torch is imported here (a user module may have added to it), live.
             missing = None if torch_imported() else self._base.missing(path)
-            if missing is not None:
+            # An op the table has no did-you-mean for may be another namespace's: live
+            # resolution, which imports torch (an error's cost), looks there (_op_elsewhere).
+            if missing is not None and (missing[1] is not None or not _names_an_op(path)):
                 raise UnknownSymbol(path, missing[0], missing[1])
         return self._learn(path)
 

@@ -17,10 +17,23 @@ the pattern they replace, as ``BackendConfig`` does). Where a value came from
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from ..lang.pt2e_keys import (
+    Match,
+    Delegate,
+    OperatorType,
+    Other,
+    Outputs,
+    QatConfig,
+    QParams,
+    ReusedWeight,
+    RuleKind,
+    Scope,
+    Scopes,
+)
 from ..lang.syntax import Param
 from ..lang.vocabulary import CONSTRAINT_FIELDS
 from ..sources import Span
@@ -262,25 +275,38 @@ AtenChain = tuple[tuple[Symbol, ...], ...]
 class PT2EOptions:
     """A pattern's ``pt2e: {...}`` field: how its PT2E quantizer matches and annotates it.
 
-    ``aten`` overrides the mapping table (``()``: the pattern is left out);
-    ``match`` is ``chain`` or ``source``.
+    One field per row of the table of PT2E keys (``lang.pt2e_keys.PT2E_TABLE``), in its
+    order and with its defaults; ``aten`` overrides the mapping table (``()``: the pattern
+    is left out). ``where`` keeps the span of each key written, so that an error about a
+    key underlines it, not the whole record.
     """
 
     aten: AtenChain | None = None
-    match: str = "chain"
+    match: Match = Match.CHAIN
     eager: bool = False
     skip: tuple[Hook, ...] = ()
     annotate: Hook | None = None
     weight_axis: int | None = None
-    qparams: str = "first"
+    qparams: QParams = QParams.FIRST
     any_float: bool = False
-    other: str | None = None
+    other: Other | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
-    reused_weight: str | None = None  # None: the quantizer's
+    reused_weight: ReusedWeight | None = None  # None: the quantizer's
     operator_types: tuple[Symbol, ...] | None = None  # None: the first op's overloads
-    qat_config: str | None = None  # None: inferred (required through batch norm)
-    scope: str = "all_ops"
+    qat_config: QatConfig | None = None  # None: inferred (required through batch norm)
+    scope: Scope = Scope.ALL_OPS
+    where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+
+    def span(self, key: str) -> Span | None:
+        """Where the spec writes ``key``; None if it does not."""
+        return next((span for k, span in self.where if k == key), None)
+
+    def set_keys(self) -> list[str]:
+        """The keys whose value is not their default, in the table's order."""
+        return [
+            f.name for f in fields(self) if f.name != "where" and getattr(self, f.name) != f.default
+        ]
 
 
 @dataclass(frozen=True)
@@ -368,20 +394,18 @@ class Allows:
     name: str | None = field(default=None, compare=False)  # the dtype config it came from
 
 
-class RuleKind(StrEnum):
-    CHAIN = "chain"  # a chain of ops, annotated in rule order
-    SHARED = "shared"  # a shared_observer op annotated in rule order (eager)
-    PROPAGATE = "propagate"  # a shared_observer op that follows a quantized producer
-    HOOK = "hook"  # a Python function annotates it
-
-
 @dataclass(frozen=True)
 class Rule:
-    """One rule of a PT2E quantizer: the patterns of the backend that match the same way."""
+    """One rule of a PT2E quantizer: the patterns of the backend that match the same way.
+
+    Its fields are the runtime's ``Rule``'s (``generator/runtime/values.py``), in its order
+    and with its defaults, which the generated table prints (those not at their default);
+    ``origins`` is bcfg's own.
+    """
 
     name: str  # the first pattern, as messages show it
-    kind: RuleKind
-    chain: AtenChain
+    kind: RuleKind = RuleKind.CHAIN
+    chain: AtenChain = ()
     sources: tuple[Symbol, ...] = ()  # match by source partitions of these callables
     weight: int | None = None
     bias: int | None = None
@@ -390,21 +414,21 @@ class Rule:
     annotate: Hook | None = None
     qat: bool = False  # a chain through batch norm: only a QAT graph has one
     weight_axis: int | None = None  # the weight spec's channel axis, if not the config's
-    qparams: str = "first"  # which input of a list a shared op's inputs share qparams with
+    qparams: QParams = QParams.FIRST  # which input of a list a shared op's inputs share
     any_float: bool = False  # activation inputs of any floating dtype, not float32 only
-    # match: source on a chain: the sequences of source types it is found by.
-    partitions: tuple[tuple[Symbol, ...], ...] = ()
-    roots: tuple[Symbol, ...] = ()  # module classes and functions its first op comes from
-    other: str | None = None
-    when: tuple[Hook, ...] = ()
-    opt_in: bool = False
     # decline: a match whose weight or bias is annotated already (by an earlier match of
     # the same module or a tied weight) is not annotated; match: only its ops are checked.
-    reused_weight: str = "match"
+    reused_weight: ReusedWeight = ReusedWeight.MATCH
     # operator_type: patterns: the overloads whose set_operator_type selects it; None: chain[0].
     operator_types: tuple[Symbol, ...] | None = None
     qat_if_dynamic: bool = False  # a dynamic config only if it is a QAT config
-    scope: str = "all_ops"  # the ops of a match scopes judge: all_ops, first_op or none
+    scope: Scope = Scope.ALL_OPS  # the ops of a match scopes judge: all_ops, first_op or none
+    # match: source on a chain: the sequences of source types it is found by.
+    partitions: tuple[tuple[Symbol, ...], ...] = ()
+    roots: tuple[Symbol, ...] = ()  # module classes and functions its first op comes from
+    other: Other | None = None
+    when: tuple[Hook, ...] = ()
+    opt_in: bool = False
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -420,11 +444,13 @@ class Quantizer:
     span: Span = field(compare=False)
     # Where a pattern's output is observed: "patterns" (its last op's output
     # spec) or "consumers" (only quantized consumers' input specs).
-    outputs: str = "patterns"
+    outputs: Outputs = Outputs.PATTERNS
     # How configs select nodes: "modules" (SpecQuantizer) or "operators" (OperatorScopedQuantizer).
-    scopes: str = "modules"
+    scopes: Scopes = Scopes.MODULES
     fx: bool = True  # False: the backend is this quantizer's only, no BackendConfig
     # The reused_weight of the rules with a weight whose pattern does not set it.
-    reused_weight: str = "match"
+    reused_weight: ReusedWeight = ReusedWeight.MATCH
     # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
-    operator_type: str = "nodes"
+    operator_type: OperatorType = OperatorType.NODES
+    # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
+    delegate: Delegate | None = None

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..infra import cache
+from .closest import suggest
 
 # Bump when the layout of a table changes; tables of another format are not read.
 FORMAT = 2
@@ -292,8 +293,6 @@ class Shipped:
                     return None  # resolving it would try to import it
             elif part in self._names(prefix, space):
                 return None  # it exists, or may: only live resolution can say
-            from .facts import suggest
-
             return f"unknown symbol '{path}'", suggest(space["dir"], parts[:i], part)
         return None
 

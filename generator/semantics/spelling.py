@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..lang.pt2e_keys import PT2E_KEY, Key, Kind
 from ..lang.vocabulary import (
     CONSTRAINT_FIELDS,
     DTYPE_CONFIG_KEYS,
@@ -143,38 +144,24 @@ def _aten(chain: m.AtenChain) -> str:
 
 def pt2e_options(o: m.PT2EOptions) -> str:
     """A pattern's ``pt2e`` field as specs write it: ``{match: source, eager: true}``."""
-    parts = []
-    if o.aten is not None:
-        parts.append(f"aten: {_aten(o.aten)}")
-    if o.match != "chain":
-        parts.append(f"match: {o.match}")
-    if o.eager:
-        parts.append("eager: true")
-    if o.skip:
-        parts.append(f"skip: {hooks(o.skip)}")
-    if o.annotate is not None:
-        parts.append(f"annotate: {hook(o.annotate)}")
-    if o.weight_axis is not None:
-        parts.append(f"weight_axis: {o.weight_axis}")
-    if o.qparams != "first":
-        parts.append(f"qparams: {o.qparams}")
-    if o.any_float:
-        parts.append("any_float: true")
-    if o.other is not None:
-        parts.append(f"other: {o.other}")
-    if o.when:
-        parts.append(f"when: {hooks(o.when)}")
-    if o.opt_in:
-        parts.append("opt_in: true")
-    if o.reused_weight is not None:
-        parts.append(f"reused_weight: {o.reused_weight}")
-    if o.operator_types is not None:
-        parts.append(f"operator_types: [{', '.join(spell(op.path) for op in o.operator_types)}]")
-    if o.qat_config is not None:
-        parts.append(f"qat_config: {o.qat_config}")
-    if o.scope != "all_ops":
-        parts.append(f"scope: {o.scope}")
-    return "{" + ", ".join(parts) + "}"
+    return (
+        "{" + ", ".join(f"{k}: {key_text(PT2E_KEY[k], getattr(o, k))}" for k in o.set_keys()) + "}"
+    )
+
+
+def key_text(key: Key, value: Any) -> str:
+    """A pt2e key's value as specs write it, by the key's kind."""
+    if key.kind is Kind.ATEN:
+        return _aten(value)
+    if key.kind is Kind.FLAG:
+        return "true" if value else "false"
+    if key.kind is Kind.HOOKS:
+        return hooks(value)
+    if key.kind is Kind.HOOK:
+        return hook(value)
+    if key.kind is Kind.OPS:
+        return f"[{', '.join(spell(op.path) for op in value)}]"
+    return str(value)
 
 
 _FIELD_TEXT: dict[FieldKind, Callable[[Any], str]] = {

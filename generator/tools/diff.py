@@ -23,7 +23,7 @@ from ..semantics import model as m
 from ..semantics.compare import Identity, compare
 from ..semantics.facts import TorchFacts
 from ..sources import FileSources, GitError, GitSources, SourceSet
-from .diff_report import FORMATS, Labels, text
+from .diff_report import FORMATS, Labels, failing, text
 
 
 def run(args: argparse.Namespace, report: Report) -> ExitCode:
@@ -61,6 +61,11 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         report.result(text(changes, labels, report.result_color))
     else:
         report.result(FORMATS[args.format](changes, labels))
+    if args.fail_on:
+        why = failing(changes, args.fail_on)
+        if why is not None:
+            report.message(why)
+            return ExitCode.FINDINGS
     return ExitCode.FINDINGS if changes and args.exit_code else ExitCode.OK
 
 

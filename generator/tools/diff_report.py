@@ -193,12 +193,27 @@ def text(changes: list[Change], labels: Labels, color: bool = False) -> str:
                         )
             else:
                 lines.append(f"  {sign} {_field_text(first)}  {tag}")
+                lines += _parts_lines(first, paint)
                 lines += _patterns_lines([c.pattern for c in rows if c.pattern is not None])
                 lines += _places_lines(rows)
                 if len(rows) == 1 and _through_steps(first.origin):
                     lines.append(f"      {first.origin}")
     lines += ["", Summary.of(changes).line()]
     return "\n".join(lines) + "\n"
+
+
+def _parts_lines(c: Change, paint: Callable[[str, str], str]) -> list[str]:
+    """The parts of a grouped change, each with its severity, when they are not all alike
+    (a bound tightened and another loosened): the row's severity is the gravest."""
+    if len({p.severity for p in c.parts}) < 2:
+        return []
+    out = []
+    for p in c.parts:
+        part = Change(c.backend, c.pattern, c.action, p.field, p.before, p.after, p.severity)
+        out.append(
+            f"      {_field_text(part)}  {paint(_SEVERITY_COLORS[p.severity], p.severity.value)}"
+        )
+    return out
 
 
 def _places_lines(rows: list[Change]) -> list[str]:
@@ -368,6 +383,15 @@ def as_json(changes: list[Change], labels: Labels) -> str:
                 "severity": c.severity.value,
                 "where": str(c.where) if c.where is not None and c.where.line >= 1 else None,
                 "origin": c.origin,
+                "parts": [
+                    {
+                        "field": p.field,
+                        "before": p.before,
+                        "after": p.after,
+                        "severity": p.severity.value,
+                    }
+                    for p in c.parts
+                ],
             }
             for c in changes
         ],
@@ -407,6 +431,28 @@ def github(changes: list[Change], labels: Labels) -> str:
         lines.append(github_command(level, f"{scope}: {what}", props))
     lines.append(github_command("notice", Summary.of(changes).line(), title))
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- --fail-on
+
+FAIL_ON = ("narrowing", "widening", "any")
+
+
+def failing(changes: list[Change], fail_on: Iterable[str]) -> str | None:
+    """Why ``--fail-on`` fails the run (``narrowing in 3 patterns and 1 backend setting``), or
+    None if no change is of a severity asked for (``any``: any change)."""
+    asked = set(fail_on)
+    hits = [c for c in changes if "any" in asked or c.severity.value in asked]
+    if not hits:
+        return None
+    patterns = {(c.backend, c.pattern) for c in hits if c.pattern is not None}
+    settings = {(c.backend, c.field) for c in hits if c.pattern is None}
+    parts = [f"{len(patterns)} pattern{_s(len(patterns))}"] if patterns else []
+    parts += [f"{len(settings)} backend setting{_s(len(settings))}"] if settings else []
+    kinds = sorted({c.severity.value for c in hits}, key=[s.value for s in Severity].index)
+    what = "changes" if "any" in asked else " and ".join(kinds) + " changes"
+    flags = " ".join(f"--fail-on {f}" for f in FAIL_ON if f in asked)
+    return f"{what} in {' and '.join(parts)} ({flags})"
 
 
 FORMATS: dict[str, Callable[[list[Change], Labels], str]] = {

@@ -1,6 +1,6 @@
-"""What specs/cortex_m.bcfg still says in Python: the Cortex-M kernels' own checks, its
-graph rewrites, and ExecuTorch's constructor. Each check takes a match's nodes (in
-order) and says whether CMSIS-NN supports it. ExecuTorch's layout helpers are
+"""What specs/cortex_m.bcfg still says in Python: the Cortex-M kernels' own checks and its
+graph rewrites. Each check takes a match's first node and its nodes (in order) and says
+whether CMSIS-NN supports it. ExecuTorch's layout helpers are
 imported when called, so that bcfg resolves this module without ExecuTorch."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _pair(node: Any) -> tuple[Any, Any] | None:
     return (_val(args[0]), _val(args[1])) if len(args) == 2 else None
 
 
-def same_shape_or_channel_broadcast(nodes: list) -> bool:
+def same_shape_or_channel_broadcast(node: Any, nodes: list) -> bool:
     """Add, sub, mul: an integer alpha, and operands of one shape or a channels-last
     broadcast along channels."""
     u = _ex()
@@ -38,15 +38,15 @@ def same_shape_or_channel_broadcast(nodes: list) -> bool:
     return True
 
 
-def same_shape(nodes: list) -> bool:
+def same_shape(node: Any, nodes: list) -> bool:
     return all((t := _pair(n)) is None or t[0].shape == t[1].shape for n in nodes)
 
 
-def channels_last(nodes: list) -> bool:
+def channels_last(node: Any, nodes: list) -> bool:
     return all(_ex().is_channels_last(_val(n)) for n in nodes)
 
 
-def softmax_dim(nodes: list) -> bool:
+def softmax_dim(node: Any, nodes: list) -> bool:
     """Softmax over the last dim (contiguous) or over channels (channels-last)."""
     (n,) = nodes
     t = _val(n)
@@ -55,7 +55,7 @@ def softmax_dim(nodes: list) -> bool:
     return dim == ((1 if rank >= 2 else rank - 1) if _ex().is_channels_last(t) else rank - 1)
 
 
-def transposed_conv(nodes: list) -> bool:
+def transposed_conv(node: Any, nodes: list) -> bool:
     """Channels-last, no output padding, one group, no dilation."""
     for n in nodes:
         a = n.args
@@ -70,11 +70,11 @@ def transposed_conv(nodes: list) -> bool:
     return True
 
 
-def no_divisor_override(nodes: list) -> bool:
+def no_divisor_override(node: Any, nodes: list) -> bool:
     return (nodes[0].args[6] if len(nodes[0].args) > 6 else None) is None
 
 
-def batched_matmul(nodes: list) -> bool:
+def batched_matmul(node: Any, nodes: list) -> bool:
     t = _pair(nodes[0])
     return t is None or (
         t[0].dim() == t[1].dim() == 3
@@ -83,7 +83,7 @@ def batched_matmul(nodes: list) -> bool:
     )
 
 
-def tag_unlowerable_pool(nodes: list) -> bool:
+def tag_unlowerable_pool(node: Any, nodes: list) -> bool:
     """Accept; tag a pool with dilation or ceil_mode, which the Cortex-M pass leaves alone."""
     n = nodes[0]
     dilation = _ex().coerce_int_pair(n.args[4] if len(n.args) > 4 else (1, 1), (1, 1))

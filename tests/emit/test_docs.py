@@ -11,7 +11,7 @@ import pytest
 
 from generator.emit import words
 from generator.emit.docs import md_code, md_text, render_docs
-from generator.emit.header import DOCS_MARK
+from generator.infra.header import DOCS_MARK
 from generator.semantics import model as m
 from generator.semantics.driver import resolve_specs
 from tests.support import REPO

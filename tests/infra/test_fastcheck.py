@@ -20,8 +20,8 @@ import pytest
 
 from generator.cli import main
 from generator.config import find_project
-from generator.emit.header import HEADER_MARK
 from generator.infra import cache, fastcheck
+from generator.infra.header import HEADER_MARK
 from generator.infra.write import DOCS
 from tests.support import REPO, scratch_project, tree
 

@@ -139,8 +139,20 @@ def test_patterns_added_removed_and_moved():
 
 def test_constraint_changes_are_classified():
     def change(new: str) -> list[tuple]:
+        """Every part of every change (a change of one dtype config is one, with its parts)."""
         common = COMMON.replace("{scale_min: 2 ** -12, quant_min: -127, quant_max: 127}", new)
-        return sorted({(c.field, c.before, c.after, c.severity.value) for c in diff(common=common)})
+        return sorted(
+            {
+                (f"{c.field}.{p.field}", p.before, p.after, p.severity.value)
+                for c in diff(common=common)
+                for p in c.parts
+            }
+            | {
+                (c.field, c.before, c.after, c.severity.value)
+                for c in diff(common=common)
+                if not c.parts
+            }
+        )
 
     narrower = change("{scale_min: 2 ** -10, quant_min: -127, quant_max: 100}")
     assert narrower == [
@@ -156,6 +168,44 @@ def test_constraint_changes_are_classified():
     assert exact == [
         ("dtypes[sym].input.zero_point", None, "0", "narrowing"),
         ("dtypes[sym].output.zero_point", None, "0", "narrowing"),
+    ]
+    # One dtype config's change is one row per pattern, with its parts.
+    grouped = diff(common=COMMON.replace("quant_max: 127}", "quant_max: 100, zero_point: 0}"))
+    assert {(c.pattern, c.field, c.before, c.after, c.severity.value) for c in grouped} == {
+        (
+            "F.avg_pool2d",
+            "dtypes[sym]",
+            "input, output {quant_max: 127, zero_point: —}",
+            "input, output {quant_max: 100, zero_point: 0}",
+            "narrowing",
+        )
+    }
+    assert [p.field for p in grouped[0].parts] == [
+        "input.quant_max",
+        "input.zero_point",
+        "output.quant_max",
+        "output.zero_point",
+    ]
+    # A part that widens and one that narrows: the row is narrowing, each part says its own.
+    mixed = diff(
+        common=COMMON.replace(
+            "quant_min: -127, quant_max: 127}", "quant_min: -128, quant_max: 100}"
+        )
+    )
+    assert [c.severity.value for c in mixed] == ["narrowing"]
+    assert [(p.field, p.severity.value) for p in mixed[0].parts][:2] == [
+        ("input.quant_min", "widening"),
+        ("input.quant_max", "narrowing"),
+    ]
+    # All added: the row says what was added, as `+`.
+    added = diff(
+        common=COMMON.replace(
+            "{scale_min: 2 ** -12, quant_min: -127, quant_max: 127}",
+            "{scale_min: 2 ** -12, quant_min: -127, quant_max: 127, scale_max: 1.0, zero_point: 0}",
+        )
+    )
+    assert [(c.before, c.after) for c in added] == [
+        (None, "input, output {scale_max: 1.0, zero_point: 0}")
     ]
     changes = diff(common=COMMON.replace("quant_max: 127}", "quant_max: 100}"))
     # A constraint change points at the constraint.
@@ -260,7 +310,7 @@ def test_many_moves_are_found_in_order():
 
 def quantized(text: str) -> tuple[list[m.Backend], list[m.Quantizer]]:
     analysis = analyze(MemorySources({"q.bcfg": textwrap.dedent(text)}), ["q.bcfg"], facts=FACTS)
-    return analysis.backends, analysis.quantizers
+    return analysis.backends + analysis.pt2e_only, analysis.quantizers  # as bcfg diff compares
 
 
 Q = """
@@ -377,13 +427,14 @@ def test_reused_weight_changes_are_shown():
     linear = "pattern nn.Linear { dtypes: w8 }"
     declined = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {reused_weight: decline} }")
     assert pt2e_diff(declined) == [
-        ("q", "nn.Linear", "changed", "pt2e", None, "{reused_weight: decline}", "neutral")
+        ("q", "nn.Linear", "changed", "pt2e", None, "{reused_weight: decline}", "narrowing")
     ]
+    assert pt2e_diff(Q, before=declined)[0][-1] == "widening"
     both = Q.replace(
         linear, "pattern nn.Linear { dtypes: w8  pt2e: {weight_axis: 1, any_float: true} }"
     )
     assert pt2e_diff(both) == [
-        ("q", "nn.Linear", "changed", "pt2e", None, "{weight_axis: 1, any_float: true}", "neutral")
+        ("q", "nn.Linear", "changed", "pt2e", None, "{weight_axis: 1, any_float: true}", "widening")
     ]
     quantizer = Q.replace("aten.mul.Tensor) }", "aten.mul.Tensor)  reused_weight: decline }")
     assert pt2e_diff(quantizer) == [
@@ -473,6 +524,64 @@ def test_executorch_settings_changes_are_shown():
             "pt2e",
             None,
             "{operator_types: [aten.mm.default], qat_config: required, scope: first_op}",
-            "neutral",
+            "narrowing",
         )
     ]
+
+
+def test_pt2e_keys_that_quantize_fewer_nodes_are_narrowing():
+    """Issue 35, class 9: each key change that makes fewer nodes quantized grades narrowing
+    (from the key table's grade column), the reverse widening, and JSON counts it."""
+    import json
+
+    from generator.tools.diff_report import Labels, as_json
+
+    linear = "pattern nn.Linear { dtypes: w8 }"
+    cases = {
+        "pt2e: {skip: large_scalar}": linear,
+        "pt2e: {qat_config: required}": linear,
+        "pt2e: {qat_config: required_if_dynamic}": linear,
+        "pt2e: {reused_weight: decline}": linear,
+    }
+    for keys, pattern in cases.items():
+        after = Q.replace(pattern, pattern.replace("}", f" {keys} }}"))
+        assert pt2e_diff(after)[0][-1] == "narrowing", keys
+        assert pt2e_diff(Q, before=after)[0][-1] == "widening", keys
+    eager = Q.replace("{match: source, eager: true}", "{eager: true}")
+    dropped = Q.replace("  pt2e: {match: source, eager: true}", "")
+    assert pt2e_diff(dropped, before=eager)[-1][-1] == "narrowing"  # cat: no longer in order
+    after = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {skip: large_scalar} }")
+    (a, qa), (b, qb) = quantized(Q), quantized(after)
+    changes = compare(a, b, lambda p: FACTS.lookup(p).identity, (qa, qb))
+    data = json.loads(as_json(changes, Labels("base", "head")))
+    assert data["summary"]["narrowing"] == 1
+    # optional -> required narrows; required -> required_if_dynamic widens back part way
+    required = Q.replace(linear, "pattern nn.Linear { dtypes: w8  pt2e: {qat_config: required} }")
+    partly = required.replace("qat_config: required", "qat_config: required_if_dynamic")
+    assert pt2e_diff(partly, before=required)[0][-1] == "widening"
+
+
+def test_the_fx_side_dropped_or_given_back_is_a_change():
+    """fx: false leaves the backend without a BackendConfig (no generated/<backend>.py for FX
+    users to import): narrowing. Giving it back widens."""
+    pt2e_only = Q.replace("quantizer q { transform:", "quantizer q { fx: false  transform:")
+    fx_dropped = ("q", None, "changed", "FX BackendConfig", "3 pattern configs", "none (fx: false)")
+    assert pt2e_diff(pt2e_only) == [(*fx_dropped, "narrowing")]
+    fx_back = ("q", None, "changed", "FX BackendConfig", "none (fx: false)", "3 pattern configs")
+    assert pt2e_diff(Q, before=pt2e_only) == [(*fx_back, "widening")]
+    # A PT2E-only quantizer given to an FX-only backend: a PT2E side gained, the FX side lost.
+    fx_only = Q.replace(
+        "quantizer q { transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor) }", ""
+    )
+    assert pt2e_diff(pt2e_only, before=fx_only) == [
+        (*fx_dropped, "narrowing"),
+        ("q", None, "changed", "PT2E quantizer", None, "3 rules", "widening"),
+    ]
+    # and the quantizer dropped: the backend is FX's again
+    assert pt2e_diff(fx_only, before=pt2e_only) == [
+        (*fx_back, "widening"),
+        ("q", None, "changed", "PT2E quantizer", "3 rules", None, "narrowing"),
+    ]
+    (a, qa), (b, qb) = quantized(Q), quantized(pt2e_only)
+    changes = compare(a, b, None, (qa, qb))
+    assert changes[0].where is not None and changes[0].where.line == 3  # the quantizer

@@ -79,6 +79,18 @@ CHECKS = {
     "input: empty file": ("input_empty", "[exit 0]"),
     "input: deep nesting": ("input_deep_nesting", "brackets are nested more than 32 deep"),
     "symbol: unknown, did-you-mean": ("unknown_symbol", "did you mean 'nn.Conv2d'?"),
+    "quantizer delegate: a dtype the delegate does not run, at its constraint": (
+        "delegate_xnnpack",
+        "2:1: warning: activations in quint8 (constraint act;",
+    ),
+    "quantizer delegate: a delegate bcfg does not know": (
+        "delegate_unknown",
+        "hint: did you mean 'xnnpack'?",
+    ),
+    "symbol: an op in another namespace than the one named, did-you-mean across namespaces": (
+        "aten_op_other_namespace",
+        "did you mean 'torch.ops.onednn.qconv2d_pointwise.default'?",
+    ),
     "symbol: bare unknown name": ("unknown_name", "did you mean 'nn.Linear'?"),
     "symbol: not on the allow-list": ("disallowed_module", "'os' is not an allowed module"),
     "kind: function where a module class is needed": (

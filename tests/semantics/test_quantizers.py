@@ -131,7 +131,7 @@ def test_hooks_name_bcfg_runtime_or_a_function(tmp_path):
         """
         dtypes s = {input: qint8, output: qint8}
         quantizer b {
-            transform: [scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor), torch.fx.passes.split_module.split_module]
+            transform: [scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor), torch.fx.passes.tools_common.legalize_graph]
         }
         backend b {
             pattern nn.GRU {
@@ -146,7 +146,7 @@ def test_hooks_name_bcfg_runtime_or_a_function(tmp_path):
         A + "add.Tensor",
         A + "mul.Tensor",
     ]
-    assert user.function is not None and user.function.path.endswith("split_module")
+    assert user.function is not None and user.function.path.endswith("legalize_graph")
     (gru,) = q.rules
     assert gru.kind is m.RuleKind.HOOK and gru.chain == ()
     assert (
@@ -381,7 +381,7 @@ def test_a_fusion_without_dtypes_allows_what_its_fused_module_allows(tmp_path, m
 
 
 def test_tried_order_keeps_hooks_and_eager_shared_ops_in_place():
-    from generator.semantics.quantizers import tried_order
+    from generator.semantics.pt2e.order import tried_order
 
     def rule(name: str, n: int, kind: m.RuleKind = m.RuleKind.CHAIN) -> m.Rule:
         op = m.Symbol(A + "relu.default", m.SymbolKind.OP, "torch")
@@ -518,7 +518,7 @@ def test_scopes_operators_selects_torchaos_inductor_configuration_scheme(tmp_pat
     message, hint = located_error(
         tmp_path, "quantizer b { scopes: operator }\n" + backend, "operator }"
     )
-    assert message == "scopes must be modules or operators, got the name 'operator'"
+    assert message == "scopes must be modules, operators or composable, got the name 'operator'"
     assert hint == "did you mean 'operators'?"
 
 
@@ -555,7 +555,7 @@ def test_match_source_finds_chains_by_source_partitions(tmp_path):
     (q,) = resolve(
         tmp_path,
         """\
-        quantizer b { fx: false }
+        quantizer b { fx: false  scopes: operators }
         backend b {
             pattern (nn.Conv2d, nn.ReLU) { dtypes: s  pt2e: {match: source} }
             for conv in [nn.Conv2d, F.conv2d] {
@@ -581,10 +581,10 @@ def test_match_source_finds_chains_by_source_partitions(tmp_path):
         "did you mean 'source'?",
     )
     spec = (
-        'quantizer b {}\nbackend b { pattern (nn.Conv2d, "relu_") '
+        'quantizer b { scopes: operators }\nbackend b { pattern (nn.Conv2d, "relu_") '
         "{ dtypes: s  pt2e: {match: source} } }\n"
     )
-    message, hint = located_error(tmp_path, spec, "pt2e:")
+    message, hint = located_error(tmp_path, spec, "match:")
     assert message.startswith("match: source finds a chain by the module classes and functions")
     assert "'relu_' in pattern (nn.Conv2d, 'relu_') is not one" in message
 
@@ -593,11 +593,11 @@ def test_other_says_what_a_binary_ops_other_input_gets(tmp_path):
     (q,) = resolve(
         tmp_path,
         """\
-        quantizer b { fx: false }
+        quantizer b { fx: false  scopes: operators }
         backend b {
             pattern (nn.Conv2d, operator.add) { dtypes: s  pt2e: {match: source, other: quantized} }
             pattern (nn.Linear, operator.add) { dtypes: s  pt2e: {match: source, other: float} }
-            pattern (nn.Conv2d, nn.ReLU) { dtypes: s }
+            pattern (nn.Conv2d, nn.ReLU) { dtypes: s  pt2e: {match: source} }
         }
         """,
     ).quantizers
@@ -609,15 +609,16 @@ def test_other_says_what_a_binary_ops_other_input_gets(tmp_path):
     text = rendered(q)
     assert text.count('other="quantized",') == 1 and text.count('other="float",') == 1
     base = (
-        "quantizer b {}\nbackend b { pattern (nn.Conv2d, %s) { dtypes: s  pt2e: {other: %s} } }\n"
+        "quantizer b { scopes: operators }\n"
+        "backend b { pattern (nn.Conv2d, %s) { dtypes: s  pt2e: {other: %s} } }\n"
     )
     message, hint = located_error(tmp_path, base % ("operator.add", "quantised"), "quantised")
     assert message == "other must be quantized or float, got the name 'quantised'"
     assert hint == "did you mean 'quantized'?"
-    message, hint = located_error(tmp_path, base % ("nn.ReLU", "float"), "pt2e:")
+    message, hint = located_error(tmp_path, base % ("nn.ReLU", "float"), "other:")
     assert message == (
-        "other: says what a binary op's other input gets; pattern (nn.Conv2d, nn.ReLU) has no "
-        "binary op (aten.add, aten.sub, aten.mul) after its first"
+        "other: float applies to a chain with a binary op (aten.add, aten.sub, aten.mul) after "
+        "its first op; pattern (nn.Conv2d, nn.ReLU) has none"
     )
     assert hint == "remove other:, or name the binary op in the pattern"
 

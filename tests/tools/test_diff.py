@@ -103,6 +103,7 @@ def test_the_x86_conv2d_change_in_every_format(repo, capsys):
             "severity": "widening",
             "where": "specs/x86.bcfg:18:9",
             "origin": "specs/x86.bcfg: override pattern nn.Conv2d",
+            "parts": [],
         }
     ]
 
@@ -456,11 +457,13 @@ def test_the_ci_recipe_runs_real_commands():
         ["bcfg", "check"],
         ["bcfg", "diff"],
         ["bcfg", "diff"],
+        ["bcfg", "diff"],
     ]
     for command in commands:
         argv = shlex.split(command.replace("${{ github.base_ref }}", "main").partition(">")[0])
         _parser().parse_args(argv[1:])  # exits on an argument error
     assert "--format markdown" in commands[2] and "--format github" in commands[1]
+    assert commands[3].endswith("--fail-on narrowing")  # last: fails the check on narrowing only
     assert f'startswith("{MARKER}")' in text
     assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in text
 
@@ -496,7 +499,9 @@ def test_git_sources_read_a_project_in_a_subfolder_with_imports_outside_it(
     monkeypatch.chdir(top / "proj")
     code, out, _ = bcfg(capsys, "HEAD~1", "HEAD", "--format", "json")
     changes = json.loads(out)["changes"]
-    assert code == 0 and {c["field"] for c in changes} == {"dtypes[d].input", "dtypes[d].output"}
+    # input and output of one dtype config: one change, with its two parts
+    assert code == 0 and [c["field"] for c in changes] == ["dtypes[d]"]
+    assert [p["field"] for p in changes[0]["parts"]] == ["input", "output"]
     assert {c["where"] for c in changes} == {f"{lib}:1:1"}
 
 
@@ -551,3 +556,135 @@ def test_configs_names_a_pt2e_quantizer_as_such(capsys, monkeypatch):
         "generates (a PT2E-only target's too, x86_inductor's) as its spec, with "
         "`bcfg diff BASE HEAD`"
     )
+
+
+def test_fx_false_is_the_fx_side_dropped(repo, capsys):
+    """fx: false removes generated/xnnpack.py, the getter every FX user imports: a narrowing
+    change of the backend, which --exit-code and --fail-on narrowing fail on; taking it out
+    again gives the FX side back, widening."""
+    spec = repo / "specs" / "xnnpack.bcfg"
+    edit(
+        spec,
+        lambda t: t.replace(
+            "    reused_weight: decline\n", "    reused_weight: decline\n    fx: false\n"
+        ),
+    )
+    code, out, _ = bcfg(capsys, "--exit-code")
+    assert code == 1
+    assert (
+        "xnnpack\n  ~ FX BackendConfig: 103 pattern configs → none (fx: false)  narrowing\n" in out
+    )
+    assert "      at specs/xnnpack.bcfg:19\n" in out  # the quantizer that says fx: false
+    assert "narrows 1 backend setting" in out
+    code, _, err = bcfg(capsys, "--fail-on", "narrowing")
+    assert (code, err) == (
+        1,
+        "bcfg diff: narrowing changes in 1 backend setting (--fail-on narrowing)\n",
+    )
+    assert bcfg(capsys, "--fail-on", "widening")[0] == 0
+    commit(repo, "xnnpack is PT2E-only")
+    edit(spec, lambda t: t.replace("    fx: false\n", ""))
+    code, out, _ = bcfg(capsys, "--format", "json", "--fail-on", "widening")
+    assert code == 1
+    assert [
+        (c["field"], c["before"], c["after"], c["severity"]) for c in json.loads(out)["changes"]
+    ] == [("FX BackendConfig", "none (fx: false)", "103 pattern configs", "widening")]
+
+
+ACT8 = "constraint act8 = quint8 {quant_min: 0, quant_max: 127, scale_min: 2 ** -12}\n"
+
+
+def test_one_constraint_added_is_one_row_per_dtype_config(repo, capsys):
+    """The constraint on input and output of my_backend's one dtype config (six parts), in
+    three patterns: one row in every format, its parts kept in json."""
+    edit(
+        repo / "specs" / "my_backend.bcfg",
+        lambda t: t.replace(
+            "dtypes weighted_int8 = {input: quint8, output: quint8",
+            ACT8 + "dtypes weighted_int8 = {input: act8, output: act8",
+        ),
+    )
+    row = (
+        "dtypes[weighted_int8]: + input, output {quant_min: 0, quant_max: 127, scale_min: 2 ** -12}"
+    )
+    _, out, _ = bcfg(capsys)
+    changes = [ln for ln in out.splitlines() if ln.startswith("  ~ ")]
+    assert changes == [f"  ~ {row}  narrowing"]
+    assert "      in 3 patterns: nn.Linear, (nn.Conv2d, nn.ReLU), nni.ConvReLU2d\n" in out
+    _, out, _ = bcfg(capsys, "--format", "markdown")
+    rows = [ln for ln in out.splitlines() if ln.startswith("| ✏️")]
+    assert rows == [
+        "| ✏️ changed | `nn.Linear`, `(nn.Conv2d, nn.ReLU)`, `nni.ConvReLU2d` | `dtypes[weighted_int8]` "
+        "| — | + `input, output {quant_min: 0, quant_max: 127, scale_min: 2 ** -12}` | ⚠️ narrowing "
+        "| specs/my_backend.bcfg:4 |"
+    ]
+    _, out, _ = bcfg(capsys, "--format", "github")
+    assert out.splitlines()[:-1] == [
+        "::warning file=specs/my_backend.bcfg,line=4,title=bcfg diff%3A narrowing::my_backend (3): "
+        + row
+    ]
+    _, out, _ = bcfg(capsys, "--format", "json")
+    changes = json.loads(out)["changes"]
+    assert [c["pattern"] for c in changes] == [
+        "nn.Linear",
+        "(nn.Conv2d, nn.ReLU)",
+        "nni.ConvReLU2d",
+    ]
+    assert changes[0]["parts"] == [
+        {"field": f"{slot}.{short}", "before": None, "after": value, "severity": "narrowing"}
+        for slot in ("input", "output")
+        for short, value in (("quant_min", "0"), ("quant_max", "127"), ("scale_min", "2 ** -12"))
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "github"])
+def test_fail_on_fails_on_the_severities_asked_for_in_every_format(repo, capsys, fmt):
+    """A narrowing change (a constraint added) and a widening one (a dtype config added):
+    --fail-on names which fail the run, whatever the format; --exit-code fails on either."""
+    edit(
+        repo / "specs" / "my_backend.bcfg",
+        lambda t: t.replace(
+            "dtypes weighted_int8 = {input: quint8, output: quint8",
+            ACT8 + "dtypes weighted_int8 = {input: act8, output: act8",
+        ),
+    )
+    commit(repo, "act8")
+    code, _, err = bcfg(capsys, "HEAD~1", "HEAD", "--format", fmt, "--fail-on", "narrowing")
+    assert (code, err) == (1, "bcfg diff: narrowing changes in 3 patterns (--fail-on narrowing)\n")
+    code, _, err = bcfg(capsys, "HEAD~1", "HEAD", "--format", fmt, "--fail-on", "widening")
+    assert (code, err) == (0, "")
+    add_conv2d_symmetric(repo)  # widening only
+    assert bcfg(capsys, "--format", fmt, "--fail-on", "narrowing")[:3:2] == (0, "")
+    code, _, err = bcfg(capsys, "--format", fmt, "--fail-on", "widening", "--fail-on", "narrowing")
+    assert (code, err) == (
+        1,
+        "bcfg diff: widening changes in 1 pattern (--fail-on narrowing --fail-on widening)\n",
+    )
+    code, _, err = bcfg(capsys, "--format", fmt, "--fail-on", "any")
+    assert (code, err) == (1, "bcfg diff: changes in 1 pattern (--fail-on any)\n")
+    assert bcfg(capsys, "--format", fmt, "--exit-code")[0] == 1
+    git(repo, "checkout", "-q", "specs")
+    assert bcfg(capsys, "--format", fmt, "--fail-on", "any")[0] == 0  # nothing changed
+
+
+def test_a_grouped_change_lists_its_parts_in_text_when_their_severities_differ():
+    from dataclasses import replace
+
+    from generator.semantics.compare import Action, Change, Part, Severity
+    from generator.tools.diff_report import Labels, text
+
+    parts = (
+        Part("input.quant_min", "0", "1", Severity.NARROWING),
+        Part("input.quant_max", "200", "250", Severity.WIDENING),
+    )
+    before, after = "input {quant_min: 0, quant_max: 200}", "input {quant_min: 1, quant_max: 250}"
+    c = Change("b", "nn.Linear", Action.CHANGED, "dtypes[d]", before, after, Severity.NARROWING)
+    out = text([replace(c, parts=parts)], Labels("a", "b"))
+    assert (
+        f"  ~ dtypes[d]: {before} → {after}  narrowing\n"
+        "      input.quant_min: 0 → 1  narrowing\n"
+        "      input.quant_max: 200 → 250  widening\n"
+        "      in nn.Linear\n"
+    ) in out
+    alike = tuple(replace(p, severity=Severity.NARROWING) for p in parts)
+    assert "input.quant_min" not in text([replace(c, parts=alike)], Labels("a", "b"))

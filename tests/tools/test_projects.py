@@ -218,11 +218,17 @@ def test_the_ci_workflow_runs_in_a_project_with_its_own_modules(tmp_path, cache)
         "generated/ is in sync with specs/",
         "Annotate the changes",
         "Write the comment",
+        "No narrowing change",
     ]
     outputs = []
-    for step in steps:
+    for step in steps[:-1]:
         script = step["run"].replace("${{ github.base_ref }}", "main")
         outputs.append(ok(pr.run("bash", "-eo", "pipefail", "-c", script)))
+    # The last step fails the check: the pull request removes a pattern (narrowing).
+    script = steps[-1]["run"].replace("${{ github.base_ref }}", "main")
+    failed = pr.run("bash", "-eo", "pipefail", "-c", script)
+    assert failed.returncode == 1
+    assert "narrowing changes in 1 pattern (--fail-on narrowing)" in failed.stderr
     annotations = outputs[1].splitlines()
     assert (
         f"::notice file={SPEC},line=9,title=bcfg diff%3A widening::acme_npu (nn.Linear, nn.GELU): dtypes: + int16"

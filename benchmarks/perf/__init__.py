@@ -1,0 +1,1 @@
+"""bcfg's performance benchmark (``benchmarks/run.py``), one concern a module."""

@@ -1,0 +1,534 @@
+"""The one table of PT2E keys: every ``pt2e: {...}`` key and every ``quantizer`` field, one row.
+
+A row says what the key is (word, meaning, value kind, default), where it lands
+(the attributes of the resolved ``Rule`` or ``Quantizer``, which bcfg's
+runtime reads under the same names), which runtime base honours it
+(``SpecQuantizer``: ``scopes: modules``; ``OperatorScopedQuantizer``:
+``scopes: operators``), what it asks of the pattern, how the docs describe it,
+and how ``bcfg diff`` grades a change of it. Coercion, the checks that a key
+applies, spelling, ``bcfg diff``'s canonical form and grades, emission, the
+docs reference table and ``bcfg fmt``'s key order are loops over this table;
+``tests/semantics/test_pt2e_keys.py`` checks that the table, ``PT2EOptions``,
+both ``Rule`` classes and each base's honoured set agree.
+
+Data only (no torch, no semantics): the language layer's fmt reads the order,
+the semantic layer coerces and checks, the emitters print.
+Closed sets are ``StrEnum``s whose first member is the default (``None`` in a
+row's default: the key is unset, and something else decides: the quantizer's
+``reused_weight``, batch norm for ``qat_config``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+
+class Match(StrEnum):
+    CHAIN = "chain"
+    SOURCE = "source"
+
+
+class QParams(StrEnum):
+    FIRST = "first"
+    QUANTIZED = "quantized"
+
+
+class Other(StrEnum):
+    QUANTIZED = "quantized"
+    FLOAT = "float"
+
+
+class ReusedWeight(StrEnum):
+    MATCH = "match"
+    DECLINE = "decline"
+
+
+class QatConfig(StrEnum):
+    OPTIONAL = "optional"
+    REQUIRED = "required"
+    REQUIRED_IF_DYNAMIC = "required_if_dynamic"
+
+
+class Scope(StrEnum):
+    ALL_OPS = "all_ops"
+    FIRST_OP = "first_op"
+    NONE = "none"
+
+
+class Outputs(StrEnum):
+    PATTERNS = "patterns"
+    CONSUMERS = "consumers"
+
+
+class Scopes(StrEnum):
+    """A quantizer's runtime base: ``modules`` (SpecQuantizer), ``operators``
+    (OperatorScopedQuantizer) or ``composable`` (ComposableSpecQuantizer)."""
+
+    MODULES = "modules"
+    OPERATORS = "operators"
+    COMPOSABLE = "composable"
+
+
+class OperatorType(StrEnum):
+    NODES = "nodes"
+    PATTERNS = "patterns"
+
+
+class Delegate(StrEnum):
+    """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
+    says what each runs)."""
+
+    XNNPACK = "xnnpack"
+
+
+class RuleKind(StrEnum):
+    CHAIN = "chain"  # a chain of ops, annotated in rule order
+    SHARED = "shared"  # a shared_observer op annotated in rule order (eager)
+    PROPAGATE = "propagate"  # a shared_observer op that follows a quantized producer
+    HOOK = "hook"  # a Python function annotates it
+
+
+class Kind(Enum):
+    """How a key's value is written and coerced."""
+
+    ATEN = "an op, a list of ops, a tuple of those for a chain; `[]`"
+    WORD = "one of its words"
+    FLAG = "`true`, `false`"
+    HOOKS = "a name, a function, or a list"
+    HOOK = "a function"
+    AXIS = "a channel axis, `0` or more"
+    OPS = "a list of ATen overloads"
+
+
+class Need(Enum):
+    """What a key asks of the pattern it is set on (besides its quantizer's base)."""
+
+    SHARED_OBSERVER = "a shared_observer pattern"
+    IN_ORDER = "a pattern annotated in order (a chain, or an eager shared op)"
+    EAGER_SHARED = "an eager shared_observer pattern"
+    WEIGHTED_CHAIN = "a chain whose first op has a weight"
+    BINARY_OP = "a chain with a binary op (add, sub, mul) after its first op"
+    OPERATOR_TYPE_PATTERNS = "a quantizer with `operator_type: patterns`"
+    TRIED = "a pattern tried with a config (not one that only propagates)"
+
+
+# How a change of a key grades in ``bcfg diff``: +1 quantizes fewer nodes (narrowing),
+# -1 more (widening), 0 neither or both (neutral). (before, after) are the key's values.
+Grade = Callable[[Any, Any], int]
+
+
+def neutral(a: Any, b: Any) -> int:
+    return 0
+
+
+def more_narrows(a: Any, b: Any) -> int:
+    """A tuple of conditions or predicates: one added rules matches out, one dropped lets them in."""
+    added, dropped = bool(set(b) - set(a)), bool(set(a) - set(b))
+    return int(added) - int(dropped)
+
+
+def true_narrows(a: Any, b: Any) -> int:
+    return int(bool(b)) - int(bool(a))
+
+
+def true_widens(a: Any, b: Any) -> int:
+    return int(bool(a)) - int(bool(b))
+
+
+def empty_narrows(a: Any, b: Any) -> int:
+    """``aten: []`` leaves the pattern out."""
+    return int(b == ()) - int(a == ())
+
+
+def ranked(*fewer: str) -> Grade:
+    """Words in order of how many nodes they quantize, most first (unset ranks as the first)."""
+
+    def grade(a: Any, b: Any) -> int:
+        ra, rb = (fewer.index(x) if x in fewer else 0 for x in (a, b))
+        return (rb > ra) - (rb < ra)
+
+    return grade
+
+
+# Skip predicates bcfg's PT2E runtime defines; a dotted path names your own.
+SKIP_HOOKS: dict[str, str] = {
+    "large_scalar": "a one-element tensor constant beyond what HistogramObserver observes (3.4e15)",
+    "depthwise": "of the first op, a conv: its weight has one input channel per group",
+    "grouped": "of the first op, a conv or transposed conv: it has more than one group",
+    "relu_user": "of the first op: its only user is a relu",
+}
+# Conditions bcfg's PT2E runtime defines (``when:``), checked on a match's first op.
+CONDITIONS: dict[str, str] = {
+    "input_quantized": "its first input is the output of a quantized pattern",
+    "inputs_quantized": "every input is the output of a quantized pattern",
+    "user_quantizable": "it has no user, or a user the quantizer quantizes",
+    "same_shape": "its two arguments are tensors of one shape",
+}
+
+BOTH = frozenset({Scopes.MODULES, Scopes.OPERATORS})
+ALL = frozenset(Scopes)
+MODULES = frozenset({Scopes.MODULES})
+OPERATORS = frozenset({Scopes.OPERATORS})
+
+
+@dataclass(frozen=True)
+class Key:
+    """One pt2e key or quantizer field."""
+
+    word: str
+    doc: str  # one line: what it says (hints, did-you-mean, the language reference)
+    kind: Kind
+    default: Any  # PT2EOptions' (or Quantizer's) default; None: unset
+    lands: tuple[str, ...]  # the Rule (or Quantizer) attributes it sets
+    bases: frozenset[Scopes]  # the runtime bases that honour it
+    note: str  # the docs reference's meaning column
+    words: type[StrEnum] | None = None  # a WORD key's closed set
+    needs: tuple[Need, ...] = ()
+    grade: Grade = neutral
+    meaning: str | None = None  # a WORD key's hint after a wrong word
+    hooks: dict[str, str] | None = None  # a HOOKS key's builtins (bcfg's runtime), by name
+    what: str = ""  # a hook's noun in messages: "skip predicate"
+    # The arguments the runtime calls a hook with (a HOOK or HOOKS key, and transform).
+    arity: tuple[str, ...] = ()
+    value: str = ""  # the docs' value column, if not the kind's words
+    close_meaning: bool = False  # a did-you-mean also says what the words mean
+
+    @property
+    def values(self) -> str:
+        """The docs reference's value column."""
+        if self.value:
+            return self.value
+        if self.words is not None:
+            first = f"`{next(iter(self.words)).value}`"
+            rest = [f"`{w.value}`" for w in list(self.words)[1:]]
+            default = " (default)" if self.default is not None else ""
+            return ", ".join([first + default, *rest])
+        return self.kind.value
+
+    def word_list(self) -> str:
+        """``a, b or c``: the key's words as messages list them."""
+        assert self.words is not None
+        words = [w.value for w in self.words]
+        return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+PT2E_TABLE: tuple[Key, ...] = (
+    Key(
+        "aten",
+        "the ATen ops the pattern matches, overriding the mapping table; [] leaves it out",
+        Kind.ATEN,
+        None,
+        ("chain",),
+        ALL,
+        "the ATen ops the pattern matches, instead of the table's; `[]` leaves it out of the "
+        "quantizer",
+        grade=empty_narrows,
+    ),
+    Key(
+        "match",
+        "chain (by ATen op, the default) or source (by torch's source partitions)",
+        Kind.WORD,
+        Match.CHAIN,
+        ("sources",),
+        BOTH,
+        "`source`: find the nodes through torch's source partitions of the pattern's module or "
+        "function, as torchao's quantizers do (graphs exported non-strict carry none for "
+        "functions); a chain by source is for `scopes: operators`",
+        words=Match,
+        needs=(Need.IN_ORDER,),
+    ),
+    Key(
+        "eager",
+        "true: a shared_observer pattern is annotated in order, not only propagated",
+        Kind.FLAG,
+        False,
+        ("kind",),
+        ALL,
+        "a `shared_observer` pattern is annotated in order, not only propagated",
+        needs=(Need.SHARED_OBSERVER,),
+        grade=true_widens,
+    ),
+    Key(
+        "skip",
+        "predicates on activation inputs that rule a match out: large_scalar or a function",
+        Kind.HOOKS,
+        (),
+        ("skip",),
+        MODULES,
+        "predicates that rule the match out: of an activation input (`large_scalar`, yours, "
+        "`fn(node, model) -> bool`), or of the match's first op (`depthwise`: a conv whose "
+        "weight has one input channel per group; `grouped`: a conv or transposed conv of more "
+        "than one group; `relu_user`: its only user is a relu)",
+        needs=(Need.IN_ORDER,),
+        grade=more_narrows,
+        hooks=SKIP_HOOKS,
+        what="skip predicate",
+        arity=("node", "model"),
+        value="`large_scalar`, `depthwise`, `grouped`, `relu_user`, a function, or a list",
+    ),
+    Key(
+        "annotate",
+        "a Python function that annotates the pattern itself",
+        Kind.HOOK,
+        None,
+        ("annotate",),
+        MODULES,
+        "annotates the pattern itself, `fn(model, config, accept) -> bool` (see below)",
+        what="annotate function",
+        arity=("model", "config", "accept"),
+    ),
+    Key(
+        "weight_axis",
+        "the weight's channel axis, for per-channel weight specs (1: transposed convs)",
+        Kind.AXIS,
+        None,
+        ("weight_axis",),
+        MODULES | {Scopes.COMPOSABLE},
+        "the weight spec's channel axis for this pattern, instead of the config's (transposed "
+        "convs: `1`, their output channels); below the weight's rank",
+        needs=(Need.WEIGHTED_CHAIN,),
+    ),
+    Key(
+        "qparams",
+        "first (the default) or quantized: which input of a list (cat) the others share qparams with",
+        Kind.WORD,
+        QParams.FIRST,
+        ("qparams",),
+        MODULES,
+        "an eager shared op with a list input (cat): its inputs and output share the qparams "
+        "of the first input, or of the first that comes from a quantized op (through shared "
+        "ops; else the first)",
+        words=QParams,
+        needs=(Need.EAGER_SHARED,),
+    ),
+    Key(
+        "any_float",
+        "true: activation inputs of any floating dtype (float16, bfloat16) are quantized, not float32 only",
+        Kind.FLAG,
+        False,
+        ("any_float",),
+        MODULES,
+        "activation inputs of any floating dtype (float16, bfloat16) are quantized, not "
+        "float32 only (ExecuTorch's linear and conv)",
+        needs=(Need.IN_ORDER,),
+        grade=true_widens,
+        value="`true`, `false` (default)",
+    ),
+    Key(
+        "other",
+        "quantized or float: what the other input of the pattern's binary op (add) gets",
+        Kind.WORD,
+        None,
+        ("other",),
+        OPERATORS,
+        "the other input of the chain's binary op (`add`, `sub`, `mul` after its first op): "
+        "it gets the input spec, or nothing (X86's conv + add and linear + add)",
+        words=Other,
+        needs=(Need.BINARY_OP,),
+        meaning="quantized: the binary op's other input gets the input spec; float: nothing",
+    ),
+    Key(
+        "when",
+        "conditions a match meets before a config quantizes it: inputs_quantized and the rest",
+        Kind.HOOKS,
+        (),
+        ("when",),
+        OPERATORS | {Scopes.COMPOSABLE},
+        "conditions the match's first op meets before a config quantizes it (below)",
+        grade=more_narrows,
+        hooks=CONDITIONS,
+        what="condition",
+        arity=("node", "quantizable"),
+        value="a condition or a list",
+    ),
+    Key(
+        "opt_in",
+        "true: only an operator-type or module-name config annotates it, never the global one",
+        Kind.FLAG,
+        False,
+        ("opt_in",),
+        OPERATORS,
+        "only an operator-type or module-name config annotates it, never the global one "
+        "(X86's matmul)",
+        grade=true_narrows,
+    ),
+    Key(
+        "reused_weight",
+        "match or decline (the quantizer's, by default match): whether a match whose "
+        "weight or bias an earlier match quantized (a module called twice, tied weights) is quantized",
+        Kind.WORD,
+        None,
+        ("reused_weight",),
+        BOTH,
+        "a match whose weight or bias an earlier match quantized (the same module called "
+        "twice, two modules tied to one weight): `match` quantizes it again, so every call is "
+        "quantized; `decline` leaves it to the rules after, as if one of its ops were "
+        "annotated",
+        words=ReusedWeight,
+        needs=(Need.WEIGHTED_CHAIN,),
+        grade=ranked("match", "decline"),
+        meaning="match: a match is quantized whether an earlier match quantized its weight or "
+        "not; decline: it is left to the rules after",
+        value="`match`, `decline` (default: the quantizer's, below)",
+    ),
+    Key(
+        "operator_types",
+        "the ATen overloads whose set_operator_type selects the pattern, in a quantizer "
+        "with operator_type: patterns (by default its first op's)",
+        Kind.OPS,
+        None,
+        ("operator_types",),
+        MODULES,
+        "the overloads whose `set_operator_type` selects the pattern (below). A packet "
+        "(`aten.conv_transpose1d`) is listed as itself: selection is by exact equality",
+        needs=(Need.OPERATOR_TYPE_PATTERNS,),
+        value="a list of ATen overloads; `[]` (default: the pattern's first op's)",
+    ),
+    Key(
+        "qat_config",
+        "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
+        "configs (by default required for a chain through batch norm, else optional)",
+        Kind.WORD,
+        None,
+        ("qat", "qat_if_dynamic"),
+        MODULES,
+        "which configs try the pattern: any config its dtypes allow, QAT configs only, or "
+        "static configs and dynamic QAT configs (ExecuTorch's conv + batch norm, which "
+        "`prepare_qat_pt2e` meets with a non-QAT config too)",
+        words=QatConfig,
+        needs=(Need.TRIED,),
+        grade=ranked("optional", "required_if_dynamic", "required"),
+        meaning="required: only QAT configs try the pattern; optional: any config; "
+        "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
+        value="`optional`, `required`, `required_if_dynamic` (default: `required` for a chain "
+        "through batch norm, else `optional`)",
+    ),
+    Key(
+        "scope",
+        "all_ops (the default), first_op or none: which ops of a match module names, module "
+        "types and the filter function judge (none: matched anywhere, with each config in turn)",
+        Kind.WORD,
+        Scope.ALL_OPS,
+        ("scope",),
+        MODULES,
+        "which ops of a match module names, module types and the filter function judge: all "
+        "of them, the first only (ExecuTorch's conv + batch norm), or none: the pattern is "
+        "tried with each config in turn and matches anywhere (ExecuTorch's cat)",
+        words=Scope,
+        needs=(Need.IN_ORDER,),
+        meaning="all_ops: every op of a match must be in the config's scope; first_op: its "
+        "first op; none: the pattern matches anywhere, with each config in turn",
+    ),
+)
+
+QUANTIZER_TABLE: tuple[Key, ...] = (
+    Key(
+        "transform",
+        "graph transforms run before annotating: scalars_to_tensors(ops...) or functions",
+        Kind.HOOKS,
+        (),
+        ("transforms",),
+        ALL,
+        "graph transforms run before annotating, `fn(model) -> model`",
+        what="transform",
+        arity=("model",),
+    ),
+    Key(
+        "outputs",
+        "patterns (the default: a pattern's last op gets the output spec) or consumers "
+        "(only quantized consumers observe it; shared ops follow quantized patterns)",
+        Kind.WORD,
+        Outputs.PATTERNS,
+        ("outputs",),
+        BOTH,
+        "who observes a pattern's output",
+        words=Outputs,
+        meaning="patterns: each pattern's last op gets the output spec; consumers: only "
+        "quantized consumers observe a pattern's output",
+        close_meaning=True,
+    ),
+    Key(
+        "scopes",
+        "modules (the default: set_module_name, set_module_type, set_operator_type), "
+        "operators (torchao's inductor quantizers: module names, operator types, global) or "
+        "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
+        "the longest supported chain, then clusters of shared ops)",
+        Kind.WORD,
+        Scopes.MODULES,
+        ("scopes",),
+        ALL,
+        "the runtime base: `SpecQuantizer`, `OperatorScopedQuantizer` or "
+        "`ComposableSpecQuantizer`",
+        words=Scopes,
+    ),
+    Key(
+        "fx",
+        "true (the default) or false: the backend is for this quantizer only, no BackendConfig",
+        Kind.FLAG,
+        True,
+        ("fx",),
+        ALL,
+        "`false`: no BackendConfig",
+    ),
+    Key(
+        "reused_weight",
+        "match (the default) or decline: the reused_weight of every pattern with a "
+        "weight whose pt2e field does not say",
+        Kind.WORD,
+        ReusedWeight.MATCH,
+        ("reused_weight",),
+        BOTH,
+        "the `reused_weight` of the patterns that do not say",
+        words=ReusedWeight,
+        grade=ranked("match", "decline"),
+    ),
+    Key(
+        "operator_type",
+        "nodes (the default: set_operator_type configures the matches with an op of "
+        "that type, and the global config leaves them) or patterns (it selects the patterns whose "
+        "operator_types name that overload, ExecuTorch's XNNPACKQuantizer)",
+        Kind.WORD,
+        OperatorType.NODES,
+        ("operator_type",),
+        MODULES,
+        "what `set_operator_type` selects",
+        words=OperatorType,
+    ),
+    Key(
+        "delegate",
+        "xnnpack: the program is lowered to ExecuTorch's XNNPACK delegate; generate "
+        "warns at each dtype config it would refuse",
+        Kind.WORD,
+        None,
+        ("delegate",),
+        BOTH,
+        "the ExecuTorch delegate its programs are lowered to: generate warns at each dtype "
+        "config the delegate would refuse (checked at generate time, not read at run time)",
+        words=Delegate,
+    ),
+)
+
+PT2E_KEY: dict[str, Key] = {k.word: k for k in PT2E_TABLE}
+QUANTIZER_KEY: dict[str, Key] = {k.word: k for k in QUANTIZER_TABLE}
+
+# The Rule attributes that are not a key's (the pattern and its dtype configs say them):
+# every base reads them.
+STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"})
+
+
+def honoured(base: Scopes) -> frozenset[str]:
+    """The Rule attributes a runtime base reads: the structural ones, and those of its keys.
+
+    The runtime states the same set as a class attribute (``SpecQuantizer.honours``,
+    ``OperatorScopedQuantizer.honours``), and the roots an operator-scoped quantizer
+    configures by module type (``roots``) and the chains it finds by source partitions
+    (``partitions``, of ``match: source`` on a chain); the consistency test compares them.
+    """
+    own = {a for k in PT2E_TABLE if base in k.bases for a in k.lands}
+    extra = {"roots", "partitions"} if base is Scopes.OPERATORS else set()
+    # The composable base matches by ATen op only: a rule found by source is refused.
+    without = {"sources"} if base is Scopes.COMPOSABLE else set()
+    return frozenset((STRUCTURAL | own | extra) - without)

@@ -1,0 +1,191 @@
+"""Whether the pt2e keys a pattern sets apply: its quantizer's base honours each, and the
+pattern is what each needs. One loop over the key table, each message once.
+
+A key the base does not honour (``when:`` under ``scopes: modules``, ``skip:``
+under ``scopes: operators``) is an error at the key, never a value the runtime
+silently ignores; so is a key on a pattern it cannot act on (``skip:`` on a
+shared op that only propagates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...lang.pt2e_keys import PT2E_KEY, Key, Kind, Need, OperatorType, Scopes
+from ...lang.vocabulary import spell
+from ...sources import Span
+from .. import model as m
+from ..aten_ops import WEIGHT_BIAS, WEIGHT_RANK
+from ..checks import pattern_text as shown
+from ..context import Ctx, Fail
+
+SHARED = "OUTPUT_SHARE_OBSERVER_WITH_INPUT"
+NOT_OBSERVED = "INPUT_OUTPUT_NOT_OBSERVED"
+# Binary ops a chain's other: applies to.
+BINARY = ("torch.ops.aten.add.", "torch.ops.aten.sub.", "torch.ops.aten.mul.")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the quantizer declaration says that its rules depend on: a frozen value."""
+
+    scopes: Scopes = Scopes.MODULES
+    reused: m.ReusedWeight = m.ReusedWeight.MATCH  # for patterns with a weight that do not say
+    operator_type: OperatorType = OperatorType.NODES
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What a pattern is as a rule, before its keys are checked: how it is annotated, its ATen
+    chain, how it is found, its weight and bias positions, the callables it comes from."""
+
+    kind: m.RuleKind
+    chain: m.AtenChain
+    sources: tuple[m.Symbol, ...] = ()
+    partitions: tuple[tuple[m.Symbol, ...], ...] = ()
+    weight: int | None = None
+    bias: int | None = None
+    roots: tuple[m.Symbol, ...] = ()
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None and self.kind is m.RuleKind.CHAIN
+
+
+def fail(ctx: Ctx, c: m.PatternConfig, field: str | None, message: str, hint: str | None) -> Fail:
+    """An error at the pattern (or one of its fields), with the use/for steps that placed it."""
+    return fail_at(ctx, c, c.field_span(field) if field else None, message, hint)
+
+
+def fail_key(ctx: Ctx, c: m.PatternConfig, key: str, message: str, hint: str | None) -> Fail:
+    """An error at a pt2e key of the pattern (the whole ``pt2e`` field if it was not written)."""
+    opts = c.pt2e or m.PT2EOptions()
+    return fail_at(ctx, c, opts.span(key) or c.field_span("pt2e"), message, hint)
+
+
+def fail_at(
+    ctx: Ctx, c: m.PatternConfig, span: Span | None, message: str, hint: str | None
+) -> Fail:
+    origin = c.origin
+    notes: tuple[str, ...] = ()
+    where = None
+    if origin is not None:
+        where = span or origin.item
+        notes = tuple(
+            f"in '{s.text}' at {s.span}" for s in reversed(origin.chain) if s.kind == m.StepKind.USE
+        )
+    ctx.diag.error(where, message, hint, notes)
+    return Fail()
+
+
+def said(key: Key, value: object) -> str:
+    """A key as messages show it: ``scope: first_op``, ``eager: true``, ``skip``."""
+    if key.kind is Kind.WORD:
+        return f"{key.word}: {value}"
+    if key.kind is Kind.FLAG:
+        return f"{key.word}: {'true' if value else 'false'}"
+    return key.word
+
+
+def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Settings) -> None:
+    """Raise Fail (with a located error) if a key the pattern sets does not apply."""
+    for word in opts.set_keys():
+        key = PT2E_KEY[word]
+        value = getattr(opts, word)
+        if s.scopes not in key.bases:
+            bases = [b for b in Scopes if b in key.bases]  # the table's order
+            named = " or ".join(b.value for b in bases)
+            others = [b.value for b in bases if b is not Scopes.MODULES]
+            other = f", or give the quantizer scopes: {' or '.join(others)}" if others else ""
+            raise fail_key(
+                ctx,
+                c,
+                word,
+                f"{said(key, value)} applies to a quantizer with scopes: {named}, whose "
+                f"runtime reads it; this one has scopes: {s.scopes.value}",
+                f"remove {word}{other}",
+            )
+        for need in key.needs:
+            problem = _unmet(need, word, c, d, s)
+            if problem is not None:
+                message, hint = problem
+                raise fail_key(ctx, c, word, f"{said(key, value)} applies to {message}", hint)
+    if opts.weight_axis is not None:
+        _check_rank(ctx, c, opts.weight_axis, d)
+    if s.scopes is Scopes.OPERATORS and d.kind is m.RuleKind.CHAIN and len(d.chain) > 1:
+        if not d.partitions:
+            raise fail(
+                ctx,
+                c,
+                None,
+                f"a quantizer with scopes: operators finds a chain by its source partitions; "
+                f"pattern {shown(c.pattern)} is matched by ATen ops (match: chain), which it "
+                "would match at the chain's first op alone",
+                "add pt2e: {match: source}, or write the ops one pattern each",
+            )
+
+
+def _unmet(
+    need: Need, word: str, c: m.PatternConfig, d: Derived, s: Settings
+) -> tuple[str, str] | None:
+    """(what the key applies to, the hint) if the pattern does not meet ``need``."""
+    p = shown(c.pattern)
+    if need is Need.SHARED_OBSERVER and d.kind is not m.RuleKind.SHARED:
+        return "shared_observer patterns", "add observation: shared_observer, or remove eager"
+    if need is Need.IN_ORDER and d.kind not in (m.RuleKind.CHAIN, m.RuleKind.SHARED):
+        why = "is annotated by its function" if d.kind is m.RuleKind.HOOK else "only propagates"
+        return (
+            f"patterns annotated in order; pattern {p} {why}",
+            (
+                "a shared_observer pattern is annotated in order with eager: true"
+                if d.kind is m.RuleKind.PROPAGATE
+                else f"remove {word}"
+            ),
+        )
+    if need is Need.EAGER_SHARED and d.kind is not m.RuleKind.SHARED:
+        return (
+            "shared_observer patterns annotated in order",
+            "add observation: shared_observer and eager: true, or remove qparams",
+        )
+    if need is Need.WEIGHTED_CHAIN and not d.weighted:
+        return (
+            f"a chain whose first op has a weight; {p} has none",
+            "set its weight position with input_index: {weight: 1}, or remove " + word,
+        )
+    if need is Need.BINARY_OP and not any(
+        op.path.startswith(BINARY) for ops in d.chain[1:] for op in ops
+    ):
+        return (
+            f"a chain with a binary op (aten.add, aten.sub, aten.mul) after its first op; "
+            f"pattern {p} has none",
+            "remove other:, or name the binary op in the pattern",
+        )
+    if need is Need.OPERATOR_TYPE_PATTERNS and s.operator_type is not OperatorType.PATTERNS:
+        return (
+            "a quantizer whose set_operator_type selects patterns; this one's selects nodes",
+            "add operator_type: patterns to the quantizer, or remove operator_types",
+        )
+    if need is Need.TRIED and d.kind is m.RuleKind.PROPAGATE:
+        return (
+            f"patterns tried with a config; pattern {p} only propagates (it follows its "
+            "quantized input, whatever the config)",
+            "add eager: true to annotate it in order, or remove qat_config",
+        )
+    return None
+
+
+def _check_rank(ctx: Ctx, c: m.PatternConfig, axis: int, d: Derived) -> None:
+    """A weight_axis the weight of the chain's first op has (its rank is known per op)."""
+    for op in d.chain[0] if d.chain else ():
+        rank = WEIGHT_RANK.get(op.path)
+        if rank is None or WEIGHT_BIAS[op.path][0] != d.weight or axis < rank:
+            continue
+        raise fail_key(
+            ctx,
+            c,
+            "weight_axis",
+            f"weight_axis: {axis} is beyond the weight of {spell(op.path)}, which has {rank} "
+            f"dimension{'s' if rank != 1 else ''} (axes 0 to {rank - 1}); the observer would "
+            "fail at the first calibration batch",
+            "transposed convs take 1 (their output channels); other ops take the config's axis",
+        )

@@ -1,0 +1,77 @@
+"""A ``torch.library`` op of the user's package (tests/custom_ops.py, ``bcfg_npukit::fancy_act``)
+through PT2E: the hint names the op by its own namespace, the name it gives resolves, and the
+generated quantizer annotates the op torch.export records, through prepare and convert."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from generator.diagnostics import SpecError
+from generator.semantics.driver import resolve_specs
+
+from .pt2e_support import KEY, generate, symmetric_config
+
+pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+
+from tests.custom_ops import LinearFancy  # noqa: E402  (registers bcfg_npukit::fancy_act)
+
+OP = "torch.ops.bcfg_npukit.fancy_act.default"
+SPEC = """
+dtypes io = {input: qint8, output: qint8}
+dtypes w8 = {input: qint8, output: qint8, weight: qint8, bias: float}
+quantizer npu {}
+backend npu {
+    pattern nn.Linear { dtypes: w8 }
+    pattern tests.custom_ops.fancy_act {
+        observation: shared_observer
+        dtypes: io
+        PT2E
+    }
+}
+"""
+
+
+def errors(tmp_path, pt2e: str) -> list[tuple[str, str | None]]:
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(SPEC.replace("PT2E", pt2e))
+    with pytest.raises(SpecError) as exc:
+        resolve_specs(tmp_path, [spec], ("torch", "operator", "tests"))
+    return [(d.message, d.hint) for d in exc.value.diagnostics if d.severity == "error"]
+
+
+def test_the_hint_names_the_ops_own_namespace_and_the_aten_name_gets_a_did_you_mean(tmp_path):
+    ((message, hint),) = errors(tmp_path, "")
+    assert message.startswith("tests.custom_ops.fancy_act has no ATen mapping")
+    assert hint is not None and f"likely pt2e: {{aten: {OP}}}" in hint
+    # what the hint said before: aten.fancy_act.default, which is no op; did you mean names it
+    ((message, hint),) = errors(tmp_path, "pt2e: {aten: aten.fancy_act.default}")
+    assert message == "unknown symbol 'torch.ops.aten.fancy_act.default'"
+    assert hint == f"did you mean '{OP}'?"
+    # a misspelling, and an overload the op does not have: its default
+    ((_, hint),) = errors(tmp_path, "pt2e: {aten: aten.fancy_ac.out}")
+    assert hint == f"did you mean '{OP}'?"
+
+
+def test_the_op_by_its_namespace_is_quantized(tmp_path):
+    get = generate(tmp_path, SPEC.replace("PT2E", f"pt2e: {{aten: {OP}}}"))
+    model = LinearFancy().eval()
+    x = torch.randn(2, 4)
+    gm = torch.export.export(model, (x,)).module()
+    q = get().set_global(symmetric_config("per_tensor"))
+    prepared = prepare_pt2e(gm, q)
+    (act,) = [
+        n for n in prepared.graph.nodes if n.target == torch.ops.bcfg_npukit.fancy_act.default
+    ]
+    assert KEY in act.meta and act.meta[KEY]._annotated
+    assert q.problems() == []
+    prepared(x)
+    converted = convert_pt2e(prepared)
+    (act,) = [
+        n for n in converted.graph.nodes if n.target == torch.ops.bcfg_npukit.fancy_act.default
+    ]
+    # it reads a dequantized input and its output is quantized: it runs between quantized ops
+    assert "dequantize" in str(act.args[0].target)
+    assert any("quantize_per_tensor" in str(u.target) for u in act.users)
+    torch.testing.assert_close(converted(x), model(x), atol=0.1, rtol=0.1)

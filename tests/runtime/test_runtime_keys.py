@@ -1,0 +1,124 @@
+"""The runtime side of the table of PT2E keys: each base reads only the Rule fields it
+declares (``honours``), conditions return a decline with a named reason the report takes
+as is, the reporter is set for one annotate and put back however it ends, and the report
+runs torch's source partitioning once per rule, not once per float op (issue 35, class 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_config  # noqa: E402
+
+from generator.runtime import matcher, report  # noqa: E402
+from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
+from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
+from generator.runtime.values import Rule  # noqa: E402
+
+aten = torch.ops.aten
+CONFIG = get_symmetric_quantization_config(is_per_channel=False)
+
+
+def quantizer(*rules, base=SpecQuantizer):
+    class Q(base):  # type: ignore[misc, valid-type]
+        pass
+
+    Q.rules = rules
+    return Q()
+
+
+def exported(model, *args):
+    torch.manual_seed(0)
+    return torch.export.export(model.eval(), args).module()
+
+
+def by_node(q):
+    return {e.node: e for e in q.last_report.entries}
+
+
+def test_a_base_refuses_a_rule_field_it_does_not_read():
+    with pytest.raises(ValueError, match="pattern r sets other"):
+        quantizer(Rule("r", chain=[[aten.add.Tensor]], other="quantized"))
+    with pytest.raises(ValueError, match="pattern r sets skip"):
+        quantizer(Rule("r", chain=[[aten.add.Tensor]], skip=[len]), base=OperatorScopedQuantizer)
+    quantizer(Rule("r", chain=[[aten.add.Tensor]], when=[len]), base=OperatorScopedQuantizer)
+
+
+class Bf16(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+def test_a_bf16_op_without_a_rule_is_no_rule_not_deliberate():
+    """xnnpack_executorch has no sigmoid rule; on a bf16 model the report said
+    ``not_a_tensor_op`` (it ignored any_float), as if leaving it were deliberate."""
+    from generated.xnnpack_executorch_quantizer import get_xnnpack_executorch_quantizer
+
+    model = Bf16().to(torch.bfloat16)
+    gm = exported(model, torch.randn(2, 4, dtype=torch.bfloat16))
+    q = get_xnnpack_executorch_quantizer().set_global(CONFIG).report(None)
+    q.annotate(gm)
+    e = by_node(q)
+    assert e["linear"].quantized  # any_float: the bf16 linear is quantized
+    assert e["sigmoid"].reason == "no_rule" and not e["sigmoid"].deliberate
+
+
+def test_a_decline_names_its_reason_and_the_report_takes_it():
+    gm = exported(nn.Sequential(nn.Linear(4, 4)).to(torch.bfloat16), torch.randn(2, 4).bfloat16())
+    rule = Rule("nn.Linear", chain=[[aten.linear.default]], weight=1, bias=2)
+    q = quantizer(rule).set_global(CONFIG).report(None)
+    q.annotate(gm)
+    (linear,) = [e for e in q.last_report.entries if e.op == "aten.linear.default"]
+    assert linear.reason == "non_float_input"
+    assert linear.detail.endswith("is a torch.bfloat16 tensor, not float32")
+
+
+def raises(model, config, accept):
+    raise RuntimeError("a hook that fails")
+
+
+def test_the_reporter_is_put_back_when_annotate_raises():
+    gm = exported(nn.Sequential(nn.ReLU()), torch.randn(2, 4))
+    q = quantizer(Rule("boom", kind="hook", annotate=raises)).set_global(CONFIG).report(None)
+    assert report.ACTIVE is None
+    with pytest.raises(RuntimeError, match="a hook that fails"):
+        q.annotate(gm)
+    assert report.ACTIVE is None
+
+
+class Relus(nn.Module):
+    def forward(self, x):
+        for _ in range(40):
+            x = F.relu(x) + 1.0
+        return x
+
+
+def test_the_report_partitions_by_source_once_per_rule(monkeypatch):
+    """A float op a source-matched rule could have taken: the report asks torch for the
+    rule's source partitions once, whatever the number of such ops (it asked per op)."""
+    gm = exported(Relus(), torch.randn(2, 4))
+    calls = []
+    real = matcher.get_source_partitions
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(matcher, "get_source_partitions", counted)
+    rule = Rule("nn.ReLU", kind="shared", chain=[[aten.relu.default]], sources=[nn.ReLU])
+    quantizer(rule).set_global(CONFIG).annotate(gm)
+    off = len(calls)
+    calls.clear()
+    q = quantizer(rule).set_global(CONFIG).report(None)
+    q.annotate(gm)
+    relus = [e for e in q.last_report.entries if e.op == "aten.relu.default"]
+    assert len(relus) == 40 and all(e.reason == "source_partition" for e in relus)
+    assert len(calls) == off + 1

@@ -1,0 +1,122 @@
+"""The table of PT2E keys (``generator/lang/pt2e_keys.py``) agrees with every place a key
+lives: ``PT2EOptions`` (a field per key, in order, with its default), the compiler's and
+the runtime's ``Rule`` (the same fields, order and defaults), ``Quantizer`` (a field per
+quantizer field), and the Rule fields each runtime base declares it honours. Each check
+is shown to fail on a mutation of one place."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import MISSING, fields, make_dataclass, replace
+from typing import Any
+
+import pytest
+
+from generator.lang import pt2e_keys as t
+from generator.semantics import model as m
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchao", reason="the runtime's bases import torchao")
+
+from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
+from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
+from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
+from generator.runtime.values import Rule as RuntimeRule  # noqa: E402
+
+BASES = {
+    t.Scopes.MODULES: SpecQuantizer.honours,
+    t.Scopes.OPERATORS: OperatorScopedQuantizer.honours,
+    t.Scopes.COMPOSABLE: ComposableSpecQuantizer.honours,
+}
+
+
+def _defaults(cls: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    out = []
+    for f in fields(cls):
+        if f.name in skip:
+            continue
+        default = f.default if f.default is not MISSING else MISSING
+        out.append((f.name, default))
+    return out
+
+
+def disagreements(
+    table: tuple[t.Key, ...] = t.PT2E_TABLE,
+    quantizer_table: tuple[t.Key, ...] = t.QUANTIZER_TABLE,
+    options: Any = m.PT2EOptions,
+    rule: Any = m.Rule,
+    runtime_rule: Any = RuntimeRule,
+    bases: dict[t.Scopes, frozenset[str]] = BASES,
+) -> list[str]:
+    """Every way the places disagree, in words; empty when they agree."""
+    out = []
+    keys = [(k.word, k.default) for k in table]
+    if _defaults(options, ("where",)) != keys:
+        out.append(f"PT2EOptions fields {_defaults(options, ('where',))} != table {keys}")
+    for k in (*table, *quantizer_table):
+        if k.words is not None and k.default is not None and k.default != next(iter(k.words)):
+            out.append(f"{k.word}: default {k.default!r} is not the first of its words")
+        if k.words is not None and k.kind is not t.Kind.WORD:
+            out.append(f"{k.word}: words on a {k.kind.name} key")
+    compiler = _defaults(rule, ("origins",))
+    runtime = _defaults(runtime_rule)
+    if [(n, str(d) if isinstance(d, str) else d) for n, d in compiler] != runtime:
+        out.append(f"compiler Rule {compiler} != runtime Rule {runtime}")
+    names = {n for n, _ in compiler}
+    for k in table:
+        if not set(k.lands) <= names:
+            out.append(f"{k.word} lands in {k.lands}, not all Rule fields")
+    quantizer = {f.name for f in fields(m.Quantizer)}
+    for k in quantizer_table:
+        if not set(k.lands) <= quantizer:
+            out.append(f"quantizer field {k.word} lands in {k.lands}, not Quantizer fields")
+    for base, honours in bases.items():
+        if honours != t.honoured(base):
+            out.append(
+                f"{base}: the runtime honours {sorted(honours ^ t.honoured(base))} otherwise"
+            )
+        for k in table:
+            if (base in k.bases) != (set(k.lands) <= honours):
+                out.append(f"{k.word}: the table and the {base} runtime disagree on honouring it")
+    return out
+
+
+def test_the_table_and_every_place_a_key_lives_agree():
+    assert disagreements() == []
+
+
+def _rule_with(cls: Any, name: str, default: Any) -> Any:
+    """``cls`` with field ``name``'s default changed (a place that drifted)."""
+    specs = [
+        (f.name, f.type, dataclasses.field(default=default if f.name == name else f.default))
+        for f in fields(cls)
+        if f.default is not MISSING
+    ]
+    first = [(f.name, f.type) for f in fields(cls) if f.default is MISSING]
+    return make_dataclass(cls.__name__, [*first, *specs], frozen=True)
+
+
+def test_a_disagreement_in_any_place_fails():
+    scope = t.PT2E_KEY["scope"]
+    other_default = tuple(
+        k if k is not scope else replace(k, default=t.Scope.NONE) for k in t.PT2E_TABLE
+    )
+    assert any("PT2EOptions" in d for d in disagreements(table=other_default))
+    assert any("first of its words" in d for d in disagreements(table=other_default))
+    dropped = tuple(k for k in t.PT2E_TABLE if k.word != "opt_in")
+    assert any("PT2EOptions" in d for d in disagreements(table=dropped))
+    moved = tuple(
+        k if k is not scope else replace(k, bases=frozenset({t.Scopes.OPERATORS}))
+        for k in t.PT2E_TABLE
+    )
+    assert any(d.startswith("scope: the table") for d in disagreements(table=moved))
+    drifted = _rule_with(RuntimeRule, "qparams", "quantized")
+    assert any("runtime Rule" in d for d in disagreements(runtime_rule=drifted))
+    drifted = _rule_with(m.PT2EOptions, "any_float", True)
+    assert any("PT2EOptions" in d for d in disagreements(options=drifted))
+    forgot = {**BASES, t.Scopes.OPERATORS: BASES[t.Scopes.OPERATORS] - {"when"}}
+    assert any("when" in d for d in disagreements(bases=forgot))
+    lost = tuple(
+        k if k.word != "fx" else replace(k, lands=("pt2e_only",)) for k in t.QUANTIZER_TABLE
+    )
+    assert any("fx" in d for d in disagreements(quantizer_table=lost))
