@@ -44,6 +44,7 @@ RUNTIME_NAMES: dict[str, str] = {
     "Rule": "values",
     "SpecQuantizer": "quantizer",
     "OperatorScopedQuantizer": "operators",
+    "ComposableSpecQuantizer": "composable",
     "large_scalar": "conditions",
     "depthwise": "conditions",
     "grouped": "conditions",
@@ -230,7 +231,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"outputs = {layout.string(q.outputs)}")
     if q.operator_type != "nodes":
         body.append(f"operator_type = {layout.string(q.operator_type)}")
-    base = names.need("OperatorScopedQuantizer" if q.scopes == "operators" else "SpecQuantizer")
+    base = names.need(_BASES.get(q.scopes, "SpecQuantizer"))
     spec_file = safe_text(q.spec_file)
     source = (
         jinja_env()
@@ -254,6 +255,10 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     whole = not frag.fast or not _plain(spec_file)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
+
+
+# The runtime class a quantizer's ``scopes`` makes its class derive from (default SpecQuantizer).
+_BASES = {"operators": "OperatorScopedQuantizer", "composable": "ComposableSpecQuantizer"}
 
 
 def _by_type(name: str) -> tuple[int, str]:

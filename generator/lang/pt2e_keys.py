@@ -64,11 +64,12 @@ class Outputs(StrEnum):
 
 
 class Scopes(StrEnum):
-    """A quantizer's runtime base: ``modules`` (SpecQuantizer) or ``operators``
-    (OperatorScopedQuantizer)."""
+    """A quantizer's runtime base: ``modules`` (SpecQuantizer), ``operators``
+    (OperatorScopedQuantizer) or ``composable`` (ComposableSpecQuantizer)."""
 
     MODULES = "modules"
     OPERATORS = "operators"
+    COMPOSABLE = "composable"
 
 
 class OperatorType(StrEnum):
@@ -172,7 +173,8 @@ CONDITIONS: dict[str, str] = {
     "same_shape": "its two arguments are tensors of one shape",
 }
 
-BOTH = frozenset(Scopes)
+BOTH = frozenset({Scopes.MODULES, Scopes.OPERATORS})
+ALL = frozenset(Scopes)
 MODULES = frozenset({Scopes.MODULES})
 OPERATORS = frozenset({Scopes.OPERATORS})
 
@@ -235,7 +237,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.ATEN,
         None,
         ("chain",),
-        BOTH,
+        ALL,
         "the ATen ops the pattern matches, instead of the table's; `[]` leaves it out of the "
         "quantizer",
         grade=empty_narrows,
@@ -260,7 +262,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.FLAG,
         False,
         ("kind",),
-        BOTH,
+        ALL,
         "a `shared_observer` pattern is annotated in order, not only propagated",
         needs=(Need.SHARED_OBSERVER,),
         grade=true_widens,
@@ -301,7 +303,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.AXIS,
         None,
         ("weight_axis",),
-        MODULES,
+        MODULES | {Scopes.COMPOSABLE},
         "the weight spec's channel axis for this pattern, instead of the config's (transposed "
         "convs: `1`, their output channels); below the weight's rank",
         needs=(Need.WEIGHTED_CHAIN,),
@@ -351,7 +353,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.HOOKS,
         (),
         ("when",),
-        OPERATORS,
+        OPERATORS | {Scopes.COMPOSABLE},
         "conditions the match's first op meets before a config quantizes it (below)",
         grade=more_narrows,
         hooks=CONDITIONS,
@@ -448,7 +450,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.HOOKS,
         (),
         ("transforms",),
-        BOTH,
+        ALL,
         "graph transforms run before annotating, `fn(model) -> model`",
         what="transform",
         arity=("model",),
@@ -472,13 +474,16 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
     ),
     Key(
         "scopes",
-        "modules (the default: set_module_name, set_module_type, set_operator_type) or "
-        "operators (torchao's inductor quantizers: module names, operator types, global)",
+        "modules (the default: set_module_name, set_module_type, set_operator_type), "
+        "operators (torchao's inductor quantizers: module names, operator types, global) or "
+        "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
+        "the longest supported chain, then clusters of shared ops)",
         Kind.WORD,
         Scopes.MODULES,
         ("scopes",),
-        BOTH,
-        "the runtime base: `SpecQuantizer` or `OperatorScopedQuantizer`",
+        ALL,
+        "the runtime base: `SpecQuantizer`, `OperatorScopedQuantizer` or "
+        "`ComposableSpecQuantizer`",
         words=Scopes,
         grade=any_change_narrows,
     ),
@@ -488,7 +493,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.FLAG,
         True,
         ("fx",),
-        BOTH,
+        ALL,
         "`false`: no BackendConfig",
     ),
     Key(
@@ -548,4 +553,6 @@ def honoured(base: Scopes) -> frozenset[str]:
     """
     own = {a for k in PT2E_TABLE if base in k.bases for a in k.lands}
     extra = {"roots", "partitions"} if base is Scopes.OPERATORS else set()
-    return frozenset(STRUCTURAL | own | extra)
+    # The composable base matches by ATen op only: a rule found by source is refused.
+    without = {"sources"} if base is Scopes.COMPOSABLE else set()
+    return frozenset((STRUCTURAL | own | extra) - without)

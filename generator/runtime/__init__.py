@@ -31,6 +31,10 @@ One concern a module:
 * ``versions``: the torchao releases the runtime is verified with; importing
   the package imports torchao through it (a warning on another release, a
   message saying what to install when it is missing, no CPU-build noise).
+* ``composable``: ``ComposableSpecQuantizer``, the base of quantizers whose
+  spec says ``scopes: composable``: ExecuTorch's Cortex-M (and Arm) scheme of
+  stages, a longest-chain matcher with accept/reject reasons, and clusters of
+  shared ops (its module docstring has the scheme).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 

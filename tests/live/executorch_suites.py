@@ -1,7 +1,7 @@
-"""ExecuTorch's own XNNPACK tests, original against swapped, test by test.
+"""ExecuTorch's own XNNPACK and Cortex-M tests, original against swapped, test by test.
 
-    python -m tests.live.executorch_suites [quantizer|ops|all] [--swap module:Class]
-        [--original FILE] [--swapped FILE] [--save DIR]
+    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m] [--swap module:Class]
+        [--original FILE] [--swapped FILE] [--save DIR] [--runxfail]
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
 57 tests) and the op tests that may quantize through the ``Tester``
@@ -13,6 +13,14 @@ every test whose outcome differs; the exit status is 1 if one does. The
 quantizer tests take about 5 minutes a run on 2 free cores, the op files about
 25: this is run before resolving, not in CI (tests/live/test_executorch_swap.py
 runs a few of them there).
+
+``cortex_m`` runs ExecuTorch's Cortex-M tests (``CORTEX_M_FILES`` under
+``backends/cortex_m/test``, without ``test_implementation_*``, which need a
+built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
+class, in the environment of ``tests/live/arm_env.py`` (made on first use:
+they import only with ``executorch[ethos-u]``); about 9 minutes a run.
+``--runxfail`` runs expected failures as plain tests, so that a difference
+cannot hide behind a non-strict xfail.
 
 ``--save DIR`` keeps each run's outcomes (``DIR/<suite>-original.json`` and
 ``DIR/<suite>-swapped.json``: each test's outcome, message, and for op tests
@@ -27,39 +35,67 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
+CORTEX_M_SWAP = "specs.hooks.cortex_m_quantizer:CortexMQuantizer"
+NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
+CORTEX_M_FILES = (
+    "misc/test_quantization.py misc/test_quantizer_reporter.py misc/test_pattern_matcher.py "
+    "misc/test_node_finders.py test_activation_lut.py ops/test_add.py ops/test_conv.py "
+    "ops/test_softmax.py ops/test_linear.py models/test_nn_modules.py"
+).split()
 OP_FILES = (
     "add cat clamp conv1d conv2d elu hardtanh leaky_relu linear maxpool2d mean_dim "
     "multiply permute slice_copy static_constant_pad sub to_copy"
 ).split()
 
 
-def suite_dir() -> Path:
+def suite_dir(backend: str = "xnnpack") -> Path:
     import importlib.util
 
     spec = importlib.util.find_spec("executorch")  # a namespace package: no __file__
     assert spec is not None and spec.submodule_search_locations
-    return Path(list(spec.submodule_search_locations)[0]) / "backends" / "xnnpack" / "test"
+    return Path(list(spec.submodule_search_locations)[0]) / "backends" / backend / "test"
 
 
-def paths(suite: str) -> list[str]:
+def cortex_m_dir(python: Path) -> Path:
+    """Where ExecuTorch's Cortex-M tests are in the environment of ``python``."""
+    code = "import executorch, sys; sys.stdout.write(list(executorch.__path__)[0])"
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return Path(found.stdout) / "backends" / "cortex_m" / "test"
+
+
+def paths(suite: str, python: Path | None = None) -> list[str]:
+    if suite == "cortex_m":
+        assert python is not None
+        root = cortex_m_dir(python)
+        return [str(root / name) for name in CORTEX_M_FILES]
     root = suite_dir()
     if suite == "quantizer":
         return [str(root / "quantizer")]
     return [str(root / "ops" / f"test_{name}.py") for name in OP_FILES]
 
 
-def run(targets: list[str], swap: str, out: Path, extra: tuple[str, ...] = ()) -> dict[str, dict]:
-    """One pytest run of ``targets`` (swapped for ``swap`` unless empty): each test's outcome."""
+def run(
+    targets: list[str],
+    swap: str,
+    out: Path,
+    extra: tuple[str, ...] = (),
+    python: Path | None = None,
+    target: str = "xnnpack",
+) -> dict[str, dict]:
+    """One pytest run of ``targets`` (swapped for ``swap`` unless empty) with ``python``
+    (default: this one): each test's outcome."""
     cmd = [
-        sys.executable,
+        str(python or sys.executable),
         "-m",
         "pytest",
         "-q",
@@ -68,10 +104,12 @@ def run(targets: list[str], swap: str, out: Path, extra: tuple[str, ...] = ()) -
         "-p",
         "tests.live.executorch_swap",
     ]
-    cmd += ["--bcfg-outcomes", str(out), *(["--bcfg-swap", swap] if swap else []), *extra, *targets]
-    subprocess.run(
-        cmd, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, check=False
-    )
+    cmd += ["--bcfg-target", target, "--bcfg-outcomes", str(out)]
+    cmd += [*(["--bcfg-swap", swap] if swap else []), *extra, *targets]
+    # No bytecode: it would land in generated/ and specs/hooks/, beside checked-in sources.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, check=False, env=env)
     return json.loads(out.read_text())
 
 
@@ -110,6 +148,9 @@ def figures(name: str, original: dict, swapped: dict, ops: bool) -> list[str]:
         f"{name}: {len(counted)} tests{' that quantize' if ops else ''}; passed: "
         f"original {passed(original)}, swapped {passed(swapped)}; outcomes differ: {len(differ)}"
     )
+    for label, d in (("original", original), ("swapped", swapped)):
+        tally = Counter(d.get(k, {}).get("outcome", "missing") for k in counted)
+        print(f"  {label}: " + ", ".join(f"{n} {o}" for o, n in sorted(tally.items())))
     for k in differ:
         print(
             f"  {k}: {original[k]['outcome']} -> {swapped.get(k, {}).get('outcome')} {swapped.get(k, {}).get('message', '')}"
@@ -119,17 +160,33 @@ def figures(name: str, original: dict, swapped: dict, ops: bool) -> list[str]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.live.executorch_suites")
-    parser.add_argument("suite", nargs="?", default="all", choices=["quantizer", "ops", "all"])
-    parser.add_argument("--swap", default=SWAP)
+    parser.add_argument(
+        "suite", nargs="?", default="all", choices=["quantizer", "ops", "all", "cortex_m"]
+    )
+    parser.add_argument("--swap", help=f"module:Class (default {SWAP}; cortex_m: {CORTEX_M_SWAP})")
+    parser.add_argument("--runxfail", action="store_true", help="run expected failures as tests")
     parser.add_argument("--original", type=Path, help="a saved original run's outcomes (JSON)")
     parser.add_argument("--swapped", type=Path, help="a saved swapped run's outcomes (JSON)")
     parser.add_argument("--save", type=Path, help="a directory to keep the outcome files in")
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
         parser.error(
-            "--original and --swapped are one suite's outcomes: name it (quantizer or ops)"
+            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m)"
         )
     differ: list[str] = []
+    extra: tuple[str, ...] = ("--runxfail",) if args.runxfail else ()
+    cortex_m = args.suite == "cortex_m"
+    if cortex_m:
+        extra += ("-k", "not test_implementation")
+    swap = args.swap or (CORTEX_M_SWAP if cortex_m else SWAP)
+
+    def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
+        from .arm_env import create
+
+        python = create() if cortex_m else None  # made on first use, only to run a side
+        target = "cortex_m" if cortex_m else "xnnpack"
+        return run(paths(suite, python), cls, path, extra, python, target)
+
     with tempfile.TemporaryDirectory() as tmp:
         out = args.save or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
@@ -137,7 +194,7 @@ def main(argv: list[str]) -> int:
             swapped = (
                 saved(args.swapped)
                 if args.swapped
-                else run(paths(suite), args.swap, out / f"{suite}-swapped.json")
+                else side(suite, swap, out / f"{suite}-swapped.json")
             )
             if args.original:
                 original = saved(args.original)
@@ -145,7 +202,7 @@ def main(argv: list[str]) -> int:
                 if args.save and args.original.resolve() != kept.resolve():
                     shutil.copyfile(args.original, kept)
             else:
-                original = run(paths(suite), "", out / f"{suite}-original.json")
+                original = side(suite, "", out / f"{suite}-original.json")
             differ += figures(suite, original, swapped, suite == "ops")
     return 1 if differ else 0
 

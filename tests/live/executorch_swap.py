@@ -1,15 +1,18 @@
-"""A pytest plugin: run ExecuTorch's own tests with its XNNPACKQuantizer replaced by another class.
+"""A pytest plugin: run ExecuTorch's own tests with one of its quantizers replaced by another class.
 
-    python -m pytest -p tests.live.executorch_swap \\
-        --bcfg-swap generated.executorch_xnnpack_quantizer:XnnpackQuantizer \\
+    python -m pytest -p tests.live.executorch_swap [--bcfg-target cortex_m] \\
+        --bcfg-swap generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer \\
         --bcfg-outcomes swapped.json  <site-packages>/executorch/backends/xnnpack/test/quantizer
 
 ExecuTorch ships its tests in its wheel; they are run where pip installed them,
-never copied. Before collection (``pytest_configure``) the plugin sets
-``XNNPACKQuantizer`` on ExecuTorch's defining module
-(``executorch.backends.xnnpack.quantizer.xnnpack_quantizer``), so every test
-module and the ``Tester`` bind the replacement when they import it. Without
-``--bcfg-swap`` the original runs: the same plugin records both sides.
+never copied. ``--bcfg-target`` names the class replaced (a row of ``TARGETS``:
+``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
+``CortexMQuantizer``). Before collection (``pytest_configure``) the plugin
+imports the class's defining module and replaces the class on every loaded
+module attribute that holds it (a package ``__init__`` that re-exports it
+included), so every test module and the ``Tester`` bind the replacement when
+they import it. Without ``--bcfg-swap`` the original runs: the same plugin
+records both sides.
 ``--bcfg-outcomes`` writes each test's outcome (``passed``, ``failed``,
 ``skipped``, with the first line of a failure) to a JSON file, for
 ``tests/live/executorch_suites.py`` to compare test by test.
@@ -19,20 +22,30 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from typing import Any
 
 import pytest
 
-TARGET_MODULE = "executorch.backends.xnnpack.quantizer.xnnpack_quantizer"
-TARGET_NAME = "XNNPACKQuantizer"
+# The classes a run may replace: target -> (defining module, class name).
+TARGETS = {
+    "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "XNNPACKQuantizer"),
+    "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", "CortexMQuantizer"),
+}
 
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("bcfg-swap")
     group.addoption(
+        "--bcfg-target",
+        default="xnnpack",
+        choices=sorted(TARGETS),
+        help="which of ExecuTorch's quantizers --bcfg-swap replaces",
+    )
+    group.addoption(
         "--bcfg-swap",
         default="",
-        help="module:Class to put in place of ExecuTorch's XNNPACKQuantizer",
+        help="module:Class to put in place of ExecuTorch's quantizer (--bcfg-target)",
     )
     group.addoption(
         "--bcfg-outcomes", default="", help="write each test's outcome to this JSON file"
@@ -46,12 +59,18 @@ def load(spec: str) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def swap(cls: type) -> type:
-    """Put ``cls`` in place of ExecuTorch's XNNPACKQuantizer; return the original."""
-    module = importlib.import_module(TARGET_MODULE)
-    original = getattr(module, TARGET_NAME)
-    setattr(module, TARGET_NAME, cls)
-    return original
+def swap(cls: type, target: str = "xnnpack") -> tuple[type, list[str]]:
+    """Put ``cls`` in place of ExecuTorch's class ``target`` on every loaded module that holds
+    it; return the original and the ``module.name`` attributes replaced."""
+    module_name, name = TARGETS[target]
+    original = getattr(importlib.import_module(module_name), name)
+    replaced = []
+    for mod_name, mod in list(sys.modules.items()):
+        for attr, value in list(getattr(mod, "__dict__", {}).items()):
+            if value is original:
+                setattr(mod, attr, cls)
+                replaced.append(f"{mod_name}.{attr}")
+    return original, replaced
 
 
 class Recorder:
@@ -103,28 +122,39 @@ class Recorder:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: Any) -> None:
     spec = config.getoption("--bcfg-swap")
+    target = config.getoption("--bcfg-target")
+    config.bcfg_target = TARGETS[target]
     if spec:
         replacement = load(spec)
-        original = swap(replacement)
-        module = importlib.import_module(TARGET_MODULE)
+        original, replaced = swap(replacement, target)
+        module_name, name = TARGETS[target]
         # The swap must be live: the defining module now hands out the replacement.
-        assert getattr(module, TARGET_NAME) is replacement and replacement is not original
-        config.bcfg_swapped = (original, replacement)
+        module = importlib.import_module(module_name)
+        assert getattr(module, name) is replacement and replacement is not original, replaced
+        config.bcfg_swapped = (original, replacement, replaced)
     path = config.getoption("--bcfg-outcomes")
     if path:
         config.pluginmanager.register(Recorder(path), "bcfg-outcomes")
 
 
 def pytest_report_header(config: Any) -> str:
+    module_name, name = config.bcfg_target
     swapped = getattr(config, "bcfg_swapped", None)
     if swapped is None:
-        return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} is ExecuTorch's own"
-    return f"bcfg: {TARGET_MODULE}.{TARGET_NAME} swapped for {swapped[1].__module__}.{swapped[1].__qualname__}"
+        return f"bcfg: {module_name}.{name} is ExecuTorch's own"
+    cls = swapped[1]
+    return (
+        f"bcfg: {module_name}.{name} swapped for {cls.__module__}.{cls.__qualname__} "
+        f"(on {', '.join(swapped[2])})"
+    )
 
 
 class AnnotatesNothing:
     """A quantizer that annotates nothing (``--bcfg-swap tests.live.executorch_swap:AnnotatesNothing``):
     ExecuTorch's tests must fail with it, or the swap is not live."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("set_"):

@@ -36,3 +36,8 @@ def from_placeholder(node: Node, model: GraphModule) -> bool:
 def mark_transformed(model: GraphModule) -> GraphModule:
     CALLS.append("transform")
     return model
+
+
+def never(node: Node, nodes: list) -> bool:
+    """A check of a whole match (``scopes: composable``) that refuses every match."""
+    return False

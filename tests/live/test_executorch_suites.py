@@ -41,3 +41,16 @@ def test_saved_runs_are_compared_and_kept(tmp_path, capsys):
 def test_saved_outcomes_are_one_suites(tmp_path):
     with pytest.raises(SystemExit):
         main(["all", "--original", write(tmp_path / "o.json", ORIGINAL)])
+
+
+def test_cortex_m_runs_are_compared_without_their_environment(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("BCFG_ENVS", str(tmp_path / "none"))  # saved runs need no environment
+    original = {"misc/test_quantization.py::a": {"outcome": "passed"}}
+    nothing = {"misc/test_quantization.py::a": {"outcome": "failed", "message": "AssertionError"}}
+    args = ["cortex_m", "--original", write(tmp_path / "o.json", original)]
+    assert main([*args, "--swapped", write(tmp_path / "s.json", original)]) == 0
+    assert main([*args, "--swapped", write(tmp_path / "n.json", nothing)]) == 1
+    out = capsys.readouterr().out
+    assert "cortex_m: 1 tests; passed: original 1, swapped 0; outcomes differ: 1" in out
+    assert "  swapped: 1 failed" in out
+    assert not (tmp_path / "none").exists()

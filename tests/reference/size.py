@@ -1,4 +1,10 @@
-"""python -m tests.reference.size: the size of the X86 and Arm Inductor specs against torchao's code.
+"""python -m tests.reference.size: the size of the specs against the quantizers they reproduce.
+
+X86 and Arm Inductor against torchao's code; Cortex-M (specs/cortex_m.bcfg and
+the hooks it names) against ExecuTorch's ``backends/cortex_m/quantizer/``
+(every file of it; its reporter, ``quantizer_reporter.py``, is not
+reproduced and not counted), found in this environment or in the one of
+``tests/live/arm_env.py``.
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -53,9 +59,47 @@ def figures() -> tuple[int, int]:
     return ours, theirs
 
 
-if __name__ == "__main__":
-    ours, theirs = figures()
-    print(
-        f"X86 + Arm Inductor: {ours} spec and hook lines; torchao {theirs} code lines; "
+CORTEX_M_SPECS = ["specs/cortex_m.bcfg"]
+CORTEX_M_HOOKS = ["specs/hooks/cortex_m.py", "specs/hooks/cortex_m_quantizer.py"]
+
+
+def executorch_dir() -> Path | None:
+    """Where ExecuTorch is installed: here, else in the Arm environment; None if nowhere."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    from tests.live.arm_env import root
+
+    found = sorted(root().glob("lib/python*/site-packages/executorch"))
+    return found[0] if found else None
+
+
+def cortex_m_figures() -> tuple[int, int] | None:
+    """(spec + hook lines of specs/cortex_m.bcfg, ExecuTorch's Cortex-M quantizer's code lines)."""
+    where = executorch_dir()
+    folder = where / "backends" / "cortex_m" / "quantizer" if where else None
+    if folder is None or not folder.is_dir():
+        return None
+    ours = sum(spec_lines((ROOT / p).read_text()) for p in CORTEX_M_SPECS)
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in CORTEX_M_HOOKS)
+    theirs = sum(python_code_lines(f.read_text()) for f in sorted(folder.glob("*.py")))
+    return ours, theirs
+
+
+def line(name: str, ours: int, theirs: int, whose: str) -> str:
+    return (
+        f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
         f"{ours / theirs:.1%} (budget {BUDGET:.0%}: {int(theirs * BUDGET)})"
+    )
+
+
+if __name__ == "__main__":
+    print(line("X86 + Arm Inductor", *figures(), "torchao"))
+    cortex_m = cortex_m_figures()
+    print(
+        line("Cortex-M", *cortex_m, "ExecuTorch")
+        if cortex_m
+        else "Cortex-M: ExecuTorch is not installed here nor in the Arm environment"
     )

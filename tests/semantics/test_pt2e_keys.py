@@ -18,6 +18,7 @@ from generator.semantics import model as m
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchao", reason="the runtime's bases import torchao")
 
+from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
 from generator.runtime.values import Rule as RuntimeRule  # noqa: E402
@@ -25,6 +26,7 @@ from generator.runtime.values import Rule as RuntimeRule  # noqa: E402
 BASES = {
     t.Scopes.MODULES: SpecQuantizer.honours,
     t.Scopes.OPERATORS: OperatorScopedQuantizer.honours,
+    t.Scopes.COMPOSABLE: ComposableSpecQuantizer.honours,
 }
 
 

@@ -93,15 +93,15 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
         key = PT2E_KEY[word]
         value = getattr(opts, word)
         if s.scopes not in key.bases:
-            (base,) = key.bases
-            other = (
-                f", or give the quantizer scopes: {base.value}" if base is Scopes.OPERATORS else ""
-            )
+            bases = [b for b in Scopes if b in key.bases]  # the table's order
+            named = " or ".join(b.value for b in bases)
+            others = [b.value for b in bases if b is not Scopes.MODULES]
+            other = f", or give the quantizer scopes: {' or '.join(others)}" if others else ""
             raise fail_key(
                 ctx,
                 c,
                 word,
-                f"{said(key, value)} applies to a quantizer with scopes: {base.value}, whose "
+                f"{said(key, value)} applies to a quantizer with scopes: {named}, whose "
                 f"runtime reads it; this one has scopes: {s.scopes.value}",
                 f"remove {word}{other}",
             )

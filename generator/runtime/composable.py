@@ -1,0 +1,369 @@
+"""``ComposableSpecQuantizer``: ExecuTorch's composable quantizer scheme (Cortex-M, Arm) over a spec.
+
+ExecuTorch's Cortex-M quantizer, and the composable implementation of its Arm
+quantizers, compose pattern quantizers and a shared-qspec quantizer
+(``executorch.backends.arm.quantizer.arm_quantizer_utils``). This module is
+that scheme, with the spec's rules as its support table:
+
+* **Stages**, in order: each a quantization config and the nodes it sees (all
+  nodes of the graph, or those whose target is one of a set of ops).
+* **The matcher** of a stage walks its nodes in graph order. A run of nodes,
+  each the only user of the one before, is cut from the front into the
+  longest chains the table supports (a chain rule's ops, each position any of
+  its alternatives); a placeholder or the output is a match of its own. A
+  match is rejected if one of its nodes was matched before (by an earlier
+  stage), if one holds a scalar too large to observe, if a ``when:``
+  condition of its rule fails (called as ``fn(first_node, match_nodes)``), or if the
+  stage's config is not one the rule's dtype configs allow; a rejected match
+  is retried shorter. Every match tried is recorded with the reason it was
+  rejected (``last_matches``).
+* **Annotation** of an accepted match: each node's float inputs from outside
+  the match get the input spec (weights and biases of conv and linear: the
+  weight spec on the rule's ``weight_axis``, the bias spec, called with the
+  node if it is a function: ExecuTorch's derived int32 bias), and each node
+  none of whose users is in the match gets the output spec: the fixed qparams
+  a dtype config fixes (softmax), the input's observer for a ``shared_observer``
+  rule (pooling), or for an op after one in a chain, the observer of that op's
+  input.
+* **Shared ops** (``shared_observer`` patterns that only propagate) then form
+  clusters of connected shared ops; a cluster next to an annotated op shares
+  one spec, the first spec found around it, rooted at the first float input
+  of its first node in graph order; a cluster with none stays float.
+* **Marks**: as ExecuTorch's ``_mark_node_as_quantized``, each annotated
+  call records ``custom["_arm_annotation_info"] = {"quantized": ...}`` and
+  ``_arm_disallow_tfa``, which ExecuTorch's Arm and Cortex-M passes read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+from torchao.quantization.pt2e.quantizer import (
+    QuantizationAnnotation,
+    QuantizationSpecBase,
+    Quantizer,
+    SharedQuantizationSpec,
+)
+
+from .annotate import output_spec, weight_spec
+from .conditions import HISTC_UPPER_BOUND
+from .validate import disallowed
+from .values import KEY, Rule, unhonoured
+
+__all__ = ["ComposableSpecQuantizer", "Match", "Stage"]
+
+MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
+INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
+NO_TFA = "_arm_disallow_tfa"  # DISALLOW_TFA_META_KEY
+REJECT_MATCHED = "Tried annotating already quantized node."
+REJECT_PATTERN = "Tried annotating unsupported configuration of operators"
+REJECT_CONFIG = "Tried annotating unsupported quantization config"
+REJECT_SCALAR = (
+    "Tried annotating a large constant scalar value that is not supported for quantization."
+)
+
+aten = torch.ops.aten
+# Ops whose weight (argument 1) and bias (argument 2) are parameters, not activations.
+PARAMETER_TARGETS = {
+    aten.linear.default, aten.convolution.default, aten.conv1d.default, aten.conv1d.padding,
+    aten.conv2d.default, aten.conv2d.padding, aten.conv3d.default, aten.conv3d.padding,
+    aten.conv_transpose2d.input,
+}  # fmt: skip
+UNOBSERVED: dict[Any, tuple[int, ...]] = {aten.batch_norm.default: (1, 2, 3, 4)}  # state
+
+
+class Stage:
+    """A config and the nodes it sees: all (``targets`` None) or those calling one of ``targets``."""
+
+    def __init__(self, config: Any, targets: Sequence[Any] | None = None) -> None:
+        self.config = config
+        self.targets = None if targets is None else list(targets)
+
+    def nodes(self, model: GraphModule) -> Iterator[Node]:
+        return (n for n in model.graph.nodes if self.targets is None or n.target in self.targets)
+
+
+class Match:
+    """A match the matcher tried: its nodes, whether it was accepted, and if not, why."""
+
+    def __init__(self, nodes: list[Node], accepted: bool, message: str = "") -> None:
+        self.nodes, self.accepted, self.message = nodes, accepted, message
+
+    def __repr__(self) -> str:
+        verdict = "accepted" if self.accepted else f"rejected: {self.message}"
+        return f"Match([{', '.join(n.name for n in self.nodes)}], {verdict})"
+
+
+def table(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Rule]:
+    """The support table: each chain of overloads a chain rule matches -> the rule."""
+    out: dict[tuple[Any, ...], Rule] = {}
+    for rule in rules:
+        if rule.kind in ("chain", "shared"):
+            for key in itertools.product(*rule.chain):
+                out.setdefault(key, rule)
+    return out
+
+
+def float_out(node: Node) -> bool:
+    val = node.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
+
+
+def large_scalar(node: Node, model: GraphModule) -> bool:
+    """A one-element constant or a ``full`` too large for HistogramObserver."""
+    if node.op == "get_attr" and isinstance(node.target, str):
+        value = operator.attrgetter(node.target)(model)
+        return value.numel() == 1 and abs(value.item()) > HISTC_UPPER_BOUND
+    if node.op == "call_function" and node.target in (aten.full.default, aten.fill_.Scalar):
+        return abs(float(node.args[1])) > HISTC_UPPER_BOUND  # type: ignore[arg-type]
+    return False
+
+
+def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> None:
+    """Annotate ``node`` as ExecuTorch's ``_mark_node_as_quantized`` does, marks included."""
+    node.meta[KEY] = QuantizationAnnotation(inputs, output, _annotated=True)
+    if node.op == "call_function":
+        custom = node.meta.get("custom", {})
+        custom[INFO] = {"quantized": quantized}
+        node.meta["custom"] = custom
+    node.meta[NO_TFA] = not quantized
+
+
+class Matcher:
+    """ExecuTorch's PatternMatcher over a support table (see the module docstring)."""
+
+    def __init__(self, rules: dict[tuple[Any, ...], Rule]) -> None:
+        self.rules = rules
+        self.longest = max((len(k) for k in rules), default=0)
+
+    def validate(self, nodes: list[Node], config: Any) -> Match:
+        if any(n.meta.get(MATCHED, False) for n in nodes):
+            return Match(nodes, False, REJECT_MATCHED)
+        model = nodes[0].graph.owning_module
+        if model is not None and any(large_scalar(n, model) for n in nodes):
+            return Match(nodes, False, REJECT_SCALAR)
+        rule = self.rules.get(tuple(n.target for n in nodes))
+        if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
+            if not all(check(nodes[0], nodes) for check in rule.when):
+                return Match(nodes, False, REJECT_PATTERN)
+            if rule.allows and all(disallowed(a, config) for a in rule.allows):
+                return Match(nodes, False, REJECT_CONFIG)
+        for n in nodes:
+            n.meta[MATCHED] = True
+        return Match(nodes, True)
+
+    def longest_at(self, queue: list[Node]) -> list[Node]:
+        if queue[0].op in ("placeholder", "output"):
+            return queue[:1]
+        for end in range(len(queue), 0, -1):
+            if tuple(n.target for n in queue[:end]) in self.rules:
+                return queue[:end]
+        return []
+
+    def dequeue(self, queue: list[Node], config: Any) -> list[Match]:
+        """The matches tried at the front of ``queue`` (the last accepted), which they leave."""
+        tried: list[Match] = []
+        if config is None:
+            node = queue.pop(0)
+            if node.meta.get(MATCHED, False):
+                return [Match([node], False, REJECT_MATCHED)]
+            node.meta[MATCHED] = True
+            return [Match([node], True)]
+        end = len(queue)
+        while end > 0 and not (tried and tried[-1].accepted):
+            found = self.longest_at(queue[:end])
+            end = len(found) - 1
+            if found:
+                tried.append(self.validate(found, config))
+        del queue[: len(tried[-1].nodes) if tried and tried[-1].accepted else 1]
+        return tried
+
+    def matches(self, nodes: Iterator[Node], config: Any) -> Iterator[Match]:
+        node, queue = next(nodes, None), []
+        while node is not None:
+            queue.append(node)
+            after = next(nodes, None)
+            users = list(node.users)
+            if len(users) != 1 or users[0] is not after:
+                while queue:
+                    yield from self.dequeue(queue, config)
+            elif len(queue) >= self.longest:
+                yield from self.dequeue(queue, config)
+            node = after
+
+
+def _parameter(node: Node, index: int) -> bool:
+    """Whether ``node`` is a parameter every user takes as argument ``index`` (weight, bias)."""
+    return node.op == "get_attr" and all(
+        u.target in PARAMETER_TARGETS and len(u.args) > index and u.args[index] is node
+        for u in node.users
+    )
+
+
+def _bias(config: Any, node: Node) -> Any:
+    bias = config.bias
+    return bias(node) if callable(bias) and not isinstance(bias, QuantizationSpecBase) else bias
+
+
+def annotate_match(nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any]) -> None:
+    """Annotate an accepted match with ``config`` (None: mark it not quantized)."""
+    for node in nodes:
+        inputs: dict[Node, Any] = {}
+        for arg in node.all_input_nodes:
+            if not float_out(arg) or any(
+                i < len(node.args) and node.args[i] is arg for i in UNOBSERVED.get(node.target, ())
+            ):
+                continue
+            if _parameter(arg, 1):
+                spec = config.weight if rule is None else weight_spec(rule, config)
+                inputs[arg] = spec if config else None
+            elif _parameter(arg, 2):
+                inputs[arg] = _bias(config, node) if config else None
+            elif arg not in nodes:
+                inputs[arg] = config.input_activation if config else None
+        output = None
+        if all(u not in nodes for u in node.users) and float_out(node) and config:
+            output = _output(node, rule, config, shares)
+        mark(node, inputs, output, config is not None)
+
+
+def _output(node: Node, rule: Rule | None, config: Any, shares: set[Any]) -> Any:
+    """A match's output spec: fixed qparams, its input's (a shared op, or an op after one)."""
+    first = node.args[0] if node.args else None
+    if node.target in shares and isinstance(first, Node):
+        return SharedQuantizationSpec((first, node))
+    if isinstance(first, Node) and first.target in shares and first.args:
+        if isinstance(first.args[0], Node):
+            return SharedQuantizationSpec(first.args[0])
+    return config.output_activation if rule is None else output_spec(rule, config)
+
+
+def share(model: GraphModule, ops: Sequence[Any]) -> list[Match]:
+    """Give each cluster of connected shared ops not annotated yet one spec (ExecuTorch's
+    SharedQspecQuantizer); the clusters, accepted or left float."""
+    out = []
+    for node in model.graph.nodes:
+        if node.target in ops and KEY not in node.meta:
+            out.append(_cluster(node, ops))
+    return out
+
+
+def _cluster(root: Node, ops: Sequence[Any]) -> Match:
+    if not _float_inputs(root) and not _float_users(root):
+        mark(root, {}, None, True)
+        return Match([root], False, "No float inputs nor outputs to annotate")
+    nodes: set[Node] = set()
+    queue, specs = [root], []
+    while queue:
+        node = queue.pop(0)
+        nodes.add(node)
+        for arg in node.all_input_nodes:
+            if arg.target in ops and arg not in nodes and KEY not in arg.meta:
+                queue.append(arg)
+            ann = arg.meta.get(KEY)
+            if ann is not None and ann.output_qspec is not None:
+                specs.append(ann.output_qspec)
+        for user in node.users:
+            if user.target in ops and user not in nodes and KEY not in user.meta:
+                queue.append(user)
+            ann = user.meta.get(KEY)
+            if ann is not None and ann.input_qspec_map.get(node) is not None:
+                specs.append(ann.input_qspec_map[node])
+    order = {n: i for i, n in enumerate(root.graph.nodes)}
+    ordered = sorted(nodes, key=lambda n: order.get(n, 0))
+    first = _float_inputs(ordered[0])
+    if not specs or not first:
+        return Match(ordered, False, "All inputs and outputs to these nodes are non-quantized.")
+    spec = SharedQuantizationSpec((first[0], ordered[0]))
+    for node in nodes:
+        mark(
+            node,
+            dict.fromkeys(_float_inputs(node), spec),
+            spec if _float_users(node) else None,
+            True,
+        )
+    ordered[0].meta[KEY].input_qspec_map[first[0]] = specs[0]
+    return Match(ordered, True)
+
+
+def _float_inputs(node: Node) -> list[Node]:
+    return [n for n in node.all_input_nodes if float_out(n)]
+
+
+def _float_users(node: Node) -> list[Node]:
+    return list(node.users) if float_out(node) else []
+
+
+class ComposableSpecQuantizer(Quantizer):
+    """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
+
+    ``add_stage(config, targets=None)`` adds a stage (all nodes, or those calling
+    one of ``targets``); stages annotate in the order added, then the shared
+    ops. ``last_matches`` lists every match tried by the last ``annotate``,
+    accepted or with the reason it was rejected.
+    """
+
+    backend = ""
+    spec = ""
+    rules: Sequence[Rule] = ()
+    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
+    # Call targets that share like the shared_observer rules but no rule can name
+    # (operator.getitem, higher-order ops).
+    shared_targets: Sequence[Any] = ()
+    # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
+    honours: frozenset[str] = frozenset(
+        {
+            *("name", "kind", "chain", "weight", "bias", "allows", "qat"),
+            *("weight_axis", "when"),
+        }
+    )
+
+    def __init__(self) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
+        super().__init__()
+        self.stages: list[Stage] = []
+        self.last_matches: list[Match] = []
+
+    def add_stage(
+        self, config: Any, targets: Sequence[Any] | None = None
+    ) -> ComposableSpecQuantizer:
+        self.stages.append(Stage(config, targets))
+        return self
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        for transform in self.transforms:
+            model = transform(model)
+        return model
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        if not self.stages:
+            raise ValueError(
+                f"{type(self).__name__} has no stage: add_stage(config, targets=None) says which "
+                "config annotates which nodes"
+            )
+        supported = table(self.rules)
+        matcher = Matcher(supported)
+        shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
+        self.last_matches = []
+        for stage in self.stages:
+            for match in matcher.matches(stage.nodes(model), stage.config):
+                self.last_matches.append(match)
+                if match.accepted:
+                    rule = supported.get(tuple(n.target for n in match.nodes))
+                    annotate_match(match.nodes, rule, stage.config, shares)
+        ops = [op for r in self.rules if r.kind == "propagate" for op in r.chain[0]]
+        ops += self.shared_targets
+        self.last_matches += share(model, ops)
+        return model
+
+    def validate(self, model: GraphModule) -> None:
+        return None

@@ -1,0 +1,101 @@
+"""What specs/cortex_m.bcfg still says in Python: the Cortex-M kernels' own checks and its
+graph rewrites. Each check takes a match's first node and its nodes (in order) and says
+whether CMSIS-NN supports it. ExecuTorch's layout helpers are
+imported when called, so that bcfg resolves this module without ExecuTorch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ex() -> Any:
+    from executorch.backends.cortex_m.passes import passes_utils
+
+    return passes_utils
+
+
+def _val(node: Any) -> Any:
+    val = node.meta["val"]
+    return val[0] if isinstance(val, (list, tuple)) else val
+
+
+def _pair(node: Any) -> tuple[Any, Any] | None:
+    args = node.all_input_nodes
+    return (_val(args[0]), _val(args[1])) if len(args) == 2 else None
+
+
+def same_shape_or_channel_broadcast(node: Any, nodes: list) -> bool:
+    """Add, sub, mul: an integer alpha, and operands of one shape or a channels-last
+    broadcast along channels."""
+    u = _ex()
+    for n in nodes:
+        if not u.is_foldable_alpha(n.kwargs.get("alpha", 1)):
+            return False
+        t = _pair(n)
+        if t and t[0].shape != t[1].shape:
+            if not (u.is_channel_broadcast(*t) and u.is_channels_last(t[0])):
+                return False
+    return True
+
+
+def same_shape(node: Any, nodes: list) -> bool:
+    return all((t := _pair(n)) is None or t[0].shape == t[1].shape for n in nodes)
+
+
+def channels_last(node: Any, nodes: list) -> bool:
+    return all(_ex().is_channels_last(_val(n)) for n in nodes)
+
+
+def softmax_dim(node: Any, nodes: list) -> bool:
+    """Softmax over the last dim (contiguous) or over channels (channels-last)."""
+    (n,) = nodes
+    t = _val(n)
+    rank = len(t.shape)
+    dim = n.args[1] % rank if len(n.args) > 1 else -1 % rank
+    return dim == ((1 if rank >= 2 else rank - 1) if _ex().is_channels_last(t) else rank - 1)
+
+
+def transposed_conv(node: Any, nodes: list) -> bool:
+    """Channels-last, no output padding, one group, no dilation."""
+    for n in nodes:
+        a = n.args
+        if not _ex().is_channels_last(_val(n)):
+            return False
+        if len(a) > 5 and isinstance(a[5], (list, tuple)) and any(p != 0 for p in a[5]):
+            return False
+        if len(a) > 6 and isinstance(a[6], int) and a[6] > 1:
+            return False
+        if len(a) > 7 and isinstance(a[7], (list, tuple)) and any(d != 1 for d in a[7]):
+            return False
+    return True
+
+
+def no_divisor_override(node: Any, nodes: list) -> bool:
+    return (nodes[0].args[6] if len(nodes[0].args) > 6 else None) is None
+
+
+def batched_matmul(node: Any, nodes: list) -> bool:
+    t = _pair(nodes[0])
+    return t is None or (
+        t[0].dim() == t[1].dim() == 3
+        and t[0].shape[0] == t[1].shape[0]
+        and t[0].shape[2] == t[1].shape[1]
+    )
+
+
+def tag_unlowerable_pool(node: Any, nodes: list) -> bool:
+    """Accept; tag a pool with dilation or ceil_mode, which the Cortex-M pass leaves alone."""
+    n = nodes[0]
+    dilation = _ex().coerce_int_pair(n.args[4] if len(n.args) > 4 else (1, 1), (1, 1))
+    if dilation != (1, 1) or (len(n.args) > 5 and bool(n.args[5])):
+        custom = n.meta.get("custom", {})
+        custom.setdefault("cortex_m", {})["skip_quantized_max_pool2d"] = True
+        n.meta["custom"] = custom
+    return True
+
+
+def transform(model: Any) -> Any:
+    """ExecuTorch's Cortex-M rewrites before annotation (scalars to tensors, hardswish, mean)."""
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+
+    return CortexMPassManager(None).transform_for_annotation(model)

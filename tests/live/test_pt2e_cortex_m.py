@@ -1,0 +1,97 @@
+"""The generated Cortex-M quantizer annotates as ExecuTorch's CortexMQuantizer, node by node.
+
+ExecuTorch's Cortex-M quantizer imports only in the environment of
+``tests/live/arm_env.py`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
+below 2.2), so these tests run its zoo (``tests/live/cortex_m_zoo.py``) there
+in a child process, and skip where that environment has not been made
+(``python -m tests.live.arm_env --create``, about 3 to 8 minutes). They run a
+subset of the zoo, one model per kind of rule (about 40 seconds);
+``python -m tests.live.cortex_m_zoo`` runs all of it, and
+``python -m tests.live.executorch_suites cortex_m`` ExecuTorch's own tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.support import REPO
+
+from . import arm_env
+
+pytestmark = pytest.mark.skipif(
+    not arm_env.ready(),
+    reason=f"ExecuTorch's Cortex-M quantizer imports only in {arm_env.root()}, not made here: "
+    "python -m tests.live.arm_env --create",
+)
+
+# One model per kind of rule: a conv chain by the per-channel config, a linear
+# reused, a binary op with an activation, a broadcast the check refuses, int16
+# div, fixed-qparams softmax, a pool chain with its tag, and shared clusters.
+SUBSET = [
+    "conv_relu_channels_last",
+    "linear_twice",
+    "add_relu_sub",
+    "add_broadcast",
+    "div_int16",
+    "softmax_last",
+    "max_pool_dilated_relu",
+    "clusters",
+    "split",
+]
+
+
+def zoo(names: list[str]) -> dict:
+    run = subprocess.run(
+        [str(arm_env.python()), "-m", "tests.live.cortex_m_zoo", *names],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout)
+
+
+def test_the_subset_is_annotated_as_executorch_does():
+    result = zoo(SUBSET)
+    assert sorted(result) == sorted(SUBSET)
+    differ = {name: r["differ"] for name, r in result.items() if r["differ"]}
+    assert not differ, json.dumps(differ, indent=1)
+    # Every model has an op annotated, not only its input and output.
+    counts = {name: r["annotated"] for name, r in result.items()}
+    assert all(theirs == ours and ours >= 3 for theirs, ours in counts.values()), counts
+
+
+def test_the_deployed_programs_are_executorchs_byte_for_byte():
+    """ExecuTorch's Cortex-M flow (the Cortex-M passes, to_executorch) gives the same .pte."""
+    result = zoo(["--deploy", "conv_relu_channels_last", "add_relu_sub"])
+    assert result and all(r["same"] and r["bytes"] > 0 for r in result.values()), result
+
+
+# ExecuTorch's own tests the class swapped in must pass and a do-nothing class fails:
+# shared clusters, an int8 linear, a fixed-qparams softmax.
+CASES = [
+    "misc/test_quantization.py::test_shared_qspec_quantizer[many_forks]",
+    "ops/test_linear.py::test_dialect_linear[cortex-m55-linear_bias]",
+    "ops/test_softmax.py::test_dialect_softmax[cortex-m55-rank2]",
+]
+
+
+def swapped_run(cls: str, out) -> dict[str, str]:
+    from .executorch_suites import cortex_m_dir, run
+
+    root = cortex_m_dir(arm_env.python())
+    targets = [str(root / case) for case in CASES]
+    result = run(targets, cls, out, (), arm_env.python(), "cortex_m")
+    return {k: v["outcome"] for k, v in result.items()}
+
+
+def test_executorchs_tests_pass_with_the_generated_class_and_fail_with_nothing(tmp_path):
+    from .executorch_suites import CORTEX_M_SWAP, NOTHING
+
+    assert swapped_run(CORTEX_M_SWAP, tmp_path / "swapped.json") == dict.fromkeys(CASES, "passed")
+    assert swapped_run(NOTHING, tmp_path / "nothing.json") == dict.fromkeys(CASES, "failed")

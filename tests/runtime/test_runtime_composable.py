@@ -1,0 +1,97 @@
+"""``scopes: composable`` (ExecuTorch's Cortex-M and Arm scheme), without ExecuTorch: stages,
+the longest supported chain, rejections with their reasons, shared clusters and the marks.
+
+tests/live/test_pt2e_cortex_m.py compares the scheme with ExecuTorch's own class where
+ExecuTorch's Cortex-M quantizer imports; these run wherever torchao does.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+from tests.live.pt2e_support import generate, symmetric_config  # noqa: E402
+
+SPEC = """
+    constraint act = qint8 {}
+    dtypes s = {input: act, output: act, weight: qint8}
+    dtypes io = {input: act, output: act}
+    quantizer t { fx: false  scopes: composable }
+    backend t {
+        pattern (aten.linear.default, aten.relu.default) { dtypes: s }
+        pattern aten.linear.default { dtypes: s }
+        pattern aten.add.Tensor { dtypes: io  pt2e: {when: tests.live.pt2e_hooks.never} }
+        pattern aten.max_pool2d.default {
+            observation: shared_observer  dtypes: io  pt2e: {eager: true}
+        }
+        pattern aten.clone.default { observation: shared_observer  dtypes: io }
+    }
+"""
+
+
+class Model(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x))
+        return torch.clone(y) + y, nn.functional.max_pool2d(x.reshape(1, 1, 2, 8), 2)
+
+
+@pytest.fixture(scope="module")
+def annotated(tmp_path_factory):
+    quantizer = generate(tmp_path_factory.mktemp("composable"), SPEC)()
+    config = symmetric_config("per_tensor")
+    aten = torch.ops.aten
+    quantizer.add_stage(config, [aten.linear.default, aten.relu.default]).add_stage(config)
+    gm = torch.export.export(Model().eval(), (torch.randn(4, 4),)).module()
+    quantizer.annotate(gm)
+    return quantizer, {n.name: n for n in gm.graph.nodes}, config
+
+
+def test_the_longest_chain_is_matched_by_the_first_stage(annotated):
+    quantizer, nodes, config = annotated
+    linear, relu = nodes["linear"], nodes["relu"]
+    assert linear.meta["quantization_annotation"].output_qspec is None  # inside the chain
+    assert relu.meta["quantization_annotation"].output_qspec == config.output_activation
+    weight = next(a for a in linear.all_input_nodes if a.op == "get_attr" and "weight" in a.name)
+    assert linear.meta["quantization_annotation"].input_qspec_map[weight] == config.weight
+    first = [m for m in quantizer.last_matches if linear in m.nodes]
+    # the second stage tries the chain, then linear alone: both matched before
+    assert [(len(m.nodes), m.accepted) for m in first] == [(2, True), (2, False), (1, False)]
+    assert first[1].message == "Tried annotating already quantized node."
+
+
+def test_a_failed_check_rejects_the_match_and_leaves_it_float(annotated):
+    quantizer, nodes, _ = annotated
+    (add,) = [m for m in quantizer.last_matches if nodes["add"] in m.nodes]
+    assert not add.accepted and add.message.startswith("Tried annotating unsupported configuration")
+    assert "quantization_annotation" not in nodes["add"].meta
+
+
+def test_shared_ops_share_one_spec_and_pools_their_input(annotated):
+    _, nodes, config = annotated
+    clone = nodes["clone"].meta["quantization_annotation"]
+    (spec,) = clone.input_qspec_map.values()
+    assert spec == config.output_activation  # the first spec found around the cluster: relu's
+    pool = nodes["max_pool2d"].meta["quantization_annotation"].output_qspec
+    assert pool.edge_or_node == (nodes["max_pool2d"].args[0], nodes["max_pool2d"])
+
+
+def test_annotated_calls_carry_executorchs_marks(annotated):
+    _, nodes, _ = annotated
+    assert nodes["relu"].meta["custom"]["_arm_annotation_info"] == {"quantized": True}
+    assert nodes["relu"].meta["_arm_disallow_tfa"] is False
+    assert "_arm_annotation_info" not in nodes["add"].meta.get("custom", {})
+
+
+def test_without_a_stage_annotating_is_an_error(tmp_path):
+    quantizer = generate(tmp_path, SPEC)()
+    gm = torch.export.export(Model().eval(), (torch.randn(4, 4),)).module()
+    with pytest.raises(ValueError, match="add_stage"):
+        quantizer.annotate(gm)
