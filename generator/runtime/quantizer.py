@@ -10,6 +10,7 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import report
 from .annotate import ANNOTATORS, follow, propagate
+from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import disallowed
 from .values import Rule
@@ -88,6 +89,7 @@ class SpecQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        reindex(model)
         report.ACTIVE = rec = self.reporter
         if rec is not None:
             rec.start()
