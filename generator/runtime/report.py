@@ -42,6 +42,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from .graph import index as graph_index
 from .graph import is_op, not_float, shared_inputs
 from .matcher import candidates
 from .validate import disallowed
@@ -425,7 +426,7 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
     for rule, reason, detail in declines:
         if reason != "annotated":
             return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
-    candidates = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    candidates = _with_op(n, rules)
     if not candidates:
         detail = f"no rule of the quantizer has {_op(n)}"
         hooks = [r for r in rules if r.kind == "hook" and not r.chain]
@@ -499,6 +500,17 @@ def _why_float(n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recor
     return _float(
         n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
     )
+
+
+def _with_op(n: Node, rules: Sequence[Rule]) -> list[Rule]:
+    """The rules with ``n``'s op in their chain: once per op and annotate (the graph's index)."""
+    model = n.graph.owning_module
+    if model is None:
+        return [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    memo = graph_index(model).derived(("rules with op", id(rules)), dict)
+    if n.target not in memo:
+        memo[n.target] = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    return memo[n.target]
 
 
 def _by_source(n: Node, rule: Rule) -> list[Node]:
