@@ -16,8 +16,8 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import report
 from .conditions import decline
-from .graph import is_annotated, is_op, mark, shared_inputs
-from .matcher import candidates, chain_at
+from .graph import index, is_annotated, is_op, mark, shared_inputs
+from .matcher import candidates, chain_at, chain_ends
 from .values import KEY, Accept, Rule
 
 __all__ = ["ANNOTATORS", "Annotator", "follow", "propagate"]
@@ -84,7 +84,7 @@ def annotate_chain(
     }
     done = False
     rec = report.ACTIVE
-    for node in list(model.graph.nodes):
+    for node in chain_ends(model, rule):
         chain = chain_at(node, rule)
         if chain is None:
             continue
@@ -229,9 +229,7 @@ ANNOTATORS: dict[str, Annotator] = {
 
 def propagate(model: GraphModule, share: frozenset[Any]) -> None:
     """Ops that share their producer's observer: quantized where the producer's output is."""
-    for n in model.graph.nodes:
-        if not share or not is_op(n, share):
-            continue
+    for n in index(model).calling(share) if share else ():
         prev = n.args[0] if n.args else None
         if not isinstance(prev, Node):
             continue
@@ -254,8 +252,8 @@ def follow(
     outputs: set[Node],
 ) -> None:
     """Shared-observer ops whose tensor inputs all come from quantized patterns: quantized as one."""
-    for n in model.graph.nodes:
-        if not share or not is_op(n, share) or is_annotated([n]) or not accept([n]):
+    for n in index(model).calling(share) if share else ():
+        if is_annotated([n]) or not accept([n]):
             continue
         inputs = shared_inputs(n)
         if inputs and all(pattern_output(i, outputs) for i in inputs):

@@ -1,26 +1,48 @@
-"""Facts about the nodes of an exported graph that matching and annotating share."""
+"""Facts about the nodes of an exported graph that matching and annotating share.
+
+``GraphIndex`` is one pass over a graph that answers what matching asks again
+and again (which nodes call an op, which source partitions a set of sources
+gives): a quantizer builds it once at the start of ``annotate`` (``reindex``),
+and every rule's matching reads it (``index``) instead of walking the graph.
+Annotating changes only ``meta``, never the graph, so the index holds for the
+whole call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import torch
 from torch._subclasses import FakeTensor
-from torch.fx import Node
+from torch.fx import Graph, GraphModule, Node
+from torch.fx.passes.utils.source_matcher_utils import SourcePartition, get_source_partitions
 from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
 
 from .values import KEY
 
-__all__ = ["is_annotated", "is_op", "mark", "not_float", "shared_inputs"]
+__all__ = [
+    "GraphIndex",
+    "index",
+    "is_annotated",
+    "is_op",
+    "mark",
+    "not_float",
+    "reindex",
+    "shared_inputs",
+]
 
 
-def is_op(node: Node, ops: Iterable[Any]) -> bool:
+def is_op(node: Node, ops: Collection[Any]) -> bool:
     """Whether ``node`` calls one of ``ops`` (overloads, or packets standing for all of theirs)."""
     if node.op != "call_function":
         return False
-    packet = getattr(node.target, "overloadpacket", None)
-    return any(node.target == op or packet == op for op in ops)
+    target = node.target
+    if target in ops:  # `in` is ==, with identity first: the test below, one op at a time
+        return True
+    packet = getattr(target, "overloadpacket", None)
+    return packet is not None and packet in ops
 
 
 def is_annotated(nodes: Iterable[Node]) -> bool:
@@ -48,3 +70,180 @@ def shared_inputs(node: Node) -> list[Node]:
     if isinstance(first, (list, tuple)):
         return [a for a in first if isinstance(a, Node)]
     return [first] if isinstance(first, Node) else []
+
+
+class GraphIndex:
+    """The call_function nodes of a graph by target and by overload packet, their order, and
+    the source partitions asked for so far (each set of sources once)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.order: dict[Node, int] = {}
+        self._by_target: dict[Any, list[Node]] = {}
+        self._by_packet: dict[Any, list[Node]] = {}
+        self._calling: dict[tuple[Any, ...], list[Node]] = {}
+        self._partitions: dict[tuple[Any, ...], dict[Any, list[SourcePartition]]] = {}
+        self.memo: dict[Any, Any] = {}  # what matchers derive from the index, by their key
+        # The nodes each source could put in a partition: by the source of the innermost
+        # source_fn_stack entry, by torch_fn's name, by the innermost module class.
+        self._by_source: dict[Any, list[Node]] = {}
+        self._by_torch_fn: dict[Any, list[Node]] = {}
+        self._by_module: dict[Any, list[Node]] = {}
+        for i, n in enumerate(graph.nodes):
+            self.order[n] = i
+            self._sources(n)
+            if n.op != "call_function":
+                continue
+            self._by_target.setdefault(n.target, []).append(n)
+            packet = getattr(n.target, "overloadpacket", None)
+            if packet is not None:
+                self._by_packet.setdefault(packet, []).append(n)
+
+    def calling(self, ops: Iterable[Any]) -> list[Node]:
+        """The nodes ``is_op(node, ops)`` holds for, in graph order."""
+        key = tuple(ops)
+        try:
+            found = self._calling.get(key)
+        except TypeError:  # an unhashable op: asked afresh each time
+            key, found = (), None
+        if found is not None:
+            return found
+        lists = []
+        for op in ops:
+            try:
+                lists += [self._by_target.get(op, []), self._by_packet.get(op, [])]
+            except TypeError:  # unhashable: no node's target is it
+                continue
+        lists = [nodes for nodes in lists if nodes]
+        if len(lists) == 1:
+            found = lists[0]
+        else:
+            found = sorted({n for nodes in lists for n in nodes}, key=self.order.__getitem__)
+        if key:
+            self._calling[key] = found
+        return found
+
+    def _sources(self, n: Node) -> None:
+        stack = n.meta.get("source_fn_stack")
+        try:
+            if stack is not None:
+                self._by_source.setdefault(stack[-1][1], []).append(n)
+                return
+            torch_fn = n.meta.get("torch_fn")
+            if torch_fn is not None:
+                self._by_torch_fn.setdefault(torch_fn[1].split(".")[1], []).append(n)
+            modules = n.meta.get("nn_module_stack") if n.op == "call_function" else None
+            if modules:
+                self._by_module.setdefault(list(modules.values())[-1][1], []).append(n)
+        except (TypeError, IndexError):  # a source that is no key: partitions found by torch
+            self._by_source.setdefault(_UNINDEXED, []).append(n)
+
+    def source_partitions(self, wanted: Sequence[Any]) -> dict[Any, list[SourcePartition]]:
+        """What ``get_source_partitions(graph, wanted)`` gives, once per ``wanted``: its own
+        steps over only the nodes the index says a wanted source may take."""
+        key = tuple(wanted)
+        found = self._partitions.get(key)
+        if found is None:
+            found = self._partitions[key] = self._find_partitions(list(wanted))
+        return found
+
+    def _find_partitions(self, wanted: list[Any]) -> dict[Any, list[SourcePartition]]:
+        if _UNINDEXED in self._by_source or not all(_hashable(w) for w in wanted):
+            return get_source_partitions(self.graph, wanted)
+        nodes = [n for w in wanted for n in self._by_source.get(w, [])]
+        nodes += [n for w in wanted for n in self._by_torch_fn.get(w, [])]
+        for cls, some in self._by_module.items():
+            if any(_same_module(cls, src) for src in wanted):
+                nodes += some
+        modules: dict[Any, dict[str, list[Node]]] = {}
+        for n in sorted(set(nodes), key=self.order.__getitem__):
+            found = _source_of(n, wanted)
+            if found is not None:
+                modules.setdefault(found[0], {}).setdefault(found[1], []).append(n)
+        return {
+            src: [_partition(part, src) for part in parts.values()]
+            for src, parts in modules.items()
+        }
+
+    def derived(self, key: Any, make: Callable[[], Any]) -> Any:
+        """What ``make`` derives from the graph, made once per index under ``key``."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
+
+
+_INDEXES: weakref.WeakKeyDictionary[Graph, GraphIndex] = weakref.WeakKeyDictionary()
+
+
+def reindex(model: GraphModule) -> GraphIndex:
+    """A fresh index of ``model``'s graph, which ``index`` gives until the next ``reindex``:
+    a quantizer's ``annotate`` makes one first, so that a graph changed since is read anew."""
+    found = _INDEXES[model.graph] = GraphIndex(model.graph)
+    return found
+
+
+def index(model: GraphModule) -> GraphIndex:
+    """The index of ``model``'s graph made by the last ``reindex`` (made now if none was)."""
+    found = _INDEXES.get(model.graph)
+    return found if found is not None else reindex(model)
+
+
+_UNINDEXED = object()
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _same_module(cls: Any, src: Any) -> bool:
+    """Whether an innermost module class ``cls`` is taken by source ``src`` (as torch's)."""
+    if isinstance(src, type):
+        if isinstance(cls, type):
+            return issubclass(cls, src)
+        return isinstance(cls, str) and cls == src.__module__ + "." + src.__qualname__
+    return bool(cls == src)
+
+
+def _source_of(node: Node, wanted: list[Any]) -> tuple[Any, str] | None:
+    """(source, module path) a node is put under by ``get_source_partitions(graph, wanted)``,
+    or None: torch's steps, node by node."""
+    stack = node.meta.get("source_fn_stack")
+    if stack is not None:
+        fqn, source = stack[-1][0], stack[-1][1]
+        return (source, fqn) if source in wanted else None
+    torch_fn = node.meta.get("torch_fn")
+    if torch_fn is not None:
+        name = torch_fn[1].split(".")[1]
+        if name in wanted:
+            return name, torch_fn[0]
+    modules = node.meta.get("nn_module_stack") if node.op == "call_function" else None
+    if modules:
+        fqn, cls = list(modules.values())[-1]
+        for src in wanted:
+            if isinstance(src, type):
+                if isinstance(cls, (type, str)) and _same_module(cls, src):
+                    return src, fqn
+            elif cls == src:
+                return src, fqn
+    return None
+
+
+def _partition(nodes: list[Node], source: Any) -> SourcePartition:
+    """torch's ``make_partition``: inputs, outputs and parameters of a partition's nodes."""
+    members = set(nodes)
+    inputs, outputs, params = set(), set(), set()
+    for node in nodes:
+        for arg in node.args:
+            if isinstance(arg, Node) and arg not in members and arg.op != "get_attr":
+                inputs.add(arg)
+        if node.op == "get_attr":
+            params.add(node)
+            continue
+        for user in node.users:
+            if user not in members:
+                outputs.add(node)
+    return SourcePartition(nodes, source, list(inputs), list(outputs), list(params))

@@ -1,16 +1,32 @@
-"""Where a rule matches: chains of ATen ops, or the nodes torch's source partitions give."""
+"""Where a rule matches: chains of ATen ops, or the nodes torch's source partitions give.
+
+Every lookup reads the graph's index (``graph.index``), made once per
+``annotate``: the nodes that call an op, and the source partitions of a set of
+sources, are found once, not once a rule. ``sequential_partitions`` finds
+what torchao's ``find_sequential_partitions`` finds, in the same order, from
+each partition's users instead of from every pair of partitions.
+"""
 
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from torch.fx import GraphModule, Node
-from torch.fx.passes.utils.source_matcher_utils import get_source_partitions
+from torch.fx.passes.utils.source_matcher_utils import SourcePartition
+from torchao.quantization.pt2e import graph_utils
 
-from .graph import is_op
+from .graph import index, is_op
 from .values import Accept, Rule
 
-__all__ = ["candidates", "chain_at"]
+__all__ = [
+    "candidates",
+    "chain_at",
+    "chain_ends",
+    "nodes_calling",
+    "sequential_partitions",
+    "source_partitions",
+]
 
 
 def chain_at(node: Node, rule: Rule) -> list[Node] | None:
@@ -27,14 +43,80 @@ def chain_at(node: Node, rule: Rule) -> list[Node] | None:
     return found
 
 
+def nodes_calling(model: GraphModule, ops: Any) -> list[Node]:
+    """The nodes that call one of ``ops`` (``is_op``), in graph order."""
+    return index(model).calling(ops) if ops else []
+
+
+def chain_ends(model: GraphModule, rule: Rule) -> list[Node]:
+    """The nodes a chain of ``rule`` may end at (they call its last op), in graph order."""
+    return index(model).calling(rule.chain[-1])
+
+
+def source_partitions(model: GraphModule, wanted: Any) -> list[SourcePartition]:
+    """The source partitions of ``wanted`` sources, as ``get_source_partitions`` gives them,
+    one list in its order."""
+    found = index(model).source_partitions(list(wanted))
+    return list(itertools.chain.from_iterable(found.values()))
+
+
 def candidates(model: GraphModule, rule: Rule, accept: Accept) -> list[Node]:
     """The nodes a single-op rule annotates: by ATen op, or by source partition."""
     if not rule.sources:
-        return [n for n in model.graph.nodes if is_op(n, rule.chain[0]) and accept([n])]
-    found = get_source_partitions(model.graph, list(rule.sources))
-    parts = itertools.chain.from_iterable(found.values())
+        return [n for n in index(model).calling(rule.chain[0]) if accept([n])]
     return [
         p.output_nodes[0]
-        for p in parts
+        for p in source_partitions(model, rule.sources)
         if accept(p.nodes) and p.output_nodes and is_op(p.output_nodes[0], rule.chain[0])
     ]
+
+
+def _matching_types(source: Any) -> list[Any]:
+    """A source and those torchao counts as the same (``nn.Conv2d`` and ``F.conv2d``), in
+    torchao's order (its ``_get_matching_types``)."""
+    same = getattr(graph_utils, "_get_matching_types", None)
+    if same is not None:
+        return list(same(source))
+    for group in graph_utils.get_equivalent_types():
+        if source in group:
+            return [source, *group]
+    return [source]
+
+
+def sequential_partitions(model: GraphModule, types: Any) -> list[tuple[SourcePartition, ...]]:
+    """What ``find_sequential_partitions(model, types)`` gives: the tuples of one source
+    partition of each type, each with a node used by the next, in the order of
+    ``itertools.product`` over the partitions of each type. Found from each partition's
+    users (linear in the graph), not by trying every tuple; once per ``types`` an index."""
+    types = tuple(types)
+    return index(model).derived(("sequential", types), lambda: _sequential(model, types))
+
+
+def _sequential(model: GraphModule, types: tuple[Any, ...]) -> list[tuple[SourcePartition, ...]]:
+    valid = getattr(graph_utils, "_valid_type_sequence", None)
+    if valid is not None and not valid(list(types)):
+        raise ValueError(
+            f"Invalid partition types: {list(types)}. Each type in the sequence must be unique"
+        )
+    typed = [source_partitions(model, _matching_types(t)) for t in types]
+    # For each type after the first: node -> the positions of that type's partitions holding it.
+    owners: list[dict[Node, list[int]]] = [{}]
+    for parts in typed[1:]:
+        where: dict[Node, list[int]] = {}
+        for i, p in enumerate(parts):
+            for n in p.nodes:
+                where.setdefault(n, []).append(i)
+        owners.append(where)
+    out: list[tuple[SourcePartition, ...]] = []
+
+    def extend(prefix: list[SourcePartition], k: int) -> None:
+        if k == len(typed):
+            out.append(tuple(prefix))
+            return
+        after = {i for n in prefix[-1].nodes for u in n.users for i in owners[k].get(u, ())}
+        for i in sorted(after):
+            extend([*prefix, typed[k][i]], k + 1)
+
+    for first in typed[0]:
+        extend([first], 1)
+    return out

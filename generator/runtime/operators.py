@@ -26,14 +26,11 @@ as the data:
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from torch.fx import GraphModule, Node
-from torch.fx.passes.utils.source_matcher_utils import get_source_partitions
-from torchao.quantization.pt2e.graph_utils import find_sequential_partitions
 from torchao.quantization.pt2e.quantizer import (
     QuantizationAnnotation,
     QuantizationConfig,
@@ -43,7 +40,8 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
 from . import report
 from .conditions import quantized, unmet
-from .graph import is_annotated, is_op
+from .graph import is_annotated, is_op, reindex
+from .matcher import nodes_calling, sequential_partitions, source_partitions
 from .quantizer import SpecQuantizer
 from .scopes import Scope
 from .values import KEY, STRUCTURAL, Accept, Rule
@@ -201,6 +199,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        reindex(model)
         with report.recording(self.reporter) as rec:
             self._annotate(model)
         if rec is not None:
@@ -210,6 +209,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
     def _annotate(self, model: GraphModule) -> None:
         quantizable = self._ops(True)
         shared = [r for r in self.rules if r.kind == "propagate"]
+        share = frozenset(op for r in shared for op in r.chain[0])
         for label, config, accept, is_global in self._filters():
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or (rule.opt_in and is_global):
@@ -218,7 +218,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
                     continue
                 if self._annotate_rule(model, rule, config, accept, quantizable) and config:
                     self._used.setdefault((index, label), config)
-            for node in model.graph.nodes:
+            for node in nodes_calling(model, share):  # only their ops can propagate
                 for index, rule in enumerate(self.rules):
                     if (
                         rule.kind == "propagate"
@@ -226,10 +226,9 @@ class OperatorScopedQuantizer(SpecQuantizer):
                         and config
                     ):
                         self._used.setdefault((index, label), config)
-        share = frozenset(op for r in shared for op in r.chain[0])
-        for node in model.graph.nodes:
+        for node in nodes_calling(model, share):
             qa = node.meta.get(KEY)
-            if is_op(node, share) and qa is not None and quantized(node):
+            if qa is not None and quantized(node):
                 qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
 
     def _annotate_rule(
@@ -371,18 +370,17 @@ def _matches(model: GraphModule, rule: Rule) -> list[Match]:
     out: list[Match] = []
     if rule.partitions:
         for types in rule.partitions:
-            for parts in find_sequential_partitions(model, list(types)):
+            for parts in sequential_partitions(model, types):
                 if any(len(p.output_nodes) != 1 for p in parts):
                     continue
                 match = _chain([p.output_nodes[0] for p in parts], rule)
                 if match is not None:
                     out.append((*match, [n for p in parts for n in p.nodes]))
     elif rule.sources:
-        found = get_source_partitions(model.graph, list(rule.sources))
-        for p in itertools.chain.from_iterable(found.values()):
+        for p in source_partitions(model, rule.sources):
             out.extend(([n], None, []) for n in p.output_nodes if is_op(n, rule.chain[0]))
     else:
-        out.extend(([n], None, []) for n in model.graph.nodes if is_op(n, rule.chain[0]))
+        out.extend(([n], None, []) for n in nodes_calling(model, rule.chain[0]))
     return out
 
 

@@ -10,6 +10,7 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import report
 from .annotate import ANNOTATORS, follow, propagate
+from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import rejections
 from .values import STRUCTURAL, Rule, unhonoured
@@ -99,6 +100,7 @@ class SpecQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
+        reindex(model)
         with report.recording(self.reporter) as rec:
             self._annotate(model)
         if rec is not None:

@@ -48,6 +48,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from .conditions import not_floating
+from .graph import index as graph_index
 from .graph import is_op, shared_inputs
 from .matcher import candidates
 from .validate import rejections
@@ -418,7 +419,7 @@ def _why_float(
     for rule, reason, detail in declines:
         if reason != "annotated":
             return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
-    candidates = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    candidates = _with_op(n, rules)
     if not candidates:
         return _no_rule(n, rules, scope)
     config = scope.config
@@ -519,6 +520,17 @@ class _Found:
             found = set(candidates(self.model, rule, lambda nodes: True))
             self.by_rule[id(rule)] = found
         return found
+
+
+def _with_op(n: Node, rules: Sequence[Rule]) -> list[Rule]:
+    """The rules with ``n``'s op in their chain: once per op and annotate (the graph's index)."""
+    model = n.graph.owning_module
+    if model is None:
+        return [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    memo = graph_index(model).derived(("rules with op", id(rules)), dict)
+    if n.target not in memo:
+        memo[n.target] = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
+    return memo[n.target]
 
 
 def _quantized_output(n: Node) -> bool:
