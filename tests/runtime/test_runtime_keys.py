@@ -102,17 +102,18 @@ class Relus(nn.Module):
 
 
 def test_the_report_partitions_by_source_once_per_rule(monkeypatch):
-    """A float op a source-matched rule could have taken: the report asks torch for the
-    rule's source partitions once, whatever the number of such ops (it asked per op)."""
+    """A float op a source-matched rule could have taken: the report asks for the rule's
+    source partitions once, whatever the number of such ops (it asked per op); the graph's
+    index then answers from what annotate found."""
     gm = exported(Relus(), torch.randn(2, 4))
     calls = []
-    real = matcher.get_source_partitions
+    real = matcher.source_partitions
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(matcher, "get_source_partitions", counted)
+    monkeypatch.setattr(matcher, "source_partitions", counted)
     rule = Rule("nn.ReLU", kind="shared", chain=[[aten.relu.default]], sources=[nn.ReLU])
     quantizer(rule).set_global(CONFIG).annotate(gm)
     off = len(calls)
