@@ -31,6 +31,11 @@ backend solo {
     pattern nn.Flatten { observation: shared_observer  dtypes: io }
 }
 quantizer solo { fx: false }
+
+backend staged {
+    pattern nn.Linear { dtypes: s }
+}
+quantizer staged { fx: false  scopes: composable }
 """
 
 USER = """\
@@ -273,6 +278,18 @@ def test_strict_export_is_said(run):
                 "compat_pt2e_user:model",
             ),
             "backend 'fx_only' has no PT2E quantizer: add `quantizer fx_only {}` to specs/tiny.bcfg",
+        ),
+        (
+            (
+                "compat",
+                "staged",
+                "--quantization-config",
+                "compat_pt2e_user:config",
+                "--model",
+                "compat_pt2e_user:model",
+            ),
+            "backend 'staged' has a scopes: composable quantizer (stages of configs, ExecuTorch's "
+            "Cortex-M scheme): bcfg compat does not explain those yet",
         ),
         (
             (*ARGS, "compat_pt2e_user:not_a_config", "--model", "compat_pt2e_user:model"),

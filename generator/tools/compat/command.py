@@ -122,6 +122,12 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             f"backend '{backend.module}' has no PT2E quantizer: add `quantizer "
             f"{backend.module} {{}}` to {backend.spec_file}, or check FX with --qconfig-mapping"
         )
+    if quantizer.scopes == "composable":
+        raise UsageError(
+            f"backend '{backend.module}' has a scopes: composable quantizer (stages of configs, "
+            "ExecuTorch's Cortex-M scheme): bcfg compat does not explain those yet; its report "
+            "covers scopes: modules and scopes: operators quantizers"
+        )
     import torch
 
     from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao, scratch
