@@ -142,8 +142,8 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
             raise UnknownSymbol(
                 path,
                 f"unknown symbol '{path}'",
-                _op_elsewhere(parts, i, exact=True)
-                or _did_you_mean(obj, parts[:i], part)
+                _did_you_mean(obj, parts[:i], part)
+                or _op_elsewhere(parts, i, exact=True)
                 or _op_elsewhere(parts, i, exact=False),
                 at=i,
                 contained=contained,
