@@ -22,8 +22,8 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
-    Match,
     Delegate,
+    Match,
     OperatorType,
     Other,
     Outputs,

@@ -409,7 +409,7 @@ CHECKS = {
     ),
     "pt2e: a key the quantizer's runtime base does not honour": (
         "pt2e_unhonoured_keys",
-        "when applies to a quantizer with scopes: operators, whose runtime reads it",
+        "when applies to a quantizer with scopes: operators or composable, whose runtime reads it",
     ),
     "pt2e: a key on a pattern that only propagates": (
         "pt2e_unhonoured_keys",

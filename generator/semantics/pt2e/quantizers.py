@@ -21,9 +21,9 @@ from ...lang import syntax as syn
 from ...lang.pt2e_keys import QUANTIZER_KEY, Kind, OperatorType, Outputs, Scopes
 from .. import model as m
 from ..coerce import Coercions
+from ..context import Ctx, Fail
 from ..delegates import DELEGATES
 from ..delegates import check as check_delegate
-from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile, Program
 from ..values import Seq, Sym, describe
