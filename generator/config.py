@@ -11,7 +11,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Severity, SpecError
@@ -35,6 +35,10 @@ class Project:
     docs: Path | None = None
     strict: bool = False  # warnings are errors in generate and check
     pythonpath: tuple[Path, ...] = ()  # [tool.bcfg] pythonpath: folders besides the root
+    # [tool.bcfg] examples: backends the support matrix sets apart (toys, not real targets),
+    # and where their list is written, for a warning at a name no spec defines.
+    examples: tuple[str, ...] = ()
+    examples_at: Span | None = field(default=None, compare=False)
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
@@ -184,6 +188,7 @@ KEYS = {
     "docs": "a folder name, or false to write no docs",
     "strict": "true or false (true: warnings are errors in generate and check)",
     "pythonpath": "a list of folders, relative to the project root",
+    "examples": "a list of backend names (the support matrix shows them apart, as examples)",
 }
 
 
@@ -248,12 +253,24 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     if not isinstance(strict, bool):
         bad("strict", f"[tool.bcfg] strict must be {KEYS['strict']}", "for example: strict = true")
     folders = _pythonpath(root, table.get("pythonpath", []), bad)
+    examples = table.get("examples", [])
+    if not isinstance(examples, list) or not all(
+        isinstance(x, str) and x.isidentifier() for x in examples
+    ):
+        bad(
+            "examples",
+            f"[tool.bcfg] examples must be {KEYS['examples']}",
+            'for example: examples = ["my_backend"]',
+        )
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     specs, out = table.get("specs", "specs"), table.get("out", "generated")
     docs_path = None if docs is False else root / docs
-    return Project(root, root / specs, root / out, allow, docs_path, strict, folders)
+    where = _key_span(shown, text, "examples", value=True) if examples else None
+    return Project(
+        root, root / specs, root / out, allow, docs_path, strict, folders, tuple(examples), where
+    )
 
 
 def _pythonpath(root: Path, value: object, bad: Callable[..., None]) -> tuple[Path, ...]:
