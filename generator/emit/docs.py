@@ -110,30 +110,9 @@ def render_docs(
     set apart: their columns come last, and their rows in a table of their own.
     """
     by_module = {q.module: q for q in quantizers}
-    toy = set(examples)
-    ordered = sorted(backends, key=lambda b: (b.module in toy, b.module))
-    only = sorted(pt2e_only, key=lambda b: (b.module in toy, b.module))
-    only_modules = {b.module for b in only}
-    # Real FX backends, real PT2E-only targets, then the examples (FX first).
-    everything = sorted(
-        ordered + only,
-        key=lambda b: (b.module in toy, b.module in only_modules, b.module),
-    )
-    infos = [
-        BackendInfo(
-            b.module,
-            b.name,
-            b.spec_file,
-            len(b.configs),
-            f"{BACKEND_DIR}/{b.module}.md",
-            f"get_{b.module}_quantizer()" if b.module in by_module else "",
-            b.module in only_modules,
-            b.module in toy,
-        )
-        for b in everything
-    ]
-    notes = {b.module: _pt2e_notes(b, by_module.get(b.module)) for b in only}
-    rows = _rows(everything, notes, frozenset(toy))
+    everything, infos = _infos(backends, pt2e_only, by_module, frozenset(examples))
+    notes = {b.module: _pt2e_notes(b, by_module.get(b.module)) for b in pt2e_only}
+    rows = _rows(everything, notes, frozenset(examples))
     from markupsafe import Markup
 
     label = f"{spec_dir.rstrip('/')}/"
@@ -160,16 +139,7 @@ def render_docs(
             classes={i.module: _classes(i) for i in html_infos},
             flows={i.module: column_label(i) for i in html_infos},
             dtypes=sorted({d for r in html_rows for c in r.cells for d in c.dtypes.split()}),
-            summary=", ".join(
-                _count(n, what)
-                for n, what in (
-                    (sum(not i.pt2e_only and not i.example for i in infos), "backend"),
-                    (sum(i.pt2e_only and not i.example for i in infos), "PT2E-only target"),
-                    (sum(i.example for i in infos), "example"),
-                    (len(rows), "pattern"),
-                    (sum(i.count for i in infos), "pattern config"),
-                )
-            ),
+            summary=_summary(infos, rows),
             style=style,
             script=script,
             csp=Markup(f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}"),
@@ -178,6 +148,47 @@ def render_docs(
     for b, info in zip(everything, infos):
         files[info.page] = _render_backend_page(b, info, notes.get(b.module))
     return files
+
+
+def _infos(
+    backends: Sequence[m.Backend],
+    pt2e_only: Sequence[m.Backend],
+    quantizers: dict[str, m.Quantizer],
+    examples: frozenset[str],
+) -> tuple[list[m.Backend], list[BackendInfo]]:
+    """Every backend in column order (the real FX backends, the real PT2E-only targets, then
+    the examples, each by name), with what the docs say of it."""
+    only = {b.module for b in pt2e_only}
+    ordered = sorted(
+        [*backends, *pt2e_only], key=lambda b: (b.module in examples, b.module in only, b.module)
+    )
+    return ordered, [
+        BackendInfo(
+            b.module,
+            b.name,
+            b.spec_file,
+            len(b.configs),
+            f"{BACKEND_DIR}/{b.module}.md",
+            f"get_{b.module}_quantizer()" if b.module in quantizers else "",
+            b.module in only,
+            b.module in examples,
+        )
+        for b in ordered
+    ]
+
+
+def _summary(infos: list[BackendInfo], rows: list[Row]) -> str:
+    """The page's counts: backends, PT2E-only targets and examples, patterns, pattern configs."""
+    return ", ".join(
+        _count(n, what)
+        for n, what in (
+            (sum(not i.pt2e_only and not i.example for i in infos), "backend"),
+            (sum(i.pt2e_only and not i.example for i in infos), "PT2E-only target"),
+            (sum(i.example for i in infos), "example"),
+            (len(rows), "pattern"),
+            (sum(i.count for i in infos), "pattern config"),
+        )
+    )
 
 
 def _classes(i: BackendInfo) -> str:
