@@ -237,15 +237,7 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     for key in ("specs", "out"):
         if not isinstance(table.get(key, ""), str):
             bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}")
-    extra = table.get("allow", [])
-    if not isinstance(extra, list) or not all(
-        isinstance(x, str) and x.isidentifier() for x in extra
-    ):
-        bad(
-            "allow",
-            f"[tool.bcfg] allow must be {KEYS['allow']}",
-            'for example: allow = ["my_kernels"]',
-        )
+    extra = _names(table, "allow", "my_kernels", bad)
     docs = table.get("docs", "docs")
     if docs is not False and (not isinstance(docs, str) or not docs.strip()):
         bad("docs", f"[tool.bcfg] docs must be {KEYS['docs']}", 'for example: docs = "docs"')
@@ -253,15 +245,7 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     if not isinstance(strict, bool):
         bad("strict", f"[tool.bcfg] strict must be {KEYS['strict']}", "for example: strict = true")
     folders = _pythonpath(root, table.get("pythonpath", []), bad)
-    examples = table.get("examples", [])
-    if not isinstance(examples, list) or not all(
-        isinstance(x, str) and x.isidentifier() for x in examples
-    ):
-        bad(
-            "examples",
-            f"[tool.bcfg] examples must be {KEYS['examples']}",
-            'for example: examples = ["my_backend"]',
-        )
+    examples = _names(table, "examples", "my_backend", bad)
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
@@ -271,6 +255,15 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     return Project(
         root, root / specs, root / out, allow, docs_path, strict, folders, tuple(examples), where
     )
+
+
+def _names(table: dict, key: str, example: str, bad: Callable[..., None]) -> list[str]:
+    """The list of names (Python identifiers) of ``key``, or a located error and none."""
+    value = table.get(key, [])
+    if isinstance(value, list) and all(isinstance(x, str) and x.isidentifier() for x in value):
+        return value
+    bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}", f'for example: {key} = ["{example}"]')
+    return []
 
 
 def _pythonpath(root: Path, value: object, bad: Callable[..., None]) -> tuple[Path, ...]:
