@@ -11,7 +11,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Severity, SpecError
@@ -35,6 +35,10 @@ class Project:
     docs: Path | None = None
     strict: bool = False  # warnings are errors in generate and check
     pythonpath: tuple[Path, ...] = ()  # [tool.bcfg] pythonpath: folders besides the root
+    # [tool.bcfg] examples: backends the support matrix sets apart (toys, not real targets),
+    # and where their list is written, for a warning at a name no spec defines.
+    examples: tuple[str, ...] = ()
+    examples_at: Span | None = field(default=None, compare=False)
 
     def rel(self, path: Path) -> str:
         """``path`` as messages show it: relative to the project root, else absolute."""
@@ -184,6 +188,7 @@ KEYS = {
     "docs": "a folder name, or false to write no docs",
     "strict": "true or false (true: warnings are errors in generate and check)",
     "pythonpath": "a list of folders, relative to the project root",
+    "examples": "a list of backend names (the support matrix shows them apart, as examples)",
 }
 
 
@@ -232,15 +237,7 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     for key in ("specs", "out"):
         if not isinstance(table.get(key, ""), str):
             bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}")
-    extra = table.get("allow", [])
-    if not isinstance(extra, list) or not all(
-        isinstance(x, str) and x.isidentifier() for x in extra
-    ):
-        bad(
-            "allow",
-            f"[tool.bcfg] allow must be {KEYS['allow']}",
-            'for example: allow = ["my_kernels"]',
-        )
+    extra = _names(table, "allow", "my_kernels", bad)
     docs = table.get("docs", "docs")
     if docs is not False and (not isinstance(docs, str) or not docs.strip()):
         bad("docs", f"[tool.bcfg] docs must be {KEYS['docs']}", 'for example: docs = "docs"')
@@ -248,12 +245,25 @@ def _project(root: Path, table: dict, shown: str, text: str) -> Project:
     if not isinstance(strict, bool):
         bad("strict", f"[tool.bcfg] strict must be {KEYS['strict']}", "for example: strict = true")
     folders = _pythonpath(root, table.get("pythonpath", []), bad)
+    examples = _names(table, "examples", "my_backend", bad)
     if errors:
         raise SpecError(errors, {shown: text})
     allow = tuple(dict.fromkeys([*DEFAULT_ALLOW, *extra]))
     specs, out = table.get("specs", "specs"), table.get("out", "generated")
     docs_path = None if docs is False else root / docs
-    return Project(root, root / specs, root / out, allow, docs_path, strict, folders)
+    where = _key_span(shown, text, "examples", value=True) if examples else None
+    return Project(
+        root, root / specs, root / out, allow, docs_path, strict, folders, tuple(examples), where
+    )
+
+
+def _names(table: dict, key: str, example: str, bad: Callable[..., None]) -> list[str]:
+    """The list of names (Python identifiers) of ``key``, or a located error and none."""
+    value = table.get(key, [])
+    if isinstance(value, list) and all(isinstance(x, str) and x.isidentifier() for x in value):
+        return value
+    bad(key, f"[tool.bcfg] {key} must be {KEYS[key]}", f'for example: {key} = ["{example}"]')
+    return []
 
 
 def _pythonpath(root: Path, value: object, bad: Callable[..., None]) -> tuple[Path, ...]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .config import ConfigError, Project, torch_problem
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Severity
 from .infra import cache
 from .infra.write import DOCS, Outputs
 from .semantics import model as m
@@ -124,8 +124,24 @@ def docs_outputs(project: Project, result: Analysis, folder: Path) -> Outputs:
     backends and PT2E-only targets."""
     from .emit.docs import render_docs
 
+    known = {b.module for b in (*result.backends, *result.pt2e_only)}
+    unknown = [name for name in project.examples if name not in known]
+    if unknown:  # a spec removed, its name left behind: nothing to set apart
+        result.warnings.append(
+            Diagnostic(
+                Severity.WARNING,
+                project.examples_at,
+                f"[tool.bcfg] examples names {', '.join(map(repr, unknown))}, which no spec "
+                f"defines; the backends are {', '.join(sorted(known))}",
+                "remove it from examples, or fix its spelling",
+            )
+        )
     files = render_docs(
-        result.backends, project.rel(project.specs), result.pt2e_only, result.quantizers
+        result.backends,
+        project.rel(project.specs),
+        result.pt2e_only,
+        result.quantizers,
+        project.examples,
     )
     return Outputs(folder, files, True, DOCS)
 

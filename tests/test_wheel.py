@@ -47,8 +47,10 @@ def test_wheel_generates_the_same_output(tmp_path):
     # A project that is not this repo, using the installed generator only.
     project = tmp_path / "project"
     shutil.copytree(REPO / "specs", project / "specs")
-    # specs/hooks/ holds the Python specs/cortex_m.bcfg names.
-    (project / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["specs"]\n')
+    # specs/hooks/ holds the Python specs/cortex_m.bcfg names; my_backend is the docs' example.
+    (project / "pyproject.toml").write_text(
+        '[tool.bcfg]\nallow = ["specs"]\nexamples = ["my_backend"]\n'
+    )
     env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"}
     run = subprocess.run(
         [sys.executable, "-m", "generator", "generate"],

@@ -10,7 +10,9 @@ PT2E-only targets (``quantizer NAME { fx: false }``: no BackendConfig) get
 columns too, after the FX backends and marked ``PT2E only``: their cells are
 the dtype configs the quantizer accepts for the pattern, with what the
 quantizer adds in words (``QAT only``, ``opt-in``, ``other input quantized``,
-``when: input_quantized``), read from the quantizer's rules.
+``when: input_quantized``), read from the quantizer's rules. The project's
+examples (``[tool.bcfg] examples``: toy backends, not real targets) come last,
+in a table and columns of their own, marked ``example``.
 
 Python decides everything here (rows, order, words, ids); the templates in
 ``templates/docs/`` only print. The docs say what backends support, never
@@ -86,9 +88,11 @@ class BackendInfo:
     page: str  # its Markdown page, relative to the docs folder
     quantizer: str = ""  # its PT2E quantizer's getter call, if it has one
     pt2e_only: bool = False  # no BackendConfig: a PT2E-only target (fx: false)
+    example: bool = False  # on [tool.bcfg] examples: a toy, set apart from the real targets
 
 
 PT2E_ONLY = "PT2E only"  # how the docs mark a PT2E-only target's column
+EXAMPLE = "example"  # how the docs mark an example's column
 
 
 def render_docs(
@@ -96,31 +100,19 @@ def render_docs(
     spec_dir: str,
     pt2e_only: Sequence[m.Backend] = (),
     quantizers: Sequence[m.Quantizer] = (),
+    examples: Sequence[str] = (),
 ) -> dict[str, str]:
     """The docs folder's files by relative path: README.md, index.html, backends/<module>.md.
 
     ``pt2e_only`` are the backends of ``fx: false`` quantizers: columns after the FX
     backends'; ``quantizers`` says which backends have a PT2E quantizer, and what a
-    PT2E-only target's cells add to their dtype configs.
+    PT2E-only target's cells add to their dtype configs. ``examples`` (module names) are
+    set apart: their columns come last, and their rows in a table of their own.
     """
     by_module = {q.module: q for q in quantizers}
-    ordered = sorted(backends, key=lambda b: b.module)
-    only = sorted(pt2e_only, key=lambda b: b.module)
-    only_modules = {b.module for b in only}
-    infos = [
-        BackendInfo(
-            b.module,
-            b.name,
-            b.spec_file,
-            len(b.configs),
-            f"{BACKEND_DIR}/{b.module}.md",
-            f"get_{b.module}_quantizer()" if b.module in by_module else "",
-            b.module in only_modules,
-        )
-        for b in ordered + only
-    ]
-    notes = {b.module: _pt2e_notes(b, by_module.get(b.module)) for b in only}
-    rows = _rows(ordered + only, notes)
+    everything, infos = _infos(backends, pt2e_only, by_module, frozenset(examples))
+    notes = {b.module: _pt2e_notes(b, by_module.get(b.module)) for b in pt2e_only}
+    rows = _rows(everything, notes, frozenset(examples))
     from markupsafe import Markup
 
     label = f"{spec_dir.rstrip('/')}/"
@@ -133,7 +125,8 @@ def render_docs(
         README: env.get_template("docs/README.md.jinja").render(
             mark=_mark(label),
             spec_dir=md_code(label),
-            backends=[_md_backend(i) for i in infos],
+            backends=[_md_backend(i) for i in infos if not i.example],
+            examples=[_md_backend(i) for i in infos if i.example],
             matrix=_md_matrix(infos, rows),
             kinds=words.KINDS,
         ),
@@ -143,26 +136,64 @@ def render_docs(
             backends=html_infos,
             rows=html_rows,
             kinds=words.KINDS,
-            pt2e_only=[i.module for i in html_infos if i.pt2e_only],
-            flows={i.module: flow(i) for i in html_infos},
+            classes={i.module: _classes(i) for i in html_infos},
+            flows={i.module: column_label(i) for i in html_infos},
             dtypes=sorted({d for r in html_rows for c in r.cells for d in c.dtypes.split()}),
-            summary=", ".join(
-                _count(n, what)
-                for n, what in (
-                    (len(ordered), "backend"),
-                    (len(only), "PT2E-only target"),
-                    (len(rows), "pattern"),
-                    (sum(i.count for i in infos), "pattern config"),
-                )
-            ),
+            summary=_summary(infos, rows),
             style=style,
             script=script,
             csp=Markup(f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}"),
         ),
     }
-    for b, info in zip(ordered + only, infos):
+    for b, info in zip(everything, infos):
         files[info.page] = _render_backend_page(b, info, notes.get(b.module))
     return files
+
+
+def _infos(
+    backends: Sequence[m.Backend],
+    pt2e_only: Sequence[m.Backend],
+    quantizers: dict[str, m.Quantizer],
+    examples: frozenset[str],
+) -> tuple[list[m.Backend], list[BackendInfo]]:
+    """Every backend in column order (the real FX backends, the real PT2E-only targets, then
+    the examples, each by name), with what the docs say of it."""
+    only = {b.module for b in pt2e_only}
+    ordered = sorted(
+        [*backends, *pt2e_only], key=lambda b: (b.module in examples, b.module in only, b.module)
+    )
+    return ordered, [
+        BackendInfo(
+            b.module,
+            b.name,
+            b.spec_file,
+            len(b.configs),
+            f"{BACKEND_DIR}/{b.module}.md",
+            f"get_{b.module}_quantizer()" if b.module in quantizers else "",
+            b.module in only,
+            b.module in examples,
+        )
+        for b in ordered
+    ]
+
+
+def _summary(infos: list[BackendInfo], rows: list[Row]) -> str:
+    """The page's counts: backends, PT2E-only targets and examples, patterns, pattern configs."""
+    return ", ".join(
+        _count(n, what)
+        for n, what in (
+            (sum(not i.pt2e_only and not i.example for i in infos), "backend"),
+            (sum(i.pt2e_only and not i.example for i in infos), "PT2E-only target"),
+            (sum(i.example for i in infos), "example"),
+            (len(rows), "pattern"),
+            (sum(i.count for i in infos), "pattern config"),
+        )
+    )
+
+
+def _classes(i: BackendInfo) -> str:
+    """The HTML classes of a backend's column, cells and filter: ``pt2e``, ``example``."""
+    return " ".join(c for c, on in (("pt2e", i.pt2e_only), (EXAMPLE, i.example)) if on)
 
 
 def _count(n: int, what: str) -> str:
@@ -227,11 +258,14 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
 
 
 def _rows(
-    backends: list[m.Backend], notes: dict[str, dict[int, tuple[str, ...]]] | None = None
+    backends: list[m.Backend],
+    notes: dict[str, dict[int, tuple[str, ...]]] | None = None,
+    examples: frozenset[str] = frozenset(),
 ) -> list[Row]:
     """Every pattern of any backend, in ``words.sort_key`` order, with one cell per backend.
 
-    ``notes`` holds, per PT2E-only target, what its quantizer adds to a config (``_pt2e_notes``).
+    ``notes`` holds, per PT2E-only target, what its quantizer adds to a config (``_pt2e_notes``);
+    ``examples`` are named so in the detail view.
     """
     by_key: dict[tuple[bool, str], dict[str, m.PatternConfig]] = {}
     first: dict[tuple[bool, str], m.PatternConfig] = {}
@@ -243,7 +277,13 @@ def _rows(
     keys = sorted(by_key, key=lambda k: (words.sort_key(first[k]), k))
     ids = _ids([words.config_pattern(first[k]) for k in keys])
     notes = notes or {}
-    return [_row(rid, first[k], by_key[k], backends, notes) for rid, k in zip(ids, keys)]
+    return [_row(rid, first[k], by_key[k], backends, notes, examples) for rid, k in zip(ids, keys)]
+
+
+def _label(module: str, example: bool, pt2e_only: bool = False) -> str:
+    """A backend as the detail view names it: ``x (PT2E only)``, ``my_backend (example)``."""
+    marks = [word for word, on in ((PT2E_ONLY, pt2e_only), (EXAMPLE, example)) if on]
+    return f"{module} ({', '.join(marks)})" if marks else module
 
 
 def _row(
@@ -252,14 +292,16 @@ def _row(
     configs: dict[str, m.PatternConfig],
     backends: list[m.Backend],
     notes: dict[str, dict[int, tuple[str, ...]]],
+    examples: frozenset[str],
 ) -> Row:
     cells = tuple(_cell(b.module, configs.get(b.module), notes.get(b.module, {})) for b in backends)
     groups: dict[tuple[m.PatternConfig, bool], list[str]] = {}
     for b in backends:
         if b.module in configs:
             # A PT2E-only target's config is its own group: its quantizer reads it, not FX.
-            groups.setdefault((configs[b.module], b.module in notes), []).append(
-                f"{b.module} ({PT2E_ONLY})" if b.module in notes else b.module
+            only = b.module in notes
+            groups.setdefault((configs[b.module], only), []).append(
+                _label(b.module, b.module in examples, only)
             )
     pattern, full = words.config_pattern(c), words.full_pattern(c.pattern)
     return Row(
@@ -272,7 +314,9 @@ def _row(
         groups=tuple(
             Group(", ".join(bs), _group_fields(cfg, only)) for (cfg, only), bs in groups.items()
         ),
-        missing=", ".join(b.module for b in backends if b.module not in configs),
+        missing=", ".join(
+            _label(b.module, b.module in examples) for b in backends if b.module not in configs
+        ),
         search=" ".join(dict.fromkeys([pattern.lower(), full.lower()])),
     )
 
@@ -387,8 +431,14 @@ def flow(i: BackendInfo) -> str:
     return "FX + PT2E" if i.quantizer else "FX"
 
 
+def column_label(i: BackendInfo) -> str:
+    """What a column says under its backend's name: its flows, ``example`` first for an
+    example (``example, FX``), so that a toy is not read as a real target."""
+    return f"{EXAMPLE}, {flow(i)}" if i.example else flow(i)
+
+
 def _md_column(i: BackendInfo) -> str:
-    return f"{md_text(i.module)} ({flow(i)})"
+    return f"{md_text(i.module)} ({column_label(i)})"
 
 
 def _md_matrix(infos: list[BackendInfo], rows: list[Row]) -> list[str]:

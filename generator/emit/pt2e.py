@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..infra.header import stamp
+from ..lang.pt2e_keys import BASES
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import RUNTIME_MODULE
@@ -231,7 +232,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"outputs = {layout.string(q.outputs)}")
     if q.operator_type != "nodes":
         body.append(f"operator_type = {layout.string(q.operator_type)}")
-    base = names.need(_BASES.get(q.scopes, "SpecQuantizer"))
+    base = names.need(BASES[q.scopes].runtime)
     spec_file = safe_text(q.spec_file)
     source = (
         jinja_env()
@@ -255,10 +256,6 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     whole = not frag.fast or not _plain(spec_file)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
-
-
-# The runtime class a quantizer's ``scopes`` makes its class derive from (default SpecQuantizer).
-_BASES = {"operators": "OperatorScopedQuantizer", "composable": "ComposableSpecQuantizer"}
 
 
 def _by_type(name: str) -> tuple[int, str]:

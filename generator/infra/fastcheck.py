@@ -123,6 +123,7 @@ def _key(project: Project, specs: list[Path], out_dir: Path) -> str:
         str(resolved_path(out_dir)),
         str(resolved_path(project.docs)) if project.docs else None,
         list(project.allow),
+        list(project.examples),
         project.import_path(),
         [project.rel(p) for p in specs],
     )

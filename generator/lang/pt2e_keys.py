@@ -72,6 +72,23 @@ class Scopes(StrEnum):
     COMPOSABLE = "composable"
 
 
+@dataclass(frozen=True)
+class Base:
+    """A ``scopes`` word's runtime base: the class a generated quantizer derives from, and
+    whether it has ``report()`` (why each op is quantized or float), which ``bcfg compat``
+    needs. ``tests/semantics/test_pt2e_keys.py`` checks both against the runtime."""
+
+    runtime: str
+    reports: bool
+
+
+BASES: dict[Scopes, Base] = {
+    Scopes.MODULES: Base("SpecQuantizer", reports=True),
+    Scopes.OPERATORS: Base("OperatorScopedQuantizer", reports=True),
+    Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=False),
+}
+
+
 class OperatorType(StrEnum):
     NODES = "nodes"
     PATTERNS = "patterns"

@@ -21,8 +21,9 @@ def render(specs: Path) -> dict[str, str]:
     from generator.config import find_project
 
     paths = sorted(specs.glob("*.bcfg"))
-    a = resolve_specs(specs.parent, paths, find_project(REPO).allow)
-    return render_docs(a.backends, "specs", a.pt2e_only, a.quantizers)
+    project = find_project(REPO)
+    a = resolve_specs(specs.parent, paths, project.allow)
+    return render_docs(a.backends, "specs", a.pt2e_only, a.quantizers, project.examples)
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +35,14 @@ def analysis():
     return resolve_specs(project.root, project.spec_files(), project.allow)
 
 
+EXAMPLES = ("my_backend",)  # pyproject.toml's [tool.bcfg] examples (checked below)
+
+
 @pytest.fixture(scope="module")
 def docs(resolved, analysis) -> dict[str, str]:
-    return render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)
+    return render_docs(
+        list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers, EXAMPLES
+    )
 
 
 PT2E_ONLY = ["arm_inductor", "cortex_m", "x86_inductor", "xnnpack_executorch"]
@@ -83,16 +89,18 @@ def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resol
         for b in resolved
     }
     assert flows["xnnpack"] == "FX + PT2E" and flows["executorch"] == "FX"
+    real = [b for b in sorted(resolved) if b not in EXAMPLES]
+    columns = [*real, *PT2E_ONLY, *EXAMPLES]
     assert lines[head].removesuffix(" |").split(" | ")[2:] == [
-        f"{b} ({flows[b]})" for b in sorted(resolved)
-    ] + [f"{b} (PT2E only)" for b in PT2E_ONLY]
+        f"{b} ({flows[b]})" for b in real
+    ] + [f"{b} (PT2E only)" for b in PT2E_ONLY] + [f"{b} (example, FX)" for b in EXAMPLES]
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
     # 255 in torch's eight backends, 23 more in xnnpack, 191 more in the PT2E-only targets
     assert len(rows) == len(patterns) == 469
     conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
-    by_backend = dict(zip(sorted(resolved), conv.removesuffix(" |").split(" | ")[2:]))
+    by_backend = dict(zip(columns, conv.removesuffix(" |").split(" | ")[2:]))
     assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"
     assert by_backend["qnnpack_pt2e"] == ""
     assert by_backend["executorch"].count("<br>") == 1
@@ -145,6 +153,7 @@ def test_docs_are_deterministic_and_in_sync_with_the_repository(docs, resolved, 
         "specs",
         list(reversed(analysis.pt2e_only)),
         list(reversed(analysis.quantizers)),
+        EXAMPLES,
     )
     assert again == docs
     for name, text in docs.items():
@@ -183,7 +192,9 @@ def test_a_change_of_meaning_is_a_changed_line_of_the_matrix(tmp_path, docs):
     tensorrt = sorted(
         p.name.removesuffix(".bcfg")
         for p in specs.glob("*.bcfg")
-        if p.name != "common.bcfg" and "fx: false" not in p.read_text()  # PT2E only: no column
+        if p.name != "common.bcfg"
+        and "fx: false" not in p.read_text()  # PT2E only: no column
+        and p.stem not in EXAMPLES  # an example's column comes last
     ).index("tensorrt")
     cell = lambda line: line.removesuffix(" |").split(" | ")[2 + tensorrt]  # noqa: E731
     assert (cell(removed[1]), cell(added[1])) == ("", "quint8 → quint8")
@@ -296,14 +307,14 @@ def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs):
     html = docs["index.html"]
     heads = re.findall(r'<th scope="col" data-b="([a-z0-9_]+)"( class="pt2e")?', html)
     assert [b for b, pt2e in heads if pt2e] == PT2E_ONLY
-    assert [b for b, _ in heads][-len(PT2E_ONLY) :] == PT2E_ONLY  # after every FX backend
+    assert [b for b, _ in heads][-len(PT2E_ONLY) - 1 : -1] == PT2E_ONLY  # after every real FX one
     assert 'data-b="x86_inductor" class="pt2e" title="PT2E only (get_x86_inductor_quantizer()' in (
         html
     )
     row = re.search(r'<tr id="p-torch.matmul".*?</tr>', html).group(0)
     cell = re.search(r'<td data-b="x86_inductor"[^>]*class="pt2e">(.*?)</td>', row).group(1)
     assert cell.endswith('<div class="note">opt-in</div>')
-    assert '<td data-b="my_backend" class="none"></td>' in row  # not marked: an FX backend
+    assert '<td data-b="my_backend" class="none example"></td>' in row  # FX, an example
     detail = re.search(r'<template id="d-p-torch.matmul">.*?</template>', html).group(0)
     assert "<h3>x86_inductor (PT2E only)</h3>" in detail
 
@@ -330,3 +341,27 @@ def test_a_fusion_without_dtype_configs_says_what_it_fuses_into(tmp_path):
     assert _column(out, "nn.ReLU", "b (FX)") == "no dtype configs: never quantized"
     assert "fusion only: into nni.ConvReLU2d, quantized by its pattern" in out["index.html"]
     assert "fusion only: into M, quantized by its pattern" in out["README.md"]  # explained
+
+
+def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analysis):
+    """[tool.bcfg] examples (the toy my_backend here): a table of their own in the README, the
+    last columns, marked, and named so in the detail view; without it, among the others."""
+    from generator.config import find_project
+
+    assert find_project(REPO).examples == EXAMPLES
+    readme = docs["README.md"]
+    real, examples = readme.split("### Examples", 1)
+    assert "[my_backend]" not in real.split("## Patterns")[0] and "[fbgemm]" in real
+    assert "| [my_backend](backends/my_backend.md) |" in examples.split("## Patterns")[0]
+    head = next(line for line in readme.splitlines() if line.startswith("| pattern |"))
+    assert head.endswith("| xnnpack_executorch (PT2E only) | my_backend (example, FX) |")
+    html = docs["index.html"]
+    heads = re.findall(r'<th scope="col" data-b="([a-z0-9_]+)"(?: class="([a-z0-9 ]+)")?', html)
+    assert heads[-1] == ("my_backend", "example")
+    assert [b for b, cls in heads if "example" in cls] == ["my_backend"]
+    assert "<small>example, FX · 3</small>" in html
+    assert "4 PT2E-only targets, 1 example," in html
+    detail = re.search(r'<template id="d-p-nn.Linear">.*?</template>', html).group(0)
+    assert "my_backend (example)" in detail
+    plain = render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)
+    assert "### Examples" not in plain["README.md"] and "example, FX" not in plain["index.html"]

@@ -18,6 +18,7 @@ from tests.browser import Browser, chromium
 from tests.support import REPO
 
 PT2E_ONLY = ["arm_inductor", "cortex_m", "x86_inductor", "xnnpack_executorch"]  # after FX's
+EXAMPLES = ["my_backend"]  # [tool.bcfg] examples: the last columns
 ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
 
 PAGE = REPO / "docs" / "index.html"
@@ -59,8 +60,8 @@ def test_the_matrix_shows_every_backend_and_every_pattern(browser, every_backend
     b = browser
     resolved = every_backend  # the FX backends, then the PT2E-only targets
     assert b.js("document.compatMode") == "CSS1Compat"  # the leading comment keeps standards mode
-    fx = sorted(n for n, be in resolved.items() if n not in PT2E_ONLY)
-    assert b.js(VISIBLE_BACKENDS) == fx + PT2E_ONLY
+    fx = sorted(n for n in resolved if n not in PT2E_ONLY + EXAMPLES)
+    assert b.js(VISIBLE_BACKENDS) == fx + PT2E_ONLY + EXAMPLES
     patterns = {words.config_pattern(c) for backend in resolved.values() for c in backend.configs}
     shown = b.js(VISIBLE_PATTERNS)
     assert len(shown) == len(set(shown)) and set(shown) == patterns
@@ -143,8 +144,8 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     not past ten empty columns, and its row is not stretched by cells out of sight."""
     b = browser
     reset(b)
-    fx = [n for n in every_backend if n not in PT2E_ONLY]
-    fx_patterns = {words.config_pattern(c) for n in fx for c in every_backend[n].configs}
+    fx = [n for n in every_backend if n not in PT2E_ONLY + EXAMPLES]
+    fx_patterns = {words.config_pattern(c) for n in fx + EXAMPLES for c in every_backend[n].configs}
     only = sorted(
         {words.config_pattern(c) for n in PT2E_ONLY for c in every_backend[n].configs} - fx_patterns
     )
@@ -152,7 +153,7 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     pattern = only[0]
     having = [
         n
-        for n in sorted(fx) + PT2E_ONLY
+        for n in sorted(fx) + PT2E_ONLY + EXAMPLES
         if any(words.config_pattern(c) == pattern for c in every_backend[n].configs)
     ]
     search_for(b, pattern.lower())
@@ -162,7 +163,7 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     # The columns are the backends with a shown pattern, in their order; the rest are hidden.
     assert columns == [
         n
-        for n in sorted(fx) + PT2E_ONLY
+        for n in sorted(fx) + PT2E_ONLY + EXAMPLES
         if any(words.config_pattern(c) in shown for c in every_backend[n].configs)
     ]
     assert set(having) <= set(columns) and len(columns) < len(every_backend)
@@ -180,7 +181,7 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     b.screenshot(shots / "search-pt2e-only.png")
     reset(b)
     assert b.js("document.getElementById('columns').hidden") is True
-    assert b.js(VISIBLE_BACKENDS) == sorted(fx) + PT2E_ONLY
+    assert b.js(VISIBLE_BACKENDS) == sorted(fx) + PT2E_ONLY + EXAMPLES
 
 
 def test_the_search_box_shows_its_whole_placeholder(browser):
@@ -208,6 +209,13 @@ def test_each_column_says_which_flows_its_backend_serves(browser, every_backend)
     assert labels["xnnpack_executorch"] == (
         f"PT2E only · {len(every_backend['xnnpack_executorch'].configs)}"
     )
+    # The toy is not read as a real target: said so, last, after a dashed rule.
+    assert labels["my_backend"] == f"example, FX · {len(every_backend['my_backend'].configs)}"
+    rule = b.js(
+        "getComputedStyle(document.querySelector('#matrix thead th[data-b=\"my_backend\"]'))"
+        ".borderLeftStyle"
+    )
+    assert rule == "dashed"
 
 
 def test_the_kind_and_dtype_filters(browser, every_backend):

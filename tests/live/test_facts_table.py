@@ -125,8 +125,6 @@ def test_every_shipped_table_decides_every_name_the_specs_ask(installed):
     for path in tables:
         table = shipped.Shipped(path, "", path.name)
         undecided = [n for n in names if n not in table.facts and table.missing(n) is None]
-        if path.name in STALE:  # a known gap: those names are resolved live (torch imported)
-            undecided = [n for n in undecided if n not in STALE[path.name]]
         assert undecided == [], (path.name, undecided[:10])
         callables = [n for n in names if table.facts.get(n, ["value"])[0] != "value"]
         unsigned = [n for n in callables if table.facts[n][0] in _SIGNED and n not in table.sigs]
@@ -134,13 +132,3 @@ def test_every_shipped_table_decides_every_name_the_specs_ask(installed):
 
 
 _SIGNED = ("module", "class", "function")
-
-# Tables made before a spec asked for more names, and not yet made again with their torch
-# (this machine has only the installed build): the names they cannot decide, which bcfg then
-# resolves live. torch 2.14.1's table predates specs/cortex_m.bcfg (its ATen ops); make it
-# again with `python -m generator.live.facts_table` in an environment with torch 2.14.1.
-STALE: dict[str, frozenset[str]] = {
-    "torch-2.14.1-6df27330d63980e7.json": frozenset(
-        json.loads((REPO / "tests" / "live" / "stale_facts_2_14_1.json").read_text())
-    ),
-}

@@ -120,3 +120,40 @@ def test_a_disagreement_in_any_place_fails():
         k if k.word != "fx" else replace(k, lands=("pt2e_only",)) for k in t.QUANTIZER_TABLE
     )
     assert any("fx" in d for d in disagreements(quantizer_table=lost))
+
+
+CLASSES = {
+    t.Scopes.MODULES: SpecQuantizer,
+    t.Scopes.OPERATORS: OperatorScopedQuantizer,
+    t.Scopes.COMPOSABLE: ComposableSpecQuantizer,
+}
+
+
+def base_disagreements(
+    table: dict[t.Scopes, t.Base] = t.BASES, classes: dict[t.Scopes, type] = CLASSES
+) -> list[str]:
+    """The key table's ``BASES`` against the runtime: each ``scopes`` word's class by name,
+    and ``reports`` exactly when the class has ``report()`` (bcfg compat reads the column)."""
+    out = []
+    if set(table) != set(t.Scopes):
+        out.append(f"BASES rows {sorted(table)} != scopes words {sorted(t.Scopes)}")
+    for scopes, base in table.items():
+        cls = classes[scopes]
+        if cls.__name__ != base.runtime:
+            out.append(f"{scopes}: the table names {base.runtime}, the runtime {cls.__name__}")
+        if callable(getattr(cls, "report", None)) != base.reports:
+            out.append(f"{scopes}: reports={base.reports}, but {cls.__name__} says otherwise")
+    return out
+
+
+def test_the_bases_column_agrees_with_the_runtime():
+    assert base_disagreements() == []
+
+
+def test_a_bases_disagreement_fails():
+    claims = {**t.BASES, t.Scopes.COMPOSABLE: replace(t.BASES[t.Scopes.COMPOSABLE], reports=True)}
+    assert any("reports=True" in d for d in base_disagreements(claims))
+    renamed = {**t.BASES, t.Scopes.MODULES: t.Base("ModuleQuantizer", reports=True)}
+    assert any("ModuleQuantizer" in d for d in base_disagreements(renamed))
+    short = {k: v for k, v in t.BASES.items() if k is not t.Scopes.OPERATORS}
+    assert any("BASES rows" in d for d in base_disagreements(short))

@@ -288,8 +288,11 @@ def test_strict_export_is_said(run):
                 "--model",
                 "compat_pt2e_user:model",
             ),
-            "backend 'staged' has a scopes: composable quantizer (stages of configs, ExecuTorch's "
-            "Cortex-M scheme): bcfg compat does not explain those yet",
+            "bcfg compat: specs/tiny.bcfg:25:1: quantizer staged has scopes: composable, whose "
+            "runtime base (ComposableSpecQuantizer) has no report() yet, which bcfg compat reads "
+            "to explain each op; compat explains scopes: modules and scopes: operators "
+            "quantizers. To see what it matched, prepare the model with "
+            "get_staged_quantizer() and read the quantizer's last_matches",
         ),
         (
             (*ARGS, "compat_pt2e_user:not_a_config", "--model", "compat_pt2e_user:model"),

@@ -175,6 +175,34 @@ def test_unknown_tool_bcfg_keys_are_errors_with_did_you_mean(project):
     )
 
 
+def test_examples_set_a_backend_apart_and_a_bad_one_is_located(project):
+    """[tool.bcfg] examples: the docs show those backends apart; a value of the wrong type is
+    an error at the key's value in pyproject.toml, a name no spec defines a warning there."""
+    (project / "specs" / "b.bcfg").write_text(SPEC.format(name="b"))
+    toml = '[tool.bcfg]\nspecs = "specs"\nexamples = ["b"]\n'
+    (project / "pyproject.toml").write_text(toml)
+    code, _, err = run(project, "generate")
+    assert code == 0, err
+    readme = (project / "docs" / "README.md").read_text()
+    assert "### Examples" in readme and "| a (FX) | b (example, FX) |" in readme
+    (project / "pyproject.toml").write_text(toml.replace('["b"]', '"b"'))
+    code, _, err = run(project, "check")
+    assert code == 2
+    assert err.startswith(
+        "pyproject.toml:3:12: error: [tool.bcfg] examples must be a list of backend names"
+    )
+    # A name no spec defines (a spec removed, its name left behind): a warning at the list.
+    (project / "pyproject.toml").write_text(toml)
+    (project / "specs" / "b.bcfg").unlink()
+    code, _, err = run(project, "generate")
+    assert code == 0, err
+    assert (
+        "pyproject.toml:3:12: warning: [tool.bcfg] examples names 'b', which no spec defines; "
+        "the backends are a"
+    ) in err
+    assert not (project / "docs" / "backends" / "b.md").exists()
+
+
 @pytest.mark.parametrize(
     "version, ok",
     [

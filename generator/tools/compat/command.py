@@ -106,6 +106,24 @@ def _backend(project: Project, name: str, report: Report) -> m.Backend:
     return find_backend(analysis.backends, name, analysis.pt2e_only, fx_only)
 
 
+def _explainable(quantizer: m.Quantizer) -> None:
+    """Refuse a quantizer whose runtime base has no ``report()`` (the key table's ``BASES``),
+    at its spec, saying what shows its matches instead."""
+    from ...lang.pt2e_keys import BASES
+
+    base = BASES[quantizer.scopes]
+    if base.reports:
+        return
+    explained = " and ".join(f"scopes: {s}" for s, b in BASES.items() if b.reports)
+    raise UsageError(
+        f"{quantizer.span}: quantizer {quantizer.module} has scopes: {quantizer.scopes}, whose "
+        f"runtime base ({base.runtime}) has no report() yet, which bcfg compat reads to explain "
+        f"each op; compat explains {explained} quantizers. To see what it matched, prepare "
+        f"the model with get_{quantizer.module}_quantizer() and read the quantizer's "
+        "last_matches: every match tried, accepted or with the reason it was rejected"
+    )
+
+
 def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
     """``bcfg compat BACKEND --quantization-config ... --model ...``: the backend's quantizer."""
     from ...pipeline import analyze_project, paused_gc
@@ -122,12 +140,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             f"backend '{backend.module}' has no PT2E quantizer: add `quantizer "
             f"{backend.module} {{}}` to {backend.spec_file}, or check FX with --qconfig-mapping"
         )
-    if quantizer.scopes == "composable":
-        raise UsageError(
-            f"backend '{backend.module}' has a scopes: composable quantizer (stages of configs, "
-            "ExecuTorch's Cortex-M scheme): bcfg compat does not explain those yet; its report "
-            "covers scopes: modules and scopes: operators quantizers"
-        )
+    _explainable(quantizer)
     import torch
 
     from ...live.compat.pt2e import analyse, build_quantizer, configure, import_torchao, scratch
