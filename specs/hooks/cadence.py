@@ -61,3 +61,15 @@ def w8a32_gru(node: Any, nodes: list) -> bool:
 def never(node: Any, nodes: list) -> bool:
     """rms_norm: ExecuTorch keeps it from decomposition and annotates nothing."""
     return False
+
+
+def gru_parameters(node: Any, config: Any) -> list:
+    """W8A32 GRU: its parameters' list (argument 2) holds input-to-hidden and hidden-to-hidden
+    weights, then biases: weights get the weight spec, the first bias the bias spec, the
+    second shares the first's."""
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    w_ih, w_hh, b_ih, b_hh = node.args[2][:4]
+    shared = SharedQuantizationSpec((b_ih, node))
+    return [(node, w_ih, config.weight), (node, w_hh, config.weight),
+            (node, b_ih, config.bias), (node, b_hh, shared)]  # fmt: skip
