@@ -28,12 +28,10 @@ first pair first. A ``PairQuantizer`` is one pair, its pattern a rule of a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
-from torch.fx.passes.utils.source_matcher_utils import check_subgraphs_connected
 from torchao.quantization.pt2e.quantizer import (
     DerivedQuantizationSpec,
     QuantizationAnnotation,
@@ -67,11 +65,6 @@ def derived_bias(node: Node, x: int, w: int) -> DerivedQuantizationSpec:
     )
 
 
-@dataclass
-class _Partition:
-    nodes: list[Node]
-
-
 def partitions(model: GraphModule, ops: list) -> list[list[Node]]:
     """ExecuTorch's ``find_sequential_partitions_aten`` (one node a partition), as node lists."""
     typed = []
@@ -89,7 +82,7 @@ def partitions(model: GraphModule, ops: list) -> list[list[Node]]:
             out.append(prefix)
             return
         for n in typed[k]:
-            if check_subgraphs_connected(_Partition([prefix[-1]]), _Partition([n])):
+            if n in prefix[-1].users:  # torch's check_subgraphs_connected, of one node each
                 extend([*prefix, n], k + 1)
 
     for first in typed[0] if typed else ():
@@ -149,7 +142,8 @@ class PairQuantizer(Quantizer):
         return nodes[:1] if self.float_activations else [nodes[0], self.output_node(nodes)]
 
     def annotate_match(self, nodes: list[Node]) -> None:
-        first, config = nodes[0], self.config
+        first: Any = nodes[0]
+        config = self.config
         out_spec = config.output_activation
         listed = bool(first.args) and isinstance(first.args[0], (list, tuple))
         if self.rule.kind == "shared":  # the output shares the first input's spec
@@ -175,7 +169,7 @@ class PairQuantizer(Quantizer):
             if first.args[bias] is not None or self.anchors.get("none_bias"):
                 annotate_input(first, first.args[bias], derived_bias(first, inputs[0], weight))
 
-    def parameters_only(self, node: Node) -> None:
+    def parameters_only(self, node: Any) -> None:
         """Float activations: the weight and bias get the config's weight and bias specs."""
         params = self.anchors.get("parameters")
         if params is not None:  # a hook's: (owner, argument, spec) triples
