@@ -125,14 +125,11 @@ def run(
         "-p",
         "tests.live.executorch_swap",
     ]
-    root = Path(__file__).resolve().parents[2]
-    # The project's pytest settings and root, whatever directory the tests are in (a venv
-    # inside another checkout would otherwise put that checkout's tests/ on sys.path).
-    cmd += ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
     cmd += ["--bcfg-target", target, "--bcfg-outcomes", str(out)]
     cmd += [*(["--bcfg-swap", swap] if swap else []), *extra, *targets]
     # No bytecode: it would land in generated/ and specs/hooks/, beside checked-in sources.
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    root = Path(__file__).resolve().parents[2]
     subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, check=False, env=env)
     return json.loads(out.read_text())
 

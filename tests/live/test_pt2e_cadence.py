@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import REPO
+
 pytest.importorskip(
     "executorch.backends.cadence.aot.quantizer.quantizer",
     reason="ExecuTorch's Cadence quantizer is not installed",
@@ -27,7 +29,9 @@ def outcomes(swap: str, out) -> dict[str, str]:
     from .executorch_suites import installed, run
 
     root = installed(Path(sys.executable)) / "backends" / "cadence" / "aot" / "tests"
-    result = run([str(root / "test_quantizer_ops.py")], swap, out, (), None, "cadence")
+    # This checkout's settings and root: its plugin, even if the venv is in another checkout.
+    here = ("-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO))
+    result = run([str(root / "test_quantizer_ops.py")], swap, out, here, None, "cadence")
     return {k: v["outcome"] for k, v in result.items()}
 
 
