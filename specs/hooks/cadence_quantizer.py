@@ -8,10 +8,12 @@ post-convert fusion pass's) with one config. The rule of a pattern is the
 spec's rule of its ops (``partition_types()``): its checks (``when:``), the
 configs it allows (``dtypes:``; another raises at construction), its weight
 and bias arguments (the op table's), and whether its output shares its input's
-spec (``shared_observer``). What the spec cannot say yet is ``ANCHORS`` below:
-the inputs of ops that take two activations or put them elsewhere, by argument
-index, and W8A32's variant (weights only). The ``qconfig_*`` objects are
-ExecuTorch's own (its tests compare observer factories by identity).
+spec (``shared_observer``); bcfg's runtime (``_bcfg_pt2e.pairs.PairQuantizer``)
+matches and annotates it. What the spec cannot say yet is ``ANCHORS`` and
+``FLOAT_CHECKS`` below: the inputs of ops that take two activations or put
+them elsewhere, by argument index, and W8A32's variant checks (a config whose
+activations stay float). The ``qconfig_*`` objects are ExecuTorch's own (its
+tests compare observer factories by identity).
 """
 
 from __future__ import annotations
