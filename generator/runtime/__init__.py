@@ -35,6 +35,11 @@ One concern a module:
   spec says ``scopes: composable``: ExecuTorch's Cortex-M (and Arm) scheme of
   stages, a longest-chain matcher with accept/reject reasons, and clusters of
   shared ops (its module docstring has the scheme).
+* ``pairs``: ``PairQuantizer``, one (pattern, config) pair of ExecuTorch's
+  Cadence scheme over a rule of a ``scopes: composable`` spec: ExecuTorch's
+  sequential partitions, anchors by argument index, a derived int32 bias,
+  shared outputs, float-activation (W8A32) configs (its module docstring has
+  the scheme; specs/hooks/cadence_quantizer.py composes the pairs).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 

@@ -1,6 +1,7 @@
 """ExecuTorch's own XNNPACK and Cortex-M tests, original against swapped, test by test.
 
-    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m] [--swap module:Class]
+    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m|cadence]
+        [--swap module:Class]
         [--original FILE] [--swapped FILE] [--save DIR] [--runxfail]
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
@@ -19,6 +20,13 @@ runs a few of them there).
 built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
 class, in the environment of ``tests/live/arm_env.py`` (made on first use:
 they import only with ``executorch[ethos-u]``); about 9 minutes a run.
+``cadence`` runs ExecuTorch's Cadence quantizer tests (``CADENCE_FILES`` under
+``backends/cadence/aot/tests``) with its Cadence classes and with the
+generated family (``--swap`` a module: every class and ``qconfig_*`` object of
+ExecuTorch's ``cadence/aot/quantizer/quantizer.py`` that the module's
+``__all__`` names, replaced together), in the environment of
+``tests/live/cadence_env.py`` (Python 3.12: the tests import
+``typing.override``); about 7 minutes a run.
 ``--runxfail`` runs expected failures as plain tests, so that a difference
 cannot hide behind a non-strict xfail.
 
@@ -46,7 +54,12 @@ from pathlib import Path
 
 SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
 CORTEX_M_SWAP = "specs.hooks.cortex_m_quantizer:CortexMQuantizer"
+CADENCE_SWAP = "specs.hooks.cadence_quantizer"
 NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
+CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
+CADENCE_FILES = (
+    "test_quantizer_ops.py test_fusion_ops_passes.py test_remove_bn_tracking_pass.py"
+).split()
 CORTEX_M_FILES = (
     "misc/test_quantization.py misc/test_quantizer_reporter.py misc/test_pattern_matcher.py "
     "misc/test_node_finders.py test_activation_lut.py ops/test_add.py ops/test_conv.py "
@@ -66,16 +79,24 @@ def suite_dir(backend: str = "xnnpack") -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "backends" / backend / "test"
 
 
-def cortex_m_dir(python: Path) -> Path:
-    """Where ExecuTorch's Cortex-M tests are in the environment of ``python``."""
+def installed(python: Path) -> Path:
+    """Where ExecuTorch is installed in the environment of ``python``."""
     code = "import executorch, sys; sys.stdout.write(list(executorch.__path__)[0])"
     found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
-    return Path(found.stdout) / "backends" / "cortex_m" / "test"
+    return Path(found.stdout)
+
+
+def cortex_m_dir(python: Path) -> Path:
+    """Where ExecuTorch's Cortex-M tests are in the environment of ``python``."""
+    return installed(python) / "backends" / "cortex_m" / "test"
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
-    if suite == "cortex_m":
+    if suite in ("cortex_m", "cadence"):
         assert python is not None
+        if suite == "cadence":
+            root = installed(python) / "backends" / "cadence" / "aot" / "tests"
+            return [str(root / name) for name in CADENCE_FILES]
         root = cortex_m_dir(python)
         return [str(root / name) for name in CORTEX_M_FILES]
     root = suite_dir()
@@ -161,9 +182,15 @@ def figures(name: str, original: dict, swapped: dict, ops: bool) -> list[str]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.live.executorch_suites")
     parser.add_argument(
-        "suite", nargs="?", default="all", choices=["quantizer", "ops", "all", "cortex_m"]
+        "suite",
+        nargs="?",
+        default="all",
+        choices=["quantizer", "ops", "all", "cortex_m", "cadence"],
     )
-    parser.add_argument("--swap", help=f"module:Class (default {SWAP}; cortex_m: {CORTEX_M_SWAP})")
+    parser.add_argument(
+        "--swap",
+        help=f"module:Class (default {SWAP}; cortex_m: {CORTEX_M_SWAP}; cadence: the module {CADENCE_SWAP})",
+    )
     parser.add_argument("--runxfail", action="store_true", help="run expected failures as tests")
     parser.add_argument("--original", type=Path, help="a saved original run's outcomes (JSON)")
     parser.add_argument("--swapped", type=Path, help="a saved swapped run's outcomes (JSON)")
@@ -171,20 +198,21 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
         parser.error(
-            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m)"
+            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m, cadence)"
         )
     differ: list[str] = []
     extra: tuple[str, ...] = ("--runxfail",) if args.runxfail else ()
-    cortex_m = args.suite == "cortex_m"
-    if cortex_m:
+    own_env = args.suite in ("cortex_m", "cadence")  # an environment of their own
+    if args.suite == "cortex_m":
         extra += ("-k", "not test_implementation")
-    swap = args.swap or (CORTEX_M_SWAP if cortex_m else SWAP)
+    swap = args.swap or {"cortex_m": CORTEX_M_SWAP, "cadence": CADENCE_SWAP}.get(args.suite, SWAP)
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
-        from .arm_env import create
+        from . import arm_env, cadence_env
 
-        python = create() if cortex_m else None  # made on first use, only to run a side
-        target = "cortex_m" if cortex_m else "xnnpack"
+        env = cadence_env if suite == "cadence" else arm_env
+        python = env.create() if own_env else None  # made on first use, only to run a side
+        target = suite if own_env else "xnnpack"
         return run(paths(suite, python), cls, path, extra, python, target)
 
     with tempfile.TemporaryDirectory() as tmp:

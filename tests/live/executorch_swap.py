@@ -7,7 +7,12 @@
 ExecuTorch ships its tests in its wheel; they are run where pip installed them,
 never copied. ``--bcfg-target`` names the class replaced (a row of ``TARGETS``:
 ``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
-``CortexMQuantizer``). Before collection (``pytest_configure``) the plugin
+``CortexMQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``). A
+``--bcfg-swap`` without ``:Class`` names a module that replaces a family of
+classes together: each name of its ``__all__`` that ExecuTorch's module of the
+target also defines (ExecuTorch's Cadence tests check that the classes
+subclass one another and compare qspecs by their observers' identity, so the
+classes and the ``qconfig_*`` objects go together). Before collection (``pytest_configure``) the plugin
 imports the class's defining module and replaces the class on every loaded
 module attribute that holds it (a package ``__init__`` that re-exports it
 included), so every test module and the ``Tester`` bind the replacement when
@@ -31,6 +36,7 @@ import pytest
 TARGETS = {
     "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "XNNPACKQuantizer"),
     "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", "CortexMQuantizer"),
+    "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", "CadenceAtenQuantizer"),
 }
 
 
@@ -52,18 +58,29 @@ def pytest_addoption(parser: Any) -> None:
     )
 
 
-def load(spec: str) -> type:
+def load(spec: str, target: str = "xnnpack") -> dict[str, Any]:
+    """The replacements ``spec`` names: ``module:Class`` for the target's class, or a module
+    for each name of its ``__all__`` that ExecuTorch's module of ``target`` defines."""
     module, _, name = spec.partition(":")
-    if not name:
-        raise pytest.UsageError(f"--bcfg-swap wants module:Class, got {spec!r}")
-    return getattr(importlib.import_module(module), name)
+    if name:
+        return {TARGETS[target][1]: getattr(importlib.import_module(module), name)}
+    family = importlib.import_module(module)
+    theirs = importlib.import_module(TARGETS[target][0])
+    names = [n for n in getattr(family, "__all__", ()) if hasattr(theirs, n)]
+    if TARGETS[target][1] not in names:
+        raise pytest.UsageError(
+            f"--bcfg-swap {spec}: the module's __all__ has no {TARGETS[target][1]}; "
+            "name module:Class, or a module that replaces it"
+        )
+    return {n: getattr(family, n) for n in names}
 
 
-def swap(cls: type, target: str = "xnnpack") -> tuple[type, list[str]]:
-    """Put ``cls`` in place of ExecuTorch's class ``target`` on every loaded module that holds
-    it; return the original and the ``module.name`` attributes replaced."""
-    module_name, name = TARGETS[target]
-    original = getattr(importlib.import_module(module_name), name)
+def swap(cls: Any, target: str = "xnnpack", name: str = "") -> tuple[Any, list[str]]:
+    """Put ``cls`` in place of ExecuTorch's object ``name`` (default: the class ``target``
+    names) on every loaded module that holds it; return the original and the
+    ``module.name`` attributes replaced."""
+    module_name, default = TARGETS[target]
+    original = getattr(importlib.import_module(module_name), name or default)
     replaced = []
     for mod_name, mod in list(sys.modules.items()):
         for attr, value in list(getattr(mod, "__dict__", {}).items()):
@@ -80,7 +97,10 @@ class Recorder:
         self.path = path
         self.outcomes: dict[str, dict[str, Any]] = {}
         self.quantized = False
-        from executorch.backends.test.harness.stages import quantize
+        try:
+            from executorch.backends.test.harness.stages import quantize
+        except ImportError:  # not every target's tests use the Tester
+            return
 
         run = quantize.Quantize.run
         recorder = self
@@ -125,13 +145,16 @@ def pytest_configure(config: Any) -> None:
     target = config.getoption("--bcfg-target")
     config.bcfg_target = TARGETS[target]
     if spec:
-        replacement = load(spec)
-        original, replaced = swap(replacement, target)
+        replacements = load(spec, target)
         module_name, name = TARGETS[target]
-        # The swap must be live: the defining module now hands out the replacement.
-        module = importlib.import_module(module_name)
-        assert getattr(module, name) is replacement and replacement is not original, replaced
-        config.bcfg_swapped = (original, replacement, replaced)
+        replaced: list[str] = []
+        for attr, replacement in replacements.items():
+            original, where = swap(replacement, target, attr)
+            replaced += where
+            # The swap must be live: the defining module now hands out the replacement.
+            module = importlib.import_module(module_name)
+            assert getattr(module, attr) is replacement and replacement is not original, where
+        config.bcfg_swapped = (original, replacements[name], replaced)
     path = config.getoption("--bcfg-outcomes")
     if path:
         config.pluginmanager.register(Recorder(path), "bcfg-outcomes")
@@ -143,10 +166,7 @@ def pytest_report_header(config: Any) -> str:
     if swapped is None:
         return f"bcfg: {module_name}.{name} is ExecuTorch's own"
     cls = swapped[1]
-    return (
-        f"bcfg: {module_name}.{name} swapped for {cls.__module__}.{cls.__qualname__} "
-        f"(on {', '.join(swapped[2])})"
-    )
+    return f"bcfg: {module_name}.{name} swapped for {cls.__module__}.{cls.__qualname__} (on {', '.join(swapped[2])})"
 
 
 class AnnotatesNothing:
@@ -172,3 +192,12 @@ class AnnotatesNothing:
 
     def prepare_obs_or_fq_callback(self, model: Any, edge_or_node_to_obs_or_fq: Any) -> None:
         pass
+
+
+class CadenceAnnotatesNothing(AnnotatesNothing):
+    """``CadenceAtenQuantizer(pattern, quantization_config)`` that annotates nothing
+    (``--bcfg-target cadence --bcfg-swap tests.live.executorch_swap:CadenceAnnotatesNothing``):
+    it keeps the pattern, which ExecuTorch's ``CadenceQuantizer`` and fusion pass read."""
+
+    def __init__(self, pattern: Any = None, quantization_config: Any = None) -> None:
+        self.pattern, self.quantization_config = pattern, quantization_config

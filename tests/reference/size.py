@@ -4,7 +4,12 @@ X86 and Arm Inductor against torchao's code; Cortex-M (specs/cortex_m.bcfg and
 the hooks it names) against ExecuTorch's ``backends/cortex_m/quantizer/``
 (every file of it; its reporter, ``quantizer_reporter.py``, is not
 reproduced and not counted), found in this environment or in the one of
-``tests/live/arm_env.py``.
+``tests/live/arm_env.py``. Cadence (specs/cadence.bcfg and its hooks) against
+ExecuTorch's ``backends/cadence/aot/quantizer/``: ``quantizer.py``, the
+annotating half of ``patterns.py`` (``PartitionAnchors`` and each pattern's
+``partition_types`` and ``get_anchors``; its ``fuse`` and ``replacement_op``
+are the post-convert fusion pass's, which the hooks reuse) and the annotating
+functions of ``utils.py`` (``CADENCE_UTILS``).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -88,6 +93,42 @@ def cortex_m_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+CADENCE_SPECS = ["specs/cadence.bcfg"]
+CADENCE_HOOKS = ["specs/hooks/cadence.py", "specs/hooks/cadence_quantizer.py"]
+CADENCE_PATTERNS = {"PartitionAnchors", "partition_types", "get_anchors"}
+CADENCE_UTILS = {
+    "is_annotated", "no_outside_users", "get_bias_qparams", "get_aten_node_target_partitions",
+    "_partitions_sequential", "find_sequential_partitions_aten",
+}  # fmt: skip
+
+
+def definitions_lines(text: str, names: set[str]) -> int:
+    """The code lines of the classes and functions (at any depth) called one of ``names``."""
+    import ast
+
+    lines = text.splitlines()
+    total = 0
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            total += python_code_lines("\n".join(lines[start - 1 : node.end_lineno]) + "\n")
+    return total
+
+
+def cadence_figures() -> tuple[int, int] | None:
+    """(spec + hook lines of specs/cadence.bcfg, ExecuTorch's Cadence quantizing code lines)."""
+    where = executorch_dir()
+    folder = where / "backends" / "cadence" / "aot" / "quantizer" if where else None
+    if folder is None or not folder.is_dir():
+        return None
+    ours = sum(spec_lines((ROOT / p).read_text()) for p in CADENCE_SPECS)
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in CADENCE_HOOKS)
+    theirs = python_code_lines((folder / "quantizer.py").read_text())
+    theirs += definitions_lines((folder / "patterns.py").read_text(), CADENCE_PATTERNS)
+    theirs += definitions_lines((folder / "utils.py").read_text(), CADENCE_UTILS)
+    return ours, theirs
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -103,3 +144,5 @@ if __name__ == "__main__":
         if cortex_m
         else "Cortex-M: ExecuTorch is not installed here nor in the Arm environment"
     )
+    cadence = cadence_figures()
+    print(line("Cadence", *cadence, "ExecuTorch") if cadence else "Cadence: no ExecuTorch here")

@@ -1,0 +1,75 @@
+"""What specs/cadence.bcfg still says in Python: the checks of ExecuTorch's Cadence patterns
+(``patterns.py``'s ``get_anchors`` returning empty anchors). Each takes a match's first node
+and its nodes (in order) and says whether the pattern annotates it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tensor_add(node: Any, nodes: list) -> bool:
+    """Add of two tensors, without alpha (or other keyword arguments)."""
+    from torch.fx import Node
+
+    return all(isinstance(a, Node) for a in node.args[:2]) and not node.kwargs
+
+
+def values_only(node: Any, nodes: list) -> bool:
+    """A max pool with indices whose only user takes its values (getitem 0)."""
+    import operator
+
+    users = list(node.users)
+    return len(users) == 1 and users[0].target is operator.getitem and users[0].args[1] == 0
+
+
+def _shape(node: Any) -> Any:
+    meta = node.meta.get("tensor_meta") if hasattr(node, "meta") else None
+    return None if meta is None else meta.shape
+
+
+def w8a32_linear(node: Any, nodes: list) -> bool:
+    """Input, weight and bias given, no keywords; the input's last dim a multiple of 4 and
+    one row."""
+    if len(node.args) != 3 or node.kwargs:
+        return False
+    shape = node.args[0].meta["tensor_meta"].shape
+    return shape[-1] % 4 == 0 and not (len(shape) > 0 and shape[-2] != 1)
+
+
+def w8a32_conv(node: Any, nodes: list) -> bool:
+    """Input, weight and bias given; out and in channels multiples of 4, kernel 3, an input of
+    length 3."""
+    if len(node.args) != 3 or node.kwargs:
+        return False
+    weight = _shape(node.args[1])
+    if weight is None:
+        return True
+    if weight[0] % 4 or weight[1] % 4 or weight[2] != 3:
+        return False
+    shape = _shape(node.args[0])
+    return shape is None or shape[-1] == weight[2]
+
+
+def w8a32_gru(node: Any, nodes: list) -> bool:
+    """No keywords; input and hidden state with a last dim a multiple of 4."""
+    if node.kwargs:
+        return False
+    shapes = [_shape(a) for a in node.args[:2]]
+    return all(s is not None and s[-1] % 4 == 0 for s in shapes)
+
+
+def never(node: Any, nodes: list) -> bool:
+    """rms_norm: ExecuTorch keeps it from decomposition and annotates nothing."""
+    return False
+
+
+def gru_parameters(node: Any, config: Any) -> list:
+    """W8A32 GRU: its parameters' list (argument 2) holds input-to-hidden and hidden-to-hidden
+    weights, then biases: weights get the weight spec, the first bias the bias spec, the
+    second shares the first's."""
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    w_ih, w_hh, b_ih, b_hh = node.args[2][:4]
+    shared = SharedQuantizationSpec((b_ih, node))
+    return [(node, w_ih, config.weight), (node, w_hh, config.weight),
+            (node, b_ih, config.bias), (node, b_hh, shared)]  # fmt: skip

@@ -1,0 +1,56 @@
+"""The Cadence classes of specs/hooks/cadence_quantizer.py annotate as ExecuTorch's own.
+
+ExecuTorch's ``test_quantizer_ops.py`` (its annotation cases: every class
+tested, qspecs compared by their observers' identity) imports on the
+project's Python; its fusion tests need Python 3.12 (``typing.override``) and
+run with ``python -m tests.live.executorch_suites cadence`` in the
+environment of ``tests/live/cadence_env.py``. Here: that file with every
+Cadence class swapped, and with a do-nothing ``CadenceAtenQuantizer``, and two
+models of ``tests/live/cadence_zoo.py`` (``python -m tests.live.cadence_zoo``
+runs all of it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import REPO
+
+pytest.importorskip(
+    "executorch.backends.cadence.aot.quantizer.quantizer",
+    reason="ExecuTorch's Cadence quantizer is not installed",
+)
+
+
+def outcomes(swap: str, out) -> dict[str, str]:
+    import sys
+    from pathlib import Path
+
+    from .executorch_suites import installed, run
+
+    root = installed(Path(sys.executable)) / "backends" / "cadence" / "aot" / "tests"
+    # This checkout's settings and root: its plugin, even if the venv is in another checkout.
+    here = ("-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO))
+    result = run([str(root / "test_quantizer_ops.py")], swap, out, here, None, "cadence")
+    return {k: v["outcome"] for k, v in result.items()}
+
+
+def test_executorchs_annotation_tests_pass_swapped_and_fail_with_nothing(tmp_path):
+    from .executorch_suites import CADENCE_NOTHING, CADENCE_SWAP
+
+    swapped = outcomes(CADENCE_SWAP, tmp_path / "swapped.json")
+    assert len(swapped) == 25 and set(swapped.values()) == {"passed"}
+    nothing = outcomes(CADENCE_NOTHING, tmp_path / "nothing.json")
+    failed = [k for k, v in nothing.items() if v == "failed"]
+    assert len(failed) == 19 and all("test_quantizer_annotation_" in k for k in failed)
+
+
+def test_zoo_models_annotate_and_convert_as_executorch_does():
+    from .cadence_zoo import compare
+
+    result = compare(["conv2d_relu_pool", "linear_add_cat"])
+    assert len(result) == 12
+    assert {k: (v["differ"], v["outputs_equal"]) for k, v in result.items()} == dict.fromkeys(
+        result, ([], True)
+    )
+    assert result["linear_add_cat WakeWord"]["annotated"] == [3, 3]
