@@ -29,8 +29,8 @@ with itself (all the same: the zoo is deterministic), ``--quantizer
 tests.live.executorch_swap:AnnotatesNothing`` with a class that annotates
 nothing (every model differs). ``--tree DIR`` imports the class from another
 checkout of the project (its ``specs/`` and ``generated/``). The whole zoo
-takes about 2 minutes on a loaded 2-core machine; ``tests/live/test_pt2e_arm.py``
-runs it.
+takes about 190 CPU seconds (25 minutes on a 2-core machine shared with five
+other jobs); ``tests/live/test_pt2e_arm.py`` runs nine of its models.
 """
 
 from __future__ import annotations

@@ -242,7 +242,8 @@ def main(argv: list[str]) -> int:
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
     if args.tree:
-        extra += ("--bcfg-path", str(args.tree.resolve()))
+        # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
+        extra += (f"--bcfg-path={args.tree.resolve()}",)
     default = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP}.get(target, SWAP)
     swap = args.swap or args.swap_module or default
 
