@@ -39,6 +39,7 @@ import argparse
 import hashlib
 import importlib
 import json
+import operator
 import os
 import sys
 from collections.abc import Callable
@@ -234,7 +235,9 @@ def converted(q: Any, case: Case) -> dict[str, Any]:
     gm = convert_pt2e(prepared)
     state = {k: _digest(v) for k, v in sorted(gm.state_dict(keep_vars=True).items())}
     consts = {
-        n.target: _digest(getattr(gm, n.target)) for n in gm.graph.nodes if n.op == "get_attr"
+        n.target: _digest(operator.attrgetter(n.target)(gm))  # dotted: a float module's
+        for n in gm.graph.nodes
+        if n.op == "get_attr"
     }
     return {"code": gm.code, "state": state, "consts": consts, "output": _digest(gm(*case.inputs))}
 
