@@ -1,7 +1,7 @@
 """ExecuTorch's own XNNPACK and Cortex-M tests, original against swapped, test by test.
 
-    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m|cadence]
-        [--swap module:Class]
+    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m|arm|arm_ops|cadence]
+        [--swap module:Class | --swap-module MODULE] [--tree DIR]
         [--original FILE] [--swapped FILE] [--save DIR] [--runxfail]
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
@@ -20,6 +20,9 @@ runs a few of them there).
 built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
 class, in the environment of ``tests/live/arm_env.py`` (made on first use:
 they import only with ``executorch[ethos-u]``); about 9 minutes a run.
+``--runxfail`` runs expected failures as plain tests, so that a difference
+cannot hide behind a non-strict xfail.
+
 ``cadence`` runs ExecuTorch's Cadence quantizer tests (``CADENCE_FILES`` under
 ``backends/cadence/aot/tests``) with its Cadence classes and with the
 generated family (``--swap`` a module: every class and ``qconfig_*`` object of
@@ -27,8 +30,23 @@ ExecuTorch's ``cadence/aot/quantizer/quantizer.py`` that the module's
 ``__all__`` names, replaced together), in the environment of
 ``tests/live/cadence_env.py`` (Python 3.12: the tests import
 ``typing.override``); about 7 minutes a run.
-``--runxfail`` runs expected failures as plain tests, so that a difference
-cannot hide behind a non-strict xfail.
+
+``arm`` runs ExecuTorch's Arm quantizer tests (``ARM_FILES`` under
+``backends/arm/test``: ``quantizer/`` but ``test_selective_quantization.py``,
+and ``misc/test_shared_qspecs.py``, ``misc/test_quant_custom_meta.py``,
+``misc/test_bn_relu_folding_qat.py``; 69 tests, ``-k "not
+test_implementation"``) in the same environment, with ExecuTorch's
+``TOSAQuantizer``, ``EthosUQuantizer`` and ``VgfQuantizer`` and with each
+replaced by its namesake in ``--swap-module`` (default
+``specs.hooks.arm_quantizer``), on its defining module and on every module
+that re-exports it (``executorch.backends.arm.quantizer``); ``--swap
+module:Class`` puts one class in place of all three (``--swap
+tests.live.executorch_swap:AnnotatesNothing``: 64 of the 69 fail). About 4
+to 8 minutes a run on a loaded 2-core machine. ``arm_ops`` (on demand) runs
+the TOSA INT op tests of ``ARM_OP_FILES`` (``-k tosa_INT``: they lower
+through TOSA and run the TOSA reference model on CPU). ``--tree DIR`` imports
+the replacement from another checkout of the project (its ``specs/`` and
+``generated/``), e.g. a branch's worktree, while this checkout's harness runs.
 
 ``--save DIR`` keeps each run's outcomes (``DIR/<suite>-original.json`` and
 ``DIR/<suite>-swapped.json``: each test's outcome, message, and for op tests
@@ -54,17 +72,37 @@ from pathlib import Path
 
 SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
 CORTEX_M_SWAP = "specs.hooks.cortex_m_quantizer:CortexMQuantizer"
+# A module: its TOSAQuantizer, EthosUQuantizer and VgfQuantizer replace ExecuTorch's.
+ARM_SWAP = "specs.hooks.arm_quantizer"
 CADENCE_SWAP = "specs.hooks.cadence_quantizer"
-NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 CADENCE_FILES = (
     "test_quantizer_ops.py test_fusion_ops_passes.py test_remove_bn_tracking_pass.py"
 ).split()
+NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
 CORTEX_M_FILES = (
     "misc/test_quantization.py misc/test_quantizer_reporter.py misc/test_pattern_matcher.py "
     "misc/test_node_finders.py test_activation_lut.py ops/test_add.py ops/test_conv.py "
     "ops/test_softmax.py ops/test_linear.py models/test_nn_modules.py"
 ).split()
+# Under backends/arm/test: the quantizer tests (all but test_selective_quantization.py) and
+# the misc tests that quantize without a runner.
+ARM_FILES = (
+    "quantizer/test_conv_relu_fusing.py quantizer/test_generic_annotater.py "
+    "quantizer/test_partial_quantization.py quantizer/test_preserve_kwargs.py "
+    "quantizer/test_set_module_name.py quantizer/test_tosa_quantizer_validate.py "
+    "quantizer/test_uint8_io_quantization.py quantizer/test_vgf_snorm_quantization.py "
+    "misc/test_shared_qspecs.py misc/test_quant_custom_meta.py misc/test_bn_relu_folding_qat.py"
+).split()
+# The TOSA INT op tests (-k tosa_INT) lower and run the TOSA reference model on CPU.
+ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
+# Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
+SUITE_TARGET = {"cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence"}
+SUITE_K = {
+    "cortex_m": "not test_implementation",
+    "arm": "not test_implementation",
+    "arm_ops": "tosa_INT and not test_implementation",
+}
 OP_FILES = (
     "add cat clamp conv1d conv2d elu hardtanh leaky_relu linear maxpool2d mean_dim "
     "multiply permute slice_copy static_constant_pad sub to_copy"
@@ -86,19 +124,21 @@ def installed(python: Path) -> Path:
     return Path(found.stdout)
 
 
-def cortex_m_dir(python: Path) -> Path:
-    """Where ExecuTorch's Cortex-M tests are in the environment of ``python``."""
-    return installed(python) / "backends" / "cortex_m" / "test"
+def cortex_m_dir(python: Path, backend: str = "cortex_m") -> Path:
+    """Where ExecuTorch's Cortex-M (or Arm) tests are in the environment of ``python``."""
+    return installed(python) / "backends" / backend / "test"
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
-    if suite in ("cortex_m", "cadence"):
+    if suite in SUITE_TARGET:
         assert python is not None
         if suite == "cadence":
             root = installed(python) / "backends" / "cadence" / "aot" / "tests"
             return [str(root / name) for name in CADENCE_FILES]
-        root = cortex_m_dir(python)
-        return [str(root / name) for name in CORTEX_M_FILES]
+        root = cortex_m_dir(python, "cortex_m" if suite == "cortex_m" else "arm")
+        if suite == "arm_ops":
+            return [str(root / "ops" / f"test_{name}.py") for name in ARM_OP_FILES]
+        return [str(root / name) for name in (CORTEX_M_FILES if suite == "cortex_m" else ARM_FILES)]
     root = suite_dir()
     if suite == "quantizer":
         return [str(root / "quantizer")]
@@ -131,6 +171,8 @@ def run(
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     root = Path(__file__).resolve().parents[2]
     subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, check=False, env=env)
+    if not out.exists():  # pytest stopped before running (its error is on stderr above)
+        raise SystemExit(f"pytest ran no tests: {' '.join(cmd)}")
     return json.loads(out.read_text())
 
 
@@ -179,41 +221,69 @@ def figures(name: str, original: dict, swapped: dict, ops: bool) -> list[str]:
     return differ
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tests.live.executorch_suites")
     parser.add_argument(
         "suite",
         nargs="?",
         default="all",
-        choices=["quantizer", "ops", "all", "cortex_m", "cadence"],
+        choices=["quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence"],
     )
     parser.add_argument(
         "--swap",
-        help=f"module:Class (default {SWAP}; cortex_m: {CORTEX_M_SWAP}; cadence: the module {CADENCE_SWAP})",
+        help=f"module:Class (default {SWAP}; cortex_m: {CORTEX_M_SWAP}); "
+        "for arm, one class in place of all three",
+    )
+    parser.add_argument(
+        "--swap-module",
+        help=f"a module whose classes replace ExecuTorch's of the same names (arm: default {ARM_SWAP})",
+    )
+    parser.add_argument(
+        "--tree", type=Path, help="another checkout of the project to import the swap from"
     )
     parser.add_argument("--runxfail", action="store_true", help="run expected failures as tests")
     parser.add_argument("--original", type=Path, help="a saved original run's outcomes (JSON)")
     parser.add_argument("--swapped", type=Path, help="a saved swapped run's outcomes (JSON)")
     parser.add_argument("--save", type=Path, help="a directory to keep the outcome files in")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
         parser.error(
-            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m, cadence)"
+            "--original and --swapped are one suite's outcomes: name it (quantizer, ops, cortex_m, arm, arm_ops, cadence)"
         )
+    if args.swap and args.swap_module:
+        parser.error("--swap and --swap-module: give one")
     differ: list[str] = []
     extra: tuple[str, ...] = ("--runxfail",) if args.runxfail else ()
-    own_env = args.suite in ("cortex_m", "cadence")  # an environment of their own
-    if args.suite == "cortex_m":
-        extra += ("-k", "not test_implementation")
-    swap = args.swap or {"cortex_m": CORTEX_M_SWAP, "cadence": CADENCE_SWAP}.get(args.suite, SWAP)
+    target = SUITE_TARGET.get(args.suite, "xnnpack")
+    if args.suite in SUITE_K:
+        extra += ("-k", SUITE_K[args.suite])
+    if args.tree:
+        # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
+        extra += (f"--bcfg-path={args.tree.resolve()}",)
+    default = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}.get(target, SWAP)
+    swap = args.swap or args.swap_module or default
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
         from . import arm_env, cadence_env
 
-        env = cadence_env if suite == "cadence" else arm_env
-        python = env.create() if own_env else None  # made on first use, only to run a side
-        target = suite if own_env else "xnnpack"
-        return run(paths(suite, python), cls, path, extra, python, target)
+        # Arm's (or Cadence's) environment is made on first use, only to run a side.
+        env = cadence_env if target == "cadence" else arm_env
+        python = env.create() if target != "xnnpack" else None
+        start = time.monotonic()
+        result = run(paths(suite, python), cls, path, extra, python, target)
+        tally = Counter(v["outcome"] for v in result.values())
+        print(
+            f"{suite} {'swapped for ' + cls if cls else 'original'}: "
+            + ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
+            + f" in {time.monotonic() - start:.0f} s",
+            flush=True,
+        )
+        return result
 
     with tempfile.TemporaryDirectory() as tmp:
         out = args.save or Path(tmp)

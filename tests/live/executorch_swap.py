@@ -5,19 +5,26 @@
         --bcfg-outcomes swapped.json  <site-packages>/executorch/backends/xnnpack/test/quantizer
 
 ExecuTorch ships its tests in its wheel; they are run where pip installed them,
-never copied. ``--bcfg-target`` names the class replaced (a row of ``TARGETS``:
+never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``:
 ``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
-``CortexMQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``). A
-``--bcfg-swap`` without ``:Class`` names a module that replaces a family of
-classes together: each name of its ``__all__`` that ExecuTorch's module of the
-target also defines (ExecuTorch's Cadence tests check that the classes
-subclass one another and compare qspecs by their observers' identity, so the
-classes and the ``qconfig_*`` objects go together). Before collection (``pytest_configure``) the plugin
-imports the class's defining module and replaces the class on every loaded
-module attribute that holds it (a package ``__init__`` that re-exports it
-included), so every test module and the ``Tester`` bind the replacement when
-they import it. Without ``--bcfg-swap`` the original runs: the same plugin
-records both sides.
+``CortexMQuantizer``; ``arm`` is ``TOSAQuantizer``, ``EthosUQuantizer`` and
+``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``). ``--bcfg-swap
+module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
+(no class) puts each module attribute of the same name in place of each
+(``--bcfg-swap specs.hooks.arm_quantizer``), and each other name of the
+module's ``__all__`` that ExecuTorch's module also defines in place of that
+(ExecuTorch's Cadence tests check that its classes subclass one another and
+compare qspecs by their observers' identity, so the whole family goes
+together: ``--bcfg-swap specs.hooks.cadence_quantizer``).
+Before collection (``pytest_configure``) the plugin imports the classes'
+defining module and replaces each class on every loaded module attribute that
+holds it (a package ``__init__`` that re-exports it included: Arm's
+``executorch.backends.arm.quantizer``), so every test module and the tester
+bind the replacement when they import it. Without ``--bcfg-swap`` the
+original runs: the same plugin records both sides. ``--bcfg-path DIR`` puts
+another checkout of the project first on ``sys.path`` before the replacement
+is imported (its ``specs/`` and ``generated/``; this plugin stays this
+checkout's).
 ``--bcfg-outcomes`` writes each test's outcome (``passed``, ``failed``,
 ``skipped``, with the first line of a failure) to a JSON file, for
 ``tests/live/executorch_suites.py`` to compare test by test.
@@ -32,11 +39,22 @@ from typing import Any
 
 import pytest
 
-# The classes a run may replace: target -> (defining module, class name).
+# The classes a run may replace: target -> (defining module, class names).
 TARGETS = {
-    "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "XNNPACKQuantizer"),
-    "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", "CortexMQuantizer"),
-    "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", "CadenceAtenQuantizer"),
+    "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", ("XNNPACKQuantizer",)),
+    "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", ("CortexMQuantizer",)),
+    "arm": (
+        "executorch.backends.arm.quantizer.arm_quantizer",
+        ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer"),
+    ),
+    "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
+}
+# The stages whose run says a test quantized: target -> (module, class) patched by Recorder.
+STAGES = {
+    "xnnpack": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "cortex_m": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "arm": ("executorch.backends.arm.test.tester.quantize", "ArmQuantize"),
+    "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
 }
 
 
@@ -51,65 +69,81 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption(
         "--bcfg-swap",
         default="",
-        help="module:Class to put in place of ExecuTorch's quantizer (--bcfg-target)",
+        help="module:Class to put in place of ExecuTorch's quantizers (--bcfg-target), "
+        "or a module whose classes of the same names replace them",
+    )
+    group.addoption(
+        "--bcfg-path",
+        default="",
+        help="a checkout of the project to import --bcfg-swap from (put first on sys.path)",
     )
     group.addoption(
         "--bcfg-outcomes", default="", help="write each test's outcome to this JSON file"
     )
 
 
-def load(spec: str, target: str = "xnnpack") -> dict[str, Any]:
-    """The replacements ``spec`` names: ``module:Class`` for the target's class, or a module
-    for each name of its ``__all__`` that ExecuTorch's module of ``target`` defines."""
-    module, _, name = spec.partition(":")
+def load(spec: str, target: str = "xnnpack") -> dict[str, type]:
+    """The replacement of each of ``target``'s classes: ``module:Class`` for all of them, or
+    ``module`` for its attributes of the same names."""
+    module_name, _, name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise pytest.UsageError(f"--bcfg-swap {spec}: {e}") from e
+    names = TARGETS[target][1]
     if name:
-        return {TARGETS[target][1]: getattr(importlib.import_module(module), name)}
-    family = importlib.import_module(module)
+        return dict.fromkeys(names, getattr(module, name))
+    missing = [n for n in names if not hasattr(module, n)]
+    if missing:
+        raise pytest.UsageError(f"--bcfg-swap {spec}: the module has no {', '.join(missing)}")
     theirs = importlib.import_module(TARGETS[target][0])
-    names = [n for n in getattr(family, "__all__", ()) if hasattr(theirs, n)]
-    if TARGETS[target][1] not in names:
-        raise pytest.UsageError(
-            f"--bcfg-swap {spec}: the module's __all__ has no {TARGETS[target][1]}; "
-            "name module:Class, or a module that replaces it"
-        )
-    return {n: getattr(family, n) for n in names}
+    family = [n for n in getattr(module, "__all__", ()) if n not in names and hasattr(theirs, n)]
+    return {n: getattr(module, n) for n in (*names, *family)}
 
 
-def swap(cls: Any, target: str = "xnnpack", name: str = "") -> tuple[Any, list[str]]:
-    """Put ``cls`` in place of ExecuTorch's object ``name`` (default: the class ``target``
-    names) on every loaded module that holds it; return the original and the
+def swap(cls: type | dict[str, type], target: str = "xnnpack") -> tuple[type, list[str]]:
+    """Put ``cls`` (or ``cls[name]`` for each class name) in place of ExecuTorch's classes of
+    ``target`` on every loaded module that holds them; return the (first) original and the
     ``module.name`` attributes replaced."""
-    module_name, default = TARGETS[target]
-    original = getattr(importlib.import_module(module_name), name or default)
+    module_name, names = TARGETS[target]
+    module = importlib.import_module(module_name)
+    by_name = cls if isinstance(cls, dict) else dict.fromkeys(names, cls)
+    first = getattr(module, names[0])
+    originals = {id(getattr(module, n)): (getattr(module, n), new) for n, new in by_name.items()}
+    # The replacements' own modules keep what they import (a class may wrap the original).
+    own = {getattr(c, "__module__", None) for c in by_name.values()}
     replaced = []
     for mod_name, mod in list(sys.modules.items()):
+        if mod_name in own:
+            continue
         for attr, value in list(getattr(mod, "__dict__", {}).items()):
-            if value is original:
-                setattr(mod, attr, cls)
+            # By identity: some module attributes warn when compared (torch.distributed.reduce_op).
+            if id(value) in originals and value is originals[id(value)][0]:
+                setattr(mod, attr, originals[id(value)][1])
                 replaced.append(f"{mod_name}.{attr}")
-    return original, replaced
+    return first, replaced
 
 
 class Recorder:
     """Each test's outcome, and whether it ran the Tester's Quantize stage (``quantizes``)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, target: str = "xnnpack") -> None:
         self.path = path
         self.outcomes: dict[str, dict[str, Any]] = {}
         self.quantized = False
+        module_name, name = STAGES[target]
         try:
-            from executorch.backends.test.harness.stages import quantize
-        except ImportError:  # not every target's tests use the Tester
+            stage_class = getattr(importlib.import_module(module_name), name)
+        except ImportError:  # not every target's tests use a tester
             return
-
-        run = quantize.Quantize.run
+        run = stage_class.run
         recorder = self
 
         def recording_run(stage: Any, *args: Any, **kwargs: Any) -> Any:
             recorder.quantized = True
             return run(stage, *args, **kwargs)
 
-        quantize.Quantize.run = recording_run  # type: ignore[method-assign]
+        stage_class.run = recording_run
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
@@ -144,42 +178,73 @@ def pytest_configure(config: Any) -> None:
     spec = config.getoption("--bcfg-swap")
     target = config.getoption("--bcfg-target")
     config.bcfg_target = TARGETS[target]
+    if config.getoption("--bcfg-path"):
+        sys.path.insert(0, config.getoption("--bcfg-path"))
     if spec:
         replacements = load(spec, target)
-        module_name, name = TARGETS[target]
-        replaced: list[str] = []
-        for attr, replacement in replacements.items():
-            original, where = swap(replacement, target, attr)
-            replaced += where
-            # The swap must be live: the defining module now hands out the replacement.
-            module = importlib.import_module(module_name)
-            assert getattr(module, attr) is replacement and replacement is not original, where
-        config.bcfg_swapped = (original, replacements[name], replaced)
+        original, replaced = swap(replacements, target)
+        module_name, names = TARGETS[target]
+        # The swap must be live: the defining module now hands out the replacements.
+        module = importlib.import_module(module_name)
+        live = all(getattr(module, n) is replacements[n] for n in replacements)
+        assert live and original not in replacements.values(), replaced
+        config.bcfg_swapped = (original, replacements, replaced)
     path = config.getoption("--bcfg-outcomes")
     if path:
-        config.pluginmanager.register(Recorder(path), "bcfg-outcomes")
+        config.pluginmanager.register(Recorder(path, target), "bcfg-outcomes")
 
 
 def pytest_report_header(config: Any) -> str:
-    module_name, name = config.bcfg_target
+    module_name, names = config.bcfg_target
     swapped = getattr(config, "bcfg_swapped", None)
     if swapped is None:
-        return f"bcfg: {module_name}.{name} is ExecuTorch's own"
-    cls = swapped[1]
-    return f"bcfg: {module_name}.{name} swapped for {cls.__module__}.{cls.__qualname__} (on {', '.join(swapped[2])})"
+        return f"bcfg: {module_name}.{'/'.join(names)} are ExecuTorch's own"
+    by = ", ".join(
+        f"{n} by {c.__module__}.{c.__qualname__}"
+        for n, c in swapped[1].items()
+        if isinstance(c, type)
+    )
+    return f"bcfg: {module_name}: {by} (on {', '.join(swapped[2])})"
 
 
 class AnnotatesNothing:
     """A quantizer that annotates nothing (``--bcfg-swap tests.live.executorch_swap:AnnotatesNothing``):
-    ExecuTorch's tests must fail with it, or the swap is not live."""
+    ExecuTorch's tests must fail with it, or the swap is not live.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    It takes any constructor's arguments and every configuration call (``set_*``,
+    ``add_quantizer``), and has what Arm's test pipelines read of a ``TOSAQuantizer``
+    (``compile_spec``, ``tosa_spec``, ``global_config``, ``_quantize_with_submodules``),
+    so that a test fails on what was not annotated, not on a missing method."""
+
+    def __init__(self, compile_spec_or_tosa_spec: Any = None, *args: Any, **kwargs: Any) -> None:
+        self.compile_spec = compile_spec_or_tosa_spec
+        # An Arm compile spec carries its TOSA spec; a TOSA spec is its own.
+        self.tosa_spec = getattr(compile_spec_or_tosa_spec, "tosa_spec", compile_spec_or_tosa_spec)
+        self.global_config = None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("set_"):
+        if name.startswith("set_") or name == "add_quantizer":
             return lambda *args, **kwargs: self
         raise AttributeError(name)
+
+    def _quantize_with_submodules(
+        self,
+        model: Any,
+        calibration_samples: list,
+        is_qat: bool = False,
+        fold_quantize: bool = True,
+    ) -> Any:
+        """Arm's ``ArmQuantize`` stage: prepare with this quantizer, calibrate, convert."""
+        from torchao.quantization.pt2e.quantize_pt2e import (
+            convert_pt2e,
+            prepare_pt2e,
+            prepare_qat_pt2e,
+        )
+
+        prepared = (prepare_qat_pt2e if is_qat else prepare_pt2e)(model, self)
+        for sample in calibration_samples:
+            prepared(*sample)
+        return convert_pt2e(prepared, fold_quantize=fold_quantize)
 
     def transform_for_annotation(self, model: Any) -> Any:
         return model

@@ -43,14 +43,90 @@ def test_saved_outcomes_are_one_suites(tmp_path):
         main(["all", "--original", write(tmp_path / "o.json", ORIGINAL)])
 
 
-def test_cortex_m_runs_are_compared_without_their_environment(tmp_path, capsys, monkeypatch):
+CORTEX_M = {"misc/test_quantization.py::a": {"outcome": "passed"}}
+ARM = {
+    "quantizer/test_set_module_name.py::a": {"outcome": "passed"},
+    "misc/test_shared_qspecs.py::b": {"outcome": "xfailed"},
+}
+
+
+@pytest.mark.parametrize(
+    "suite, original, swapped, lines",
+    [
+        (
+            "cortex_m",
+            CORTEX_M,
+            {"misc/test_quantization.py::a": {"outcome": "failed", "message": "AssertionError"}},
+            [
+                "cortex_m: 1 tests; passed: original 1, swapped 0; outcomes differ: 1",
+                "  swapped: 1 failed",
+            ],
+        ),
+        (
+            "arm",
+            ARM,
+            {**ARM, "misc/test_shared_qspecs.py::b": {"outcome": "failed"}},
+            [
+                "arm: 2 tests; passed: original 1, swapped 1; outcomes differ: 1",
+                "  misc/test_shared_qspecs.py::b: xfailed -> failed",
+            ],
+        ),
+    ],
+)
+def test_arm_env_runs_are_compared_without_their_environment(
+    suite, original, swapped, lines, tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("BCFG_ENVS", str(tmp_path / "none"))  # saved runs need no environment
-    original = {"misc/test_quantization.py::a": {"outcome": "passed"}}
-    nothing = {"misc/test_quantization.py::a": {"outcome": "failed", "message": "AssertionError"}}
-    args = ["cortex_m", "--original", write(tmp_path / "o.json", original)]
+    args = [suite, "--original", write(tmp_path / "o.json", original)]
     assert main([*args, "--swapped", write(tmp_path / "s.json", original)]) == 0
-    assert main([*args, "--swapped", write(tmp_path / "n.json", nothing)]) == 1
+    assert main([*args, "--swapped", write(tmp_path / "n.json", swapped)]) == 1
     out = capsys.readouterr().out
-    assert "cortex_m: 1 tests; passed: original 1, swapped 0; outcomes differ: 1" in out
-    assert "  swapped: 1 failed" in out
+    assert all(line in out for line in lines), out
     assert not (tmp_path / "none").exists()
+
+
+def test_arm_swaps_one_class_or_a_module():
+    with pytest.raises(SystemExit):
+        main(["arm", "--swap", "m:C", "--swap-module", "m"])
+
+
+def test_the_swap_replaces_each_class_on_every_module_holding_it(monkeypatch):
+    """Arm's three classes, each by its namesake, on the defining module and on re-exports
+    (a package __init__, a test module that imported it by name); the replacements' own
+    module keeps the originals it wraps."""
+    import sys
+    import types
+
+    from . import executorch_swap
+
+    class TOSA:
+        pass
+
+    class EthosU(TOSA):
+        pass
+
+    defining = types.ModuleType("fake_arm_quantizer")
+    defining.TOSA, defining.EthosU = TOSA, EthosU
+    package = types.ModuleType("fake_arm")
+    package.TOSA, package.Alias = TOSA, EthosU
+    ours = types.ModuleType("fake_ours")
+    ours.TOSA = type("TOSA", (), {"__module__": "fake_ours"})
+    ours.EthosU = type("EthosU", (ours.TOSA,), {"__module__": "fake_ours"})
+    ours.wrapped = TOSA
+    for m in (defining, package, ours):
+        monkeypatch.setitem(sys.modules, m.__name__, m)
+    monkeypatch.setitem(executorch_swap.TARGETS, "fake", ("fake_arm_quantizer", ("TOSA", "EthosU")))
+    replacements = executorch_swap.load("fake_ours", "fake")
+    original, replaced = executorch_swap.swap(replacements, "fake")
+    assert original is TOSA
+    assert (defining.TOSA, defining.EthosU) == (ours.TOSA, ours.EthosU)
+    assert (package.TOSA, package.Alias) == (ours.TOSA, ours.EthosU)
+    assert ours.wrapped is TOSA
+    assert sorted(replaced) == [
+        "fake_arm.Alias",
+        "fake_arm.TOSA",
+        "fake_arm_quantizer.EthosU",
+        "fake_arm_quantizer.TOSA",
+    ]
+    with pytest.raises(pytest.UsageError, match="has no EthosU"):
+        executorch_swap.load("fake_arm", "fake")  # fake_arm has TOSA and Alias only

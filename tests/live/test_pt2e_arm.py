@@ -1,0 +1,134 @@
+"""ExecuTorch's Arm quantizer (TOSAQuantizer, EthosUQuantizer, VgfQuantizer) and a class in its place.
+
+ExecuTorch's Arm quantizer imports only in the environment of
+``tests/live/arm_env.py`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
+below 2.2), so these tests run the Arm zoo (``tests/live/arm_zoo.py``) and a
+few of ExecuTorch's own Arm tests (through ``tests/live/executorch_swap.py``)
+there in a child process, and skip where that environment has not been made
+(``python -m tests.live.arm_env --create``). They show the proof tells classes
+apart: ExecuTorch's class compared with itself is the same in every model,
+down to the TOSA flatbuffers and the reference model's outputs; a class that
+annotates nothing differs in every model and fails ExecuTorch's tests. The
+generated class (``specs/hooks/arm_quantizer.py``) is compared where this
+tree has it. About 23 minutes on a 2-core machine shared with five other
+jobs. ``python -m tests.live.arm_zoo`` runs the whole zoo and
+``python -m tests.live.executorch_suites arm`` ExecuTorch's Arm tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.support import REPO
+
+from . import arm_env
+
+pytestmark = pytest.mark.skipif(
+    not arm_env.ready(),
+    reason=f"ExecuTorch's Arm quantizer imports only in {arm_env.root()}, not made here: "
+    "python -m tests.live.arm_env --create",
+)
+
+THEIRS = "executorch.backends.arm.quantizer:TOSAQuantizer"
+NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
+OURS = REPO / "specs" / "hooks" / "arm_quantizer.py"
+needs_ours = pytest.mark.skipif(
+    not OURS.exists(), reason=f"no {OURS.relative_to(REPO)} in this tree (issue 33's Arm spec)"
+)
+
+# One model per kind of rule, deployed through TOSA: a conv chain with batch norm folded,
+# a binary residual, a shared-qspec cat, a decomposed softmax, 16-bit activations, and
+# set_module_type; set_io and Ethos-U and VGF's snorm config, not deployed.
+SUBSET = [
+    "conv_bn_relu",
+    "add_mul_residual",
+    "cat",
+    "softmax",
+    "a16w8_linear_add",
+    "module_type_linear_float",
+    "set_io_uint8",
+    "ethos_u55_conv_add",
+    "vgf_snorm_conv",
+]
+
+
+# Not lowered: Ethos-U and VGF (no FVP, no VGF runtime here), uint8 I/O (Arm's reference-model
+# dispatch does not take the program's uint8 boundary).
+NOT_DEPLOYED = {"set_io_uint8", "ethos_u55_conv_add", "vgf_snorm_conv"}
+
+
+def zoo(quantizer: str, names: list[str], *options: str) -> tuple[int, dict]:
+    run = subprocess.run(
+        [str(arm_env.python()), "-m", "tests.live.arm_zoo", "--quantizer", quantizer]
+        + [*options, *names],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=1800,
+    )
+    assert run.stdout, run.stderr[-3000:]
+    return run.returncode, json.loads(run.stdout)
+
+
+def test_executorchs_class_against_itself_is_the_same_down_to_the_tosa_bytes():
+    code, result = zoo(THEIRS, SUBSET)
+    assert sorted(result) == sorted(SUBSET)
+    assert code == 0, json.dumps(result, indent=1)
+    for name, r in result.items():
+        theirs, ours = r["annotated"]
+        assert theirs == ours >= 3, (name, r)
+        assert r["graph"] and r["converted"] and not r["differ"], (name, r)
+        if name in NOT_DEPLOYED:
+            assert "tosa" not in r, (name, r)
+        else:
+            assert r["tosa"] and r["reference"] and min(r["tosa_bytes"]) > 0, (name, r)
+
+
+def test_a_class_that_annotates_nothing_differs_in_every_model():
+    code, result = zoo(NOTHING, SUBSET, "--no-deploy")
+    assert code == 1 and sorted(result) == sorted(SUBSET)
+    for name, r in result.items():
+        theirs, ours = r["annotated"]
+        assert r["differ"] and ours == 0 < theirs and not r["converted"], (name, r)
+
+
+@needs_ours
+def test_the_generated_class_is_executorchs_in_the_zoo():
+    code, result = zoo("specs.hooks.arm_quantizer:TOSAQuantizer", SUBSET)
+    differ = {name: r for name, r in result.items() if r["differ"] or not r["converted"]}
+    assert code == 0 and not differ, json.dumps(differ or result, indent=1)
+
+
+# ExecuTorch's own Arm tests: shared qspecs over forks, conv+relu fused, set_module_name,
+# and the uint8 I/O config's boundary through the composable quantizer.
+CASES = [
+    "misc/test_shared_qspecs.py::test_shared_qspec_quantizer[many_forks]",
+    "quantizer/test_conv_relu_fusing.py::test_conv_relu_fusing_8a8w_tosa_INT_affine",
+    "quantizer/test_set_module_name.py::test_set_module_name_tosa_INT",
+    "quantizer/test_uint8_io_quantization.py::test_io_boundary_shared_cluster_is_quantized",
+]
+
+
+def shipped(cls: str, out) -> dict[str, str]:
+    from .executorch_suites import cortex_m_dir, run
+
+    root = cortex_m_dir(arm_env.python(), "arm")
+    targets = [str(root / case) for case in CASES]
+    result = run(targets, cls, out, (), arm_env.python(), "arm")
+    return {k.split("/test/", 1)[-1]: v["outcome"] for k, v in result.items()}
+
+
+def test_executorchs_tests_pass_with_its_class_and_fail_with_nothing(tmp_path):
+    assert shipped("", tmp_path / "original.json") == dict.fromkeys(CASES, "passed")
+    assert shipped(NOTHING, tmp_path / "nothing.json") == dict.fromkeys(CASES, "failed")
+
+
+@needs_ours
+def test_executorchs_tests_pass_with_the_generated_classes(tmp_path):
+    from .executorch_suites import ARM_SWAP
+
+    assert shipped(ARM_SWAP, tmp_path / "swapped.json") == dict.fromkeys(CASES, "passed")
