@@ -129,11 +129,14 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def timed(call: Callable[[], float], limit: float) -> float | None:
-    """``call()``'s seconds, or None when it runs past ``limit`` seconds (then stopped)."""
+    """``call()``'s seconds, or None when it runs past ``limit`` seconds (then stopped). The
+    alarm repeats each second: raised inside a weakref callback or a ``__del__``, Python
+    prints it and goes on, and the next one stops the call."""
     before = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    signal.setitimer(signal.ITIMER_REAL, limit, 1.0)
     try:
-        return call()
+        got = call()
+        return got if got <= limit else None
     except TimedOut:
         return None
     finally:
@@ -227,7 +230,7 @@ def _x(f: Figures, a: tuple, b: tuple) -> str:
     """``a``'s median over ``b``'s (``< r`` when ``b`` ran over the limit)."""
     ta, tb = median(f, *a), median(f, *b)
     if ta is not None and b in f.over:
-        return f"< {ta / f.limit:.2f}x"
+        return f"< {math.ceil(ta / f.limit * 100) / 100:.2f}x"  # rounded up: still a bound
     return "—" if ta is None or tb is None else f"{ta / tb:.2f}x"
 
 
@@ -252,14 +255,18 @@ def table(f: Figures, targets: Sequence[Target]) -> str:
 
 def growth(f: Figures, targets: Sequence[Target]) -> str:
     """How annotate time grows with nodes: the exponent k of time ~ nodes^k between each size
-    and the next (1: linear; doubling nodes at most doubles time while k <= 1)."""
+    and the next, and between the smallest and the largest (less at the mercy of one noisy
+    figure); 1: linear, doubling nodes at most doubles time while k <= 1."""
     lines = ["| model | target | quantizer | nodes | k |", "| --- | --- | --- | --- | --- |"]
     families = list(dict.fromkeys(fam for fam, _ in f.counts))
     for family in families:
         sizes = [n for (fam, _), n in f.counts.items() if fam == family]
         for t in targets:
             for key, who in (("gen", "generated"), ("ref", "hand-written")):
-                for a, b in zip(sizes, sizes[1:]):
+                pairs = list(zip(sizes, sizes[1:])) + (
+                    [(sizes[0], sizes[-1])] if len(sizes) > 2 else []
+                )
+                for a, b in pairs:
                     ta, tb = median(f, family, a, t.name, key), median(f, family, b, t.name, key)
                     if ta and tb:
                         k = math.log(tb / ta) / math.log(b / a)
