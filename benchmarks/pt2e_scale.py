@@ -180,7 +180,7 @@ class Figures:
         if got is None:
             self.over[k] = "over"
         else:
-            self.times.setdefault(k, []).append(got)
+            self.times.setdefault(k, []).append(round(got, 4))  # as --json saves it
 
 
 def measure(
