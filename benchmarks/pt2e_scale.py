@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
+import signal
 import statistics
 import subprocess
 import sys
@@ -29,6 +31,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +40,14 @@ if not __package__:  # run as a script: the repository is the root
     sys.path.insert(0, str(REPO))
 
 from benchmarks.scale.models import FAMILIES, exported  # noqa: E402
-from benchmarks.scale.plot import svg  # noqa: E402
+from benchmarks.scale.plot import Lines, svg  # noqa: E402
 from benchmarks.scale.targets import TARGETS, Target  # noqa: E402
 
 KEY = "quantization_annotation"
 SIZES = (1000, 4000, 16000)
 QUICK_SIZES = (150, 300)
+LIMIT, SLOW = 20.0, 5.0  # seconds: a call is stopped after LIMIT; one over SLOW runs once
+FIGURES = REPO / "benchmarks" / "scale" / "figures.json"  # the last --docs run's figures
 PLOT = REPO / "docs" / "assets" / "pt2e-scale.svg"
 PAGE = REPO / "docs" / "contributing" / "benchmarks.md"
 BEGIN, END = "<!-- pt2e-scale:begin -->", "<!-- pt2e-scale:end -->"
@@ -54,8 +59,6 @@ VARIANTS = (
     ("gen_prepare", "generated prepare_pt2e"),
     ("ref_prepare", "hand-written prepare_pt2e"),
 )
-# (family, nodes, target, variant) -> seconds of each round
-Times = dict[tuple[str, int, str, str], list[float]]
 
 
 def generated_package(rev: str | None, tmp: Path) -> str:
@@ -101,19 +104,83 @@ def prepare_call(q: Any, gm: Any) -> Callable[[], float]:
     return call
 
 
-def calls(target: Target, package: str, gm: Any, nodes: int) -> dict[str, Callable[[], float]]:
-    """The timed calls of one target on one graph (the hand-written class's only within its cap)."""
-    gen, config = target.generated_class(package), target.make_config()
-    out: dict[str, Callable[[], float]] = {
+def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float]]:
+    """The timed calls of one target on one graph."""
+    gen, ref, config = (
+        target.generated_class(package),
+        target.reference_class(),
+        target.make_config(),
+    )
+    return {
         "gen": annotate_call(gen().set_global(config), gm),  # type: ignore[dict-item]
         "gen_report": annotate_call(gen().set_global(config).report(None), gm),  # type: ignore[dict-item]
+        "ref": annotate_call(ref().set_global(config), gm),  # type: ignore[dict-item]
         "gen_prepare": prepare_call(gen().set_global(config), gm),
+        "ref_prepare": prepare_call(ref().set_global(config), gm),
     }
-    if target.reference_max_nodes is None or nodes <= target.reference_max_nodes:
-        ref = target.reference_class()
-        out["ref"] = annotate_call(ref().set_global(config), gm)  # type: ignore[assignment]
-        out["ref_prepare"] = prepare_call(ref().set_global(config), gm)
-    return out
+
+
+class TimedOut(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise TimedOut
+
+
+def timed(call: Callable[[], float], limit: float) -> float | None:
+    """``call()``'s seconds, or None when it runs past ``limit`` seconds (then stopped). The
+    alarm repeats each second: raised inside a weakref callback or a ``__del__``, Python
+    prints it and goes on, and the next one stops the call."""
+    before = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit, 1.0)
+    try:
+        got = call()
+        return got if got <= limit else None
+    except TimedOut:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+# What a variant depends on: a prepare_pt2e is not timed once its class's annotate ran over.
+_NEEDS = {"gen_prepare": "gen", "ref_prepare": "ref"}
+
+
+@dataclass
+class Figures:
+    """Seconds of each round by (family, nodes, target, variant); the node count of each graph;
+    the variants that ran over the limit (or were not run: over it on a smaller graph)."""
+
+    limit: float
+    slow: float
+    times: dict[tuple[str, int, str, str], list[float]] = field(default_factory=dict)
+    counts: dict[tuple[str, int], int] = field(default_factory=dict)
+    over: dict[tuple[str, int, str, str], str] = field(default_factory=dict)  # "over" or "skipped"
+
+    def run(
+        self, family: str, nodes: int, target: str, key: str, call: Callable[[], float]
+    ) -> None:
+        """One round of a variant: timed, unless it ran over (here or on a smaller graph), or
+        its first round was slow (then it is not repeated)."""
+        k = (family, nodes, target, key)
+        if k in self.over or len(self.times.get(k, ())) and self.times[k][0] > self.slow:
+            return
+        smaller = [n for (f, _), n in self.counts.items() if f == family and n < nodes]
+        if any(
+            (family, n, target, w) in self.over for n in smaller for w in (key, _NEEDS.get(key))
+        ):
+            self.over[k] = "skipped"
+            return
+        if (family, nodes, target, _NEEDS.get(key)) in self.over:
+            self.over[k] = "skipped"
+            return
+        got = timed(call, self.limit)
+        if got is None:
+            self.over[k] = "over"
+        else:
+            self.times.setdefault(k, []).append(round(got, 4))  # as --json saves it
 
 
 def measure(
@@ -122,85 +189,151 @@ def measure(
     families: Sequence[str],
     targets: Sequence[Target],
     package: str,
-) -> tuple[Times, dict[tuple[str, int], int]]:
-    """Every variant of every target on every family and size: seconds of each round, and the
-    node count of each exported graph."""
-    times: Times = {}
-    counts: dict[tuple[str, int], int] = {}
+    figures: Figures,
+    done: Callable[[Figures], None] = lambda f: None,
+) -> Figures:
+    """Every variant of every target on every family and size, into ``figures`` (``done`` is
+    called after each graph: a long run saves what it has)."""
     for family in (f for f in FAMILIES if f.name in families):
         for size in sizes:
             print(f"  exporting {family.name} at ~{size} nodes", file=sys.stderr)
+            start = time.perf_counter()
             gm, _ = exported(family, size)
             nodes = len(gm.graph.nodes)
-            counts[(family.name, size)] = nodes
-            todo = {t.name: calls(t, package, gm, nodes) for t in targets}
+            print(f"  exported in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+            todo = {t.name: calls(t, package, gm) for t in targets}
             for r in range(rounds):
                 print(f"  {family.name} {nodes} nodes: round {r + 1}/{rounds}", file=sys.stderr)
                 for name, variants in todo.items():
                     for key, call in variants.items():
-                        times.setdefault((family.name, nodes, name, key), []).append(call())
-    return times, counts
+                        figures.run(family.name, nodes, name, key, call)
+            figures.counts[(family.name, size)] = nodes
+            done(figures)
+    return figures
 
 
-def median(times: Times, *key: Any) -> float | None:
-    got = times.get(key)  # type: ignore[arg-type]
+def median(figures: Figures, *key: Any) -> float | None:
+    got = figures.times.get(key)  # type: ignore[arg-type]
     return statistics.median(got) if got else None
 
 
-def _s(v: float | None) -> str:
+def _s(f: Figures, *key: Any) -> str:
+    """A median in seconds, or how a variant ran over the limit."""
+    what = f.over.get(key)  # type: ignore[arg-type]
+    if what is not None:
+        return f"> {f.limit:g} s" + ("" if what == "over" else "*")
+    v = median(f, *key)
     return "—" if v is None else f"{v:.3f}"
 
 
-def _x(a: float | None, b: float | None) -> str:
-    return "—" if a is None or b is None else f"{a / b:.2f}x"
+def _x(f: Figures, a: tuple, b: tuple) -> str:
+    """``a``'s median over ``b``'s (``< r`` when ``b`` ran over the limit)."""
+    ta, tb = median(f, *a), median(f, *b)
+    if ta is not None and b in f.over:
+        return f"< {math.ceil(ta / f.limit * 100) / 100:.2f}x"  # rounded up: still a bound
+    return "—" if ta is None or tb is None else f"{ta / tb:.2f}x"
 
 
-def table(times: Times, counts: dict[tuple[str, int], int], targets: Sequence[Target]) -> str:
+def table(f: Figures, targets: Sequence[Target]) -> str:
     """The figures as a Markdown table, a row per family, size and target (seconds, medians)."""
     head = (
         "| model | nodes | target | hand-written annotate | generated annotate | ratio "
         "| report on | on/off | hand-written prepare | generated prepare | ratio |"
     )
     lines = [head, "|" + " --- |" * 11]
-    for (family, _), nodes in counts.items():
+    for (family, _), nodes in f.counts.items():
         for t in targets:
-            m = {k: median(times, family, nodes, t.name, k) for k, _ in VARIANTS}
+            k = {v: (family, nodes, t.name, v) for v, _ in VARIANTS}
             lines.append(
-                f"| {family} | {nodes:,} | {t.name} | {_s(m['ref'])} | {_s(m['gen'])} "
-                f"| {_x(m['gen'], m['ref'])} | {_s(m['gen_report'])} | {_x(m['gen_report'], m['gen'])} "
-                f"| {_s(m['ref_prepare'])} | {_s(m['gen_prepare'])} | {_x(m['gen_prepare'], m['ref_prepare'])} |"
+                f"| {family} | {nodes:,} | {t.name} | {_s(f, *k['ref'])} | {_s(f, *k['gen'])} "
+                f"| {_x(f, k['gen'], k['ref'])} | {_s(f, *k['gen_report'])} "
+                f"| {_x(f, k['gen_report'], k['gen'])} | {_s(f, *k['ref_prepare'])} "
+                f"| {_s(f, *k['gen_prepare'])} | {_x(f, k['gen_prepare'], k['ref_prepare'])} |"
             )
     return "\n".join(lines)
 
 
-def growth(times: Times, counts: dict[tuple[str, int], int], targets: Sequence[Target]) -> str:
+def growth(f: Figures, targets: Sequence[Target]) -> str:
     """How annotate time grows with nodes: the exponent k of time ~ nodes^k between each size
-    and the next (1: linear; doubling nodes at most doubles time while k <= 1)."""
+    and the next, and between the smallest and the largest (less at the mercy of one noisy
+    figure); 1: linear, doubling nodes at most doubles time while k <= 1."""
     lines = ["| model | target | quantizer | nodes | k |", "| --- | --- | --- | --- | --- |"]
-    families = list(dict.fromkeys(f for f, _ in counts))
+    families = list(dict.fromkeys(fam for fam, _ in f.counts))
     for family in families:
-        sizes = [n for (f, _), n in counts.items() if f == family]
+        sizes = [n for (fam, _), n in f.counts.items() if fam == family]
         for t in targets:
             for key, who in (("gen", "generated"), ("ref", "hand-written")):
-                for a, b in zip(sizes, sizes[1:]):
-                    ta, tb = median(times, family, a, t.name, key), median(
-                        times, family, b, t.name, key
-                    )
+                pairs = list(zip(sizes, sizes[1:])) + (
+                    [(sizes[0], sizes[-1])] if len(sizes) > 2 else []
+                )
+                for a, b in pairs:
+                    ta, tb = median(f, family, a, t.name, key), median(f, family, b, t.name, key)
                     if ta and tb:
                         k = math.log(tb / ta) / math.log(b / a)
                         lines.append(f"| {family} | {t.name} | {who} | {a:,} → {b:,} | {k:.2f} |")
+                    elif ta and (family, b, t.name, key) in f.over:
+                        k = math.log(f.limit / ta) / math.log(b / a)
+                        lines.append(f"| {family} | {t.name} | {who} | {a:,} → {b:,} | > {k:.2f} |")
     return "\n".join(lines)
 
 
-def plot_lines(times: Times, counts: dict[tuple[str, int], int], targets: Sequence[Target]) -> dict:
-    lines: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
-    for (family, _), nodes in counts.items():
+def plot_lines(f: Figures, targets: Sequence[Target]) -> Lines:
+    """The plot's points; a variant that ran over the limit is a point at the limit, open."""
+    lines: Lines = {}
+    for (family, _), nodes in f.counts.items():
         for t in targets:
             for key, who in (("gen", "generated"), ("ref", "hand-written")):
-                m = median(times, family, nodes, t.name, key)
-                if m is not None:
-                    lines.setdefault((family, t.name, who), []).append((nodes, m))
+                m = median(f, family, nodes, t.name, key)
+                if f.over.get((family, nodes, t.name, key)) == "over":
+                    lines.setdefault((family, t.name, who), []).append((nodes, f.limit, False))
+                elif m is not None:
+                    lines.setdefault((family, t.name, who), []).append((nodes, m, True))
     return lines
+
+
+def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
+    """The figures as JSON (sorted, seconds to 4 places): what ``--from`` reads back, and what
+    the docs site's ``<!-- bcfg:scale TARGET -->`` marker shows (docs/hooks.py)."""
+    data = {
+        "targets": {t.name: {"generated": t.generated, "reference": t.reference} for t in targets},
+        "families": {fam.name: fam.what for fam in FAMILIES},
+        "limit": f.limit,
+        "slow": f.slow,
+        "rounds": rounds,
+        "graphs": [{"family": fam, "size": s, "nodes": n} for (fam, s), n in f.counts.items()],
+        "times": [
+            {
+                "family": k[0],
+                "nodes": k[1],
+                "target": k[2],
+                "variant": k[3],
+                "seconds": [round(x, 4) for x in v],
+            }
+            for k, v in sorted(f.times.items())
+        ],
+        "over": [
+            {"family": k[0], "nodes": k[1], "target": k[2], "variant": k[3], "what": w}
+            for k, w in sorted(f.over.items())
+        ],
+    }
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
+    """Saved figures (several files: merged, a later file's graph replacing an earlier's)."""
+    f, rounds = Figures(0.0, 0.0), 0
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
+        for g in data["graphs"]:
+            f.counts[(g["family"], g["size"])] = g["nodes"]
+        for t in data["times"]:
+            f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
+        for o in data["over"]:
+            f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
+    order = {fam.name: i for i, fam in enumerate(FAMILIES)}
+    f.counts = dict(sorted(f.counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
+    return f, rounds
 
 
 def write_docs(text: str, plot: str, page: Path = PAGE, where: Path = PLOT) -> None:
@@ -212,37 +345,84 @@ def write_docs(text: str, plot: str, page: Path = PAGE, where: Path = PLOT) -> N
     page.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def render(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
+    """The text: what the figures are, the table, how time grows."""
+    return (
+        f"Seconds, medians of up to {rounds} round(s) (a variant whose first round took over "
+        f"{f.slow:g} s ran once); ratio: generated / hand-written (on/off: report on / off). "
+        f"`> {f.limit:g} s`: stopped after {f.limit:g} s; `> {f.limit:g} s*`: not run, over "
+        f"{f.limit:g} s on a smaller graph.\n\n"
+        f"{table(f, targets)}\n\nGrowth of annotate time, time ~ nodes^k:\n\n"
+        f"{growth(f, targets)}"
+    )
+
+
+def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}, one round")
     ap.add_argument("--sizes", type=int, nargs="+", help=f"node counts (default {SIZES})")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--families", nargs="+", default=[f.name for f in FAMILIES])
     ap.add_argument("--targets", nargs="+", default=[t.name for t in TARGETS])
+    ap.add_argument(
+        "--timeout", type=float, default=LIMIT, help=f"seconds a call may take (default {LIMIT:g})"
+    )
+    ap.add_argument(
+        "--slow",
+        type=float,
+        default=SLOW,
+        help=f"a call slower than this is not repeated (default {SLOW:g})",
+    )
     ap.add_argument("--generated-from", metavar="REV", help="the generated quantizers of git REV")
-    ap.add_argument("--docs", action="store_true", help="write the table and plot into the docs")
+    ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--from",
+        dest="saved",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="do not measure: render figures saved with --json (merged in order)",
+    )
+    ap.add_argument(
+        "--docs",
+        action="store_true",
+        help=f"write the table, plot and {FIGURES.name} into the docs",
+    )
     ap.add_argument("--plot", type=Path, help="where the SVG goes (default: pt2e-scale.svg here)")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = 1 if args.quick else max(1, args.rounds)
     targets = [t for t in TARGETS if t.name in args.targets]
-    warnings.filterwarnings("ignore")
-    with tempfile.TemporaryDirectory(prefix="bcfg-scale-") as tmp:
-        package = generated_package(args.generated_from, Path(tmp))
-        times, counts = measure(sizes, rounds, args.families, targets, package)
-    capped = [
-        f"{t.name} (over {t.reference_max_nodes:,} nodes)" for t in targets if t.reference_max_nodes
-    ]
-    text = (
-        f"Seconds, medians of {rounds} round(s); ratio: generated / hand-written "
-        f"(on/off: report on / off). Hand-written class not timed: {', '.join(capped) or 'none'}.\n\n"
-        f"{table(times, counts, targets)}\n\nGrowth of annotate time, time ~ nodes^k:\n\n"
-        f"{growth(times, counts, targets)}"
-    )
+    if args.saved:
+        figures, rounds = from_json(args.saved)
+    else:
+        warnings.filterwarnings("ignore")
+        with tempfile.TemporaryDirectory(prefix="bcfg-scale-") as tmp:
+            package = generated_package(args.generated_from, Path(tmp))
+            figures = measure(
+                sizes,
+                rounds,
+                args.families,
+                targets,
+                package,
+                Figures(args.timeout, args.slow),
+                lambda f: args.json and args.json.write_text(as_json(f, rounds, targets)),
+            )
+    text = render(figures, rounds, targets)
     print(text)
-    plot = svg(plot_lines(times, counts, targets), "annotate: seconds against nodes (log-log)")
+    saved = as_json(figures, rounds, targets)
+    if args.json:
+        args.json.write_text(saved, encoding="utf-8")
+    plot = svg(
+        plot_lines(figures, targets), "annotate: seconds against nodes (log-log)", figures.limit
+    )
     if args.docs:
         write_docs(text, plot, where=args.plot or PLOT)
+        FIGURES.write_text(saved, encoding="utf-8")
     else:
         where = args.plot or Path("pt2e-scale.svg")
         where.write_text(plot, encoding="utf-8")

@@ -21,6 +21,10 @@ What the hooks do, each so that a page cannot drift from what it documents:
     ``.expected`` file). ``tests/docs/`` checks every case is shown once.
   - ``<!-- bcfg:key-table pattern -->`` (``quantizer``): the reference table of the
     pt2e keys (the quantizer fields), rendered from bcfg's table of PT2E keys.
+  - ``<!-- bcfg:scale TARGET -->``: what ``benchmarks/pt2e_scale.py --docs`` measured
+    for a shipped PT2E target (``benchmarks/scale/figures.json``): its generated
+    quantizer and the hand-written class it replaces on the largest graph of each
+    model. The target's page in the support matrix gets the same, as a section.
   - ``<!-- bcfg:include FILE -->``: a Markdown file of the repository
     (ARCHITECTURE.md), without its title, its links to the README pointed at
     the site's home. ``<!-- bcfg:include FILE#SECTION -->``: the part of it
@@ -36,7 +40,10 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
+import math
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +59,7 @@ COMMANDS_PAGE = "reference/commands.md"  # documents every command
 MATRIX = "matrix"  # where the generated support matrix shows in the site
 EXPLORER = "explorer.html"  # the generated index.html, renamed: matrix/ is the overview page
 
+SCALE = REPO / "benchmarks" / "scale" / "figures.json"  # benchmarks/pt2e_scale.py --docs
 MARKER = re.compile(r"^<!-- bcfg:([a-z-]+)(?: (\S+))? -->$", re.M)
 
 # --------------------------------------------------------------------------- the matrix
@@ -336,6 +344,85 @@ def include_markdown(name: str, page_uri: str) -> str:
     return re.sub(r"\[([^\]]*)\]\(([^)\s]*)\)", link, text)
 
 
+# --------------------------------------------------------------------------- figures at scale
+
+
+def _over(data: dict[str, Any], what: str) -> str:
+    limit = f"{data['limit']:g} s"
+    return f"> {limit} (stopped)" if what == "over" else f"> {limit} (over it on a smaller graph)"
+
+
+def scale_figures(data: dict[str, Any], target: str) -> list[tuple[str, int, str, str, str]]:
+    """(model, nodes, generated, hand-written, ratio) on the largest graph of each model."""
+    times = {
+        (t["family"], t["nodes"], t["variant"]): statistics.median(t["seconds"])
+        for t in data["times"]
+        if t["target"] == target
+    }
+    over = {
+        (o["family"], o["nodes"], o["variant"]): o["what"]
+        for o in data["over"]
+        if o["target"] == target
+    }
+    largest: dict[str, int] = {}
+    for g in data["graphs"]:
+        largest[g["family"]] = max(largest.get(g["family"], 0), g["nodes"])
+    rows = []
+    for family, nodes in largest.items():
+        gen, ref = times.get((family, nodes, "gen")), times.get((family, nodes, "ref"))
+        if gen is None:
+            continue
+        if ref is not None:
+            rows.append((family, nodes, f"{gen:.2f} s", f"{ref:.2f} s", f"{gen / ref:.2f}x"))
+        elif (family, nodes, "ref") in over:
+            what = over[(family, nodes, "ref")]
+            rows.append(
+                (
+                    family,
+                    nodes,
+                    f"{gen:.2f} s",
+                    _over(data, what),
+                    f"< {math.ceil(gen / data['limit'] * 100) / 100:.2f}x",
+                )
+            )
+    return rows
+
+
+def scale_markdown(target: str, page_uri: str, figures: Path = SCALE) -> str:
+    """A sentence and a table: the target's generated quantizer against the hand-written class
+    it replaces, on the largest graph of each model the benchmark exported."""
+    marker = f"<!-- bcfg:scale {target} -->"
+    if not figures.is_file():
+        raise PluginError(
+            f"{marker}: no {figures.name}: run `python benchmarks/pt2e_scale.py --docs`"
+        )
+    data = json.loads(figures.read_text(encoding="utf-8"))
+    if target not in data["targets"]:
+        raise PluginError(f"{marker}: {figures.name} has no figures for {target!r}")
+    names = data["targets"][target]
+    rows = scale_figures(data, target)
+    if not rows:
+        raise PluginError(f"{marker}: {figures.name} has no timed graph for {target!r}")
+    gen, ref = f"`{names['generated']}`", f"`{names['reference'].replace(':', '.')}`"
+    lead = next((r for r in rows if r[0] == "transformer"), rows[0])
+    model = data["families"].get(lead[0], lead[0]).split(":")[0]  # "conv net: conv, ..."
+    took = lead[3] if lead[3].startswith(">") else f"{lead[3]}"
+    link = "../" * page_uri.count("/") + "contributing/benchmarks.md#pt2e-quantizers-at-scale"
+    out = [
+        f"At scale, the generated {gen} annotates a {lead[1]:,}-node {model} in {lead[2]}; "
+        f"the hand-written class it replaces, {ref}, takes {took}. On the largest graph of each "
+        f"model (medians, one process, shared cores; `benchmarks/pt2e_scale.py`, all figures on "
+        f"the [Benchmarks]({link}) page):",
+        "",
+        "| model | nodes | generated annotate | hand-written annotate | ratio |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for family, nodes, g, r, x in rows:
+        what = data["families"].get(family, family)
+        out.append(f"| {_cell(what)} | {nodes:,} | {g} | {r} | {x} |")
+    return "\n".join(out) + "\n"
+
+
 # --------------------------------------------------------------------------- pages
 
 
@@ -351,6 +438,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         if "](index.html)" not in markdown:
             raise PluginError("docs/README.md no longer links index.html: update docs/hooks.py")
         markdown = markdown.replace("](index.html)", f"]({EXPLORER})")
+    backend = re.fullmatch(rf"{MATRIX}/backends/(\w+)\.md", uri)
+    if backend and SCALE.is_file() and backend.group(1) in json.loads(SCALE.read_text())["targets"]:
+        markdown += f"\n## At scale\n\n{scale_markdown(backend.group(1), uri)}"
 
     def expand(m: re.Match[str]) -> str:
         kind, arg = m.group(1), m.group(2)
@@ -362,6 +452,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
             return error_markdown(arg)
         if kind == "include" and arg:
             return include_markdown(arg, uri)
+        if kind == "scale" and arg:
+            return scale_markdown(arg, uri)
         if kind == "key-table" and arg in ("pattern", "quantizer"):
             from generator.emit.docs import pt2e_key_markdown
 

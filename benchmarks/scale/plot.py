@@ -1,7 +1,8 @@
 """The plot: time against nodes, log-log, one line per quantizer, as a standalone SVG.
 
 Written by hand (no plotting library needed): one panel a model family, one
-colour a target; the generated class solid, the hand-written one dashed.
+colour a target; the generated class solid, the hand-written one dashed. A
+point the benchmark stopped at its time limit is drawn open, at the limit.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from xml.sax.saxutils import escape
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2")
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 330, 280, 52, 12, 28, 40
 
-# One line: (family, target, "generated" or "hand-written") -> [(nodes, seconds)]
-Lines = dict[tuple[str, str, str], list[tuple[int, float]]]
+# One line: (family, target, "generated" or "hand-written") -> [(nodes, seconds, finished)]
+# (not finished: stopped at the time limit, ``seconds`` is the limit)
+Lines = dict[tuple[str, str, str], list[tuple[int, float, bool]]]
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -51,7 +53,7 @@ def _panel(family: str, lines: Lines, targets: list[str], x0: float, span: tuple
             out.append(
                 f'<text x="{px(nlo) - 4}" y="{py(t) + 4}" text-anchor="end">{_label(t, " s")}</text>'
             )
-    for n in sorted({n for k, pts in lines.items() if k[0] == family for n, _ in pts}):
+    for n in sorted({n for k, pts in lines.items() if k[0] == family for n, _, _ in pts}):
         out.append(
             f'<text x="{px(n)}" y="{H - PAD_B + 14}" text-anchor="middle">{_label(n)}</text>'
         )
@@ -60,25 +62,27 @@ def _panel(family: str, lines: Lines, targets: list[str], x0: float, span: tuple
             continue
         colour = COLOURS[targets.index(target) % len(COLOURS)]
         dash = "" if who == "generated" else ' stroke-dasharray="5,3"'
-        path = " ".join(f"{px(n):.1f},{py(t):.1f}" for n, t in sorted(pts))
+        path = " ".join(f"{px(n):.1f},{py(t):.1f}" for n, t, _ in sorted(pts))
         out.append(
             f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>'
         )
         out += [
-            f'<circle cx="{px(n):.1f}" cy="{py(t):.1f}" r="2.2" fill="{colour}"/>' for n, t in pts
+            f'<circle cx="{px(n):.1f}" cy="{py(t):.1f}" r="{2.2 if done else 3.2}" '
+            + (f'fill="{colour}"/>' if done else f'fill="white" stroke="{colour}"/>')
+            for n, t, done in pts
         ]
     out.append(f'<text x="{x0 + W / 2}" y="{H - 6}" text-anchor="middle">nodes</text>')
     return out
 
 
-def svg(lines: Lines, title: str) -> str:
-    """The plot of ``lines`` as an SVG document."""
+def svg(lines: Lines, title: str, limit: float | None = None) -> str:
+    """The plot of ``lines`` as an SVG document (``limit``: the time limit, in the legend)."""
     families = list(dict.fromkeys(k[0] for k in lines))
     targets = list(dict.fromkeys(k[1] for k in lines))
     pts = [p for ps in lines.values() for p in ps]
     span = (
-        (min(n for n, _ in pts) / 1.3, max(n for n, _ in pts) * 1.3),
-        (min(t for _, t in pts) / 1.5, max(t for _, t in pts) * 1.5),
+        (min(p[0] for p in pts) / 1.3, max(p[0] for p in pts) * 1.3),
+        (min(p[1] for p in pts) / 1.5, max(p[1] for p in pts) * 1.5),
     )
     width, legend = W * len(families), 18 * (len(targets) + 2)
     out = [
@@ -101,5 +105,8 @@ def svg(lines: Lines, title: str) -> str:
     out.append(f'<text x="56" y="{y + 4}">generated</text>')
     out.append(f'<line x1="140" x2="170" y1="{y}" y2="{y}" stroke="#333" stroke-dasharray="5,3"/>')
     out.append(f'<text x="176" y="{y + 4}">hand-written</text>')
+    if limit is not None and any(not p[2] for p in pts):
+        out.append(f'<circle cx="290" cy="{y}" r="3.2" fill="white" stroke="#333"/>')
+        out.append(f'<text x="298" y="{y + 4}">stopped at {limit:g} s, did not finish</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

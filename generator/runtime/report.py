@@ -241,7 +241,20 @@ def _ops(ops: Iterable[Any]) -> str:
 
 
 def _op(n: Node) -> str:
-    return str(n.target) if n.op == "call_function" else n.op
+    return _name(n.target) if n.op == "call_function" else n.op
+
+
+_NAMES: dict[Any, str] = {}  # str of an op, once per op: torch's OpOverload.__str__ is slow
+
+
+def _name(target: Any) -> str:
+    try:
+        name = _NAMES.get(target)
+    except TypeError:  # an unhashable target
+        return str(target)
+    if name is None:
+        name = _NAMES[target] = str(target)
+    return name
 
 
 def _spec(s: Any) -> str:
@@ -423,50 +436,72 @@ def _why_float(
     if not candidates:
         return _no_rule(n, rules, scope)
     config = scope.config
-    best: tuple[int, Rule, str, str] | None = None
-    for r in candidates:
+    # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
+    best: tuple[int, Rule, tuple[Any, ...]] | None = None
+    for r, k in _positions(n, rules):
         if r.kind not in ("chain", "shared"):
             continue
-        for k, ops in enumerate(r.chain):
-            if not is_op(n, ops):
-                continue
-            got, broke, code = _near(n, r, k)
-            if broke is None and r.sources and n not in found(r):
-                broke = (
-                    f"matched by source partition ({_ops(r.sources)}), and {n.name} is not the "
-                    "output of one (a non-strict export records no source_fn_stack)"
+        got, broke = _near(n, r, k)
+        if broke is None and r.sources and n not in found(r):
+            if best is None or got >= best[0]:
+                best = (got, r, ("source", r.sources, n))
+            continue
+        if broke is None and r.partitions and r.applies(config):
+            # Matched by module partitions (find_sequential_partitions): had the ops been
+            # one, the rule would have annotated them or said why above.
+            if best is None or got >= best[0]:
+                best = (got, r, ("partitions", n))
+            continue
+        if broke is None:
+            if r.opt_in and scope.label == "global":
+                detail = (
+                    f"pattern {r.name} is opt-in: the global config does not try it, "
+                    "a config set for its operator or module does"
                 )
-                if best is None or got >= best[0]:
-                    best = (got, r, broke, "source_partition")
-                continue
-            if broke is None and r.partitions and r.applies(config):
-                # Matched by module partitions (find_sequential_partitions): had the ops been
-                # one, the rule would have annotated them or said why above.
-                broke = (
-                    f"matched by module source partitions, and {n.name} is not in one of "
-                    "its modules (a functional call, or an export that records none)"
-                )
-                if best is None or got >= best[0]:
-                    best = (got, r, broke, "source_partition")
-                continue
-            if broke is None:
-                if r.opt_in and scope.label == "global":
-                    detail = (
-                        f"pattern {r.name} is opt-in: the global config does not try it, "
-                        "a config set for its operator or module does"
-                    )
-                    return _float(n, "not_tried", detail, r, scope)
-                if not r.applies(config):
-                    return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
-                continue
-            if best is None or got > best[0]:
-                best = (got, r, broke, code)
+                return _float(n, "not_tried", detail, r, scope)
+            if not r.applies(config):
+                return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
+            continue
+        if best is None or got > best[0]:
+            best = (got, r, broke)
     for rule, _, detail in declines:
         return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
     if best is not None:
-        _, r, broke, reason = best
-        return _float(n, reason, f"pattern {r.name}: {broke}", r, scope)
+        _, r, broke = best
+        reason, why = _broke(broke)
+        return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
     return _left(n, candidates, scope)
+
+
+def _broke(broke: tuple[Any, ...]) -> tuple[str, str]:
+    """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
+    kind = broke[0]
+    if kind == "source":
+        return "source_partition", (
+            f"matched by source partition ({_ops(broke[1])}), and {broke[2].name} is not the "
+            "output of one (a non-strict export records no source_fn_stack)"
+        )
+    if kind == "partitions":
+        return "source_partition", (
+            f"matched by module source partitions, and {broke[1].name} is not in one of "
+            "its modules (a functional call, or an export that records none)"
+        )
+    if kind == "before":  # the op before ``cur`` is not the chain's
+        _, prev, cur, ops = broke
+        shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
+        return "chain_broke", f"chain broke at {shown}: it wants {_ops(ops)} before {cur.name}"
+    if kind == "others":  # the op before ``cur`` has other users
+        _, prev, cur = broke
+        others = ", ".join(u.name for u in prev.users if u is not cur)
+        return "second_user", f"chain broke at {prev.name}: its output has other users ({others})"
+    if kind == "users":  # ``cur``'s output has no single user
+        users = list(broke[1].users)
+        shown = ", ".join(u.name for u in users) or "none"
+        return "second_user", (
+            f"chain broke at {broke[1].name}: its output has {len(users)} users ({shown})"
+        )
+    _, u, ops = broke  # "after": the op after is not the chain's
+    return "chain_broke", f"chain broke at {u.name} ({_op(u)}): it wants {_ops(ops)}"
 
 
 def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
@@ -524,13 +559,32 @@ class _Found:
 
 def _with_op(n: Node, rules: Sequence[Rule]) -> list[Rule]:
     """The rules with ``n``'s op in their chain: once per op and annotate (the graph's index)."""
+    return [r for r, _ in _positions(n, rules, first=True)]
+
+
+def _positions(n: Node, rules: Sequence[Rule], first: bool = False) -> list[tuple[Rule, int]]:
+    """(rule, position) of each place ``n``'s op has in the chains of ``rules`` (``first``: the
+    first place of each rule), once per op, rules and annotate (memoized on the graph's index)."""
     model = n.graph.owning_module
-    if model is None:
-        return [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
-    memo = graph_index(model).derived(("rules with op", id(rules)), dict)
-    if n.target not in memo:
-        memo[n.target] = [r for r in rules if any(is_op(n, ops) for ops in r.chain)]
-    return memo[n.target]
+    memo: dict[Any, list[tuple[Rule, int]]] = (
+        graph_index(model).derived(("rule positions", id(rules), first), dict)
+        if model is not None
+        else {}
+    )
+    try:
+        found = memo.get(n.target)
+    except TypeError:  # an unhashable target: worked out afresh
+        found, memo = None, {}
+    if found is None:
+        found = []
+        for r in rules:
+            for k, ops in enumerate(r.chain):
+                if is_op(n, ops):
+                    found.append((r, k))
+                    if first:
+                        break
+        memo[n.target] = found
+    return found
 
 
 def _quantized_output(n: Node) -> bool:
@@ -554,39 +608,26 @@ def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
     )
 
 
-def _near(n: Node, rule: Rule, k: int) -> tuple[int, str | None, str]:
-    """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it broke."""
+def _near(n: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
+    """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it broke
+    (None: nowhere; else what ``_broke`` says in words)."""
     got = 1
     cur = n
     for j in range(k - 1, -1, -1):
         prev = cur.args[0] if cur.args else None
         if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
-            shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
-            wants = f"it wants {_ops(rule.chain[j])} before {cur.name}"
-            return got, f"chain broke at {shown}: {wants}", "chain_broke"
+            return got, ("before", prev, cur, rule.chain[j])
         if len(prev.users) != 1:
-            others = ", ".join(u.name for u in prev.users if u is not cur)
-            return (
-                got,
-                f"chain broke at {prev.name}: its output has other users ({others})",
-                "second_user",
-            )
+            return got, ("others", prev, cur)
         cur = prev
         got += 1
     cur = n
     for j in range(k + 1, len(rule.chain)):
-        users = list(cur.users)
-        if len(users) != 1:
-            shown = ", ".join(u.name for u in users) or "none"
-            return (
-                got,
-                f"chain broke at {cur.name}: its output has {len(users)} users ({shown})",
-                "second_user",
-            )
-        (u,) = users
+        if len(cur.users) != 1:
+            return got, ("users", cur)
+        (u,) = cur.users
         if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
-            wants = f"it wants {_ops(rule.chain[j])}"
-            return got, f"chain broke at {u.name} ({_op(u)}): {wants}", "chain_broke"
+            return got, ("after", u, rule.chain[j])
         cur = u
         got += 1
-    return got, None, ""
+    return got, None

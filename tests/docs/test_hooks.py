@@ -7,6 +7,7 @@ The hooks are called directly (a full build is tests/docs/test_site.py's)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -75,3 +76,88 @@ def test_the_repositorys_own_files_are_still_shown(hooks):
     assert "bcfg" in hooks.include_markdown("ARCHITECTURE.md", "reference/architecture.md")
     case = sorted(p.stem for p in (REPO / "tests" / "errors").glob("*.expected"))[0]
     assert f'<a id="error-{case}"></a>' in hooks.error_markdown(case)
+
+
+def _figures(tmp_path: Path) -> Path:
+    """Figures as benchmarks/pt2e_scale.py --json writes them: two sizes of one model."""
+    data = {
+        "targets": {
+            "x86_inductor": {"generated": "X86InductorQuantizer", "reference": "ao.x86:X86"}
+        },
+        "families": {"transformer": "transformer: linear, matmul"},
+        "limit": 20.0,
+        "slow": 5.0,
+        "rounds": 3,
+        "graphs": [
+            {"family": "transformer", "size": 1000, "nodes": 995},
+            {"family": "transformer", "size": 16000, "nodes": 16003},
+        ],
+        "times": [
+            {
+                "family": "transformer",
+                "nodes": 995,
+                "target": "x86_inductor",
+                "variant": v,
+                "seconds": s,
+            }
+            for v, s in (("gen", [0.02]), ("ref", [0.1]))
+        ]
+        + [
+            {
+                "family": "transformer",
+                "nodes": 16003,
+                "target": "x86_inductor",
+                "variant": "gen",
+                "seconds": [0.5, 0.4, 0.9],
+            }
+        ],
+        "over": [
+            {
+                "family": "transformer",
+                "nodes": 16003,
+                "target": "x86_inductor",
+                "variant": "ref",
+                "what": "over",
+            }
+        ],
+    }
+    path = tmp_path / "figures.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_scale_marker_shows_the_largest_graph_of_each_model(hooks, tmp_path):
+    text = hooks.scale_markdown("x86_inductor", "guides/pt2e/x86-inductor.md", _figures(tmp_path))
+    assert text.startswith(
+        "At scale, the generated `X86InductorQuantizer` annotates a 16,003-node transformer in "
+        "0.50 s; the hand-written class it replaces, `ao.x86.X86`, takes > 20 s (stopped)."
+    )
+    assert "](../../contributing/benchmarks.md#pt2e-quantizers-at-scale)" in text
+    assert text.rstrip().endswith(
+        "| transformer: linear, matmul | 16,003 | 0.50 s | > 20 s (stopped) | < 0.03x |"
+    )
+    assert "995" not in text  # only the largest graph
+
+
+def test_a_scale_marker_without_figures_fails_the_build(hooks, tmp_path):
+    with pytest.raises(hooks.PluginError, match="has no figures for 'arm_inductor'"):
+        hooks.scale_markdown("arm_inductor", "guides/x.md", _figures(tmp_path))
+    with pytest.raises(hooks.PluginError, match="run `python benchmarks/pt2e_scale.py --docs`"):
+        hooks.scale_markdown("x86_inductor", "guides/x.md", tmp_path / "none.json")
+
+
+def test_the_checked_in_figures_cover_every_target_at_every_size(hooks):
+    """benchmarks/scale/figures.json (the last --docs run) has, for every shipped target, the
+    generated annotate at every size, and the hand-written class's time or how it ran over."""
+    from benchmarks.scale.targets import TARGETS
+
+    data = json.loads(hooks.SCALE.read_text())
+    graphs = [(g["family"], g["nodes"]) for g in data["graphs"]]
+    assert {g["size"] for g in data["graphs"]} == {1000, 4000, 16000}
+    timed = {(t["family"], t["nodes"], t["target"], t["variant"]) for t in data["times"]}
+    over = {(o["family"], o["nodes"], o["target"], o["variant"]) for o in data["over"]}
+    for t in TARGETS:
+        assert t.name in data["targets"]
+        for family, nodes in graphs:
+            assert (family, nodes, t.name, "gen") in timed
+            assert {(family, nodes, t.name, "ref")} & (timed | over), (family, nodes, t.name)

@@ -6,8 +6,8 @@ are the benchmark's business, never asserted.
 
 from __future__ import annotations
 
-import dataclasses
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install
 pytest.importorskip("executorch", reason="the ExecuTorch target's hand-written class")
 
 from benchmarks import pt2e_scale  # noqa: E402
-from benchmarks.scale.targets import TARGETS  # noqa: E402
+from benchmarks.scale.targets import TARGETS, Target  # noqa: E402
 
 
 def test_the_benchmark_times_every_target_on_a_tiny_graph(
@@ -26,6 +26,7 @@ def test_the_benchmark_times_every_target_on_a_tiny_graph(
     assert (
         pt2e_scale.main(
             ["--sizes", "60", "160", "--rounds", "1", "--families", "conv", "--plot", str(plot)]
+            + ["--timeout", "900"]  # ExecuTorch's class takes 8-20 s even here
         )
         == 0
     )
@@ -45,20 +46,42 @@ def test_the_benchmark_times_every_target_on_a_tiny_graph(
     assert svg.startswith("<svg") and svg.count("<polyline") == 2 * len(TARGETS)
 
 
-def test_a_capped_hand_written_class_is_left_out_above_its_cap(
+def test_a_call_over_the_time_limit_is_stopped_and_not_run_on_larger_graphs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    capped = [t for t in TARGETS if t.reference_max_nodes is not None]
-    assert capped, "ExecuTorch's class is capped (it is ~100x slower)"
-    args = ["--sizes", "40", "--rounds", "1", "--families", "cat", "--targets", capped[0].name]
-    small = dataclasses.replace(capped[0], reference_max_nodes=10)
-    monkeypatch.setattr(pt2e_scale, "TARGETS", (small,))
-    assert pt2e_scale.main([*args, "--plot", str(tmp_path / "p.svg")]) == 0
+    target = next(t for t in TARGETS if t.name == "xnnpack")
+    slow = type("Slow", (target.reference_class(),), {"annotate": _sleeps})
+    monkeypatch.setattr(Target, "reference_class", lambda self: slow)
+    saved = tmp_path / "figures.json"
+    args = ["--sizes", "40", "80", "--rounds", "2", "--families", "cat", "--targets", "xnnpack"]
+    args += ["--timeout", "0.5", "--json", str(saved), "--plot", str(tmp_path / "p.svg")]
+    assert pt2e_scale.main(args) == 0
     out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if line.startswith("| cat |"))
-    cells = [c.strip() for c in row.split("|")[1:-1]]
-    assert cells[3] == "—" and cells[8] == "—" and cells[4] != "—", row
-    assert f"{capped[0].name} (over 10 nodes)" in out
+    rows = [
+        line for line in out.splitlines() if line.startswith("| cat |") and line.count("|") == 12
+    ]
+    small, large = ([c.strip() for c in r.split("|")[1:-1]] for r in rows)
+    # stopped on the small graph; on the larger one not run at all; its prepare_pt2e neither
+    assert small[3] == "> 0.5 s" and large[3] == "> 0.5 s*", rows
+    assert small[8] == "> 0.5 s*" and large[8] == "> 0.5 s*", rows
+    assert re.fullmatch(r"< \d+\.\d\dx", small[5]) and re.fullmatch(r"\d+\.\d{3}", small[4])
+    assert (
+        "<circle" in (tmp_path / "p.svg").read_text()
+        and "stopped at 0.5 s" in (tmp_path / "p.svg").read_text()
+    )
+    # the saved figures render the same table without measuring
+    assert (
+        pt2e_scale.main(
+            ["--from", str(saved), "--targets", "xnnpack", "--plot", str(tmp_path / "q.svg")]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out == out
+
+
+def _sleeps(self: object, model: object) -> object:
+    time.sleep(5)
+    return model
 
 
 def test_the_docs_markers_take_the_table(tmp_path: Path) -> None:
