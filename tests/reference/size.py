@@ -4,7 +4,10 @@ X86 and Arm Inductor against torchao's code; Cortex-M (specs/cortex_m.bcfg and
 the hooks it names) against ExecuTorch's ``backends/cortex_m/quantizer/``
 (every file of it; its reporter, ``quantizer_reporter.py``, is not
 reproduced and not counted), found in this environment or in the one of
-``tests/live/arm_env.py``.
+``tests/live/arm_env.py``. Arm TOSA (specs/arm_tosa.bcfg and its hooks) against
+the five files of ExecuTorch's ``backends/arm/quantizer/`` that hold its
+quantizer (``ARM_REFERENCE``: both its implementations, the configs, the
+support table; ``__init__.py`` left out).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -88,6 +91,26 @@ def cortex_m_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+ARM_SPECS = ["specs/arm_tosa.bcfg"]
+ARM_HOOKS = ["specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"]
+ARM_REFERENCE = [
+    "arm_quantizer.py", "quantization_annotator.py", "arm_quantizer_utils.py",
+    "quantization_config.py", "quantizer_support.py",
+]  # fmt: skip
+
+
+def arm_figures() -> tuple[int, int] | None:
+    """(spec + hook lines of specs/arm_tosa.bcfg, the code lines of ``ARM_REFERENCE``)."""
+    where = executorch_dir()
+    folder = where / "backends" / "arm" / "quantizer" if where else None
+    if folder is None or not all((folder / f).is_file() for f in ARM_REFERENCE):
+        return None
+    ours = sum(spec_lines((ROOT / p).read_text()) for p in ARM_SPECS)
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in ARM_HOOKS)
+    theirs = sum(python_code_lines((folder / f).read_text()) for f in ARM_REFERENCE)
+    return ours, theirs
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -102,4 +125,10 @@ if __name__ == "__main__":
         line("Cortex-M", *cortex_m, "ExecuTorch")
         if cortex_m
         else "Cortex-M: ExecuTorch is not installed here nor in the Arm environment"
+    )
+    arm = arm_figures()
+    print(
+        line("Arm TOSA", *arm, "ExecuTorch")
+        if arm
+        else "Arm TOSA: ExecuTorch's Arm quantizer is not installed here nor in the Arm environment"
     )
