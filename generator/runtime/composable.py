@@ -403,7 +403,8 @@ class ComposableSpecQuantizer(Quantizer):
     # Call targets that share like the shared_observer rules but no rule can name
     # (operator.getitem, higher-order ops).
     shared_targets: Sequence[Any] = ()
-    # True: a config's own accessors say what each op of a match gets (ask_config).
+    # True: a config's own accessors say what each op of a match gets (ask_config;
+    # the quantizer's configs: accessors).
     config_accessors = False
     # True: annotate with no stage is an error (nothing would be quantized).
     needs_stage = True

@@ -47,7 +47,6 @@ class TOSAQuantizer(ArmTosaQuantizer):
         aten.gt.Scalar, aten.le.Tensor, aten.le.Scalar, aten.lt.Tensor, aten.lt.Scalar,
         operator.getitem, torch.ops.higher_order.while_loop, torch.ops.higher_order.cond,
     )  # fmt: skip
-    config_accessors = True
     needs_stage = False
 
     def __init__(self, compile_spec_or_tosa_spec: Any, use_composable_quantizer: bool = True):

@@ -150,8 +150,9 @@ def test_a_first_stage_by_finder_wins_over_the_global_stage(tmp_path):
 
 
 def test_config_accessors_say_each_ops_specs(tmp_path):
-    quantizer = generate(tmp_path, SPEC)()
-    quantizer.config_accessors = True
+    spec = SPEC.replace("scopes: composable", "scopes: composable  configs: accessors")
+    quantizer = generate(tmp_path, spec)()
+    assert quantizer.config_accessors
     config = _Accessors(symmetric_config("per_tensor"))
     quantizer.set_global_stage(config)
     quantizer.annotate(_graph())
