@@ -214,7 +214,9 @@ def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
     # PT2E-only targets are marked as such there; FX backends are not.
     titles = re.findall(r'href="\.\./backends/(\w+)/"[^>]*>\s*<span[^>]*>\s*([^<]*?)\s*<', nav)
     marked = sorted(name for name, title in titles if title.endswith("(PT2E only)"))
-    assert marked == ["arm_inductor", "cortex_m", "x86_inductor", "xnnpack_executorch"], titles
+    assert marked == [
+        "arm_inductor", "arm_tosa", "cortex_m", "x86_inductor", "xnnpack_executorch"
+    ], titles
     assert 'src="../explorer.html"' in nav
     row = "| `nn.Hardswish` |"  # a row of the generated Markdown matrix, as a table row
     assert row in (docs / "README.md").read_text(encoding="utf-8")
