@@ -47,7 +47,7 @@ def test_wheel_generates_the_same_output(tmp_path):
     # A project that is not this repo, using the installed generator only.
     project = tmp_path / "project"
     shutil.copytree(REPO / "specs", project / "specs")
-    # specs/hooks/ holds the Python specs/cortex_m.bcfg names.
+    # specs/hooks/ holds the Python specs/cortex_m.bcfg and specs/arm_tosa.bcfg name.
     (project / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["specs"]\n')
     env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"}
     run = subprocess.run(
@@ -66,7 +66,7 @@ def test_wheel_generates_the_same_output(tmp_path):
         assert (project / "generated" / rel).read_bytes() == p.read_bytes(), rel
     # The support matrix bcfg wrote into docs/ (the site's pages beside it are not bcfg's).
     docs = [p.relative_to(REPO / "docs") for p in DOCS.files(REPO / "docs")]
-    assert len(docs) == 16  # README, index.html, 10 FX backends, 4 PT2E-only targets
+    assert len(docs) == 17  # README, index.html, 10 FX backends, 5 PT2E-only targets
     for rel in docs:
         assert (project / "docs" / rel).read_bytes() == (REPO / "docs" / rel).read_bytes(), rel
 
