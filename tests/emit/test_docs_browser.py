@@ -17,7 +17,9 @@ from generator.lang.vocabulary import FIELDS
 from tests.browser import Browser, chromium
 from tests.support import REPO
 
-PT2E_ONLY = ["arm_inductor", "cortex_m", "x86_inductor", "xnnpack_executorch"]  # after FX's
+PT2E_ONLY = [  # after FX's
+    "arm_inductor", "arm_tosa", "cortex_m", "x86_inductor", "xnnpack_executorch"
+]
 ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
 
 PAGE = REPO / "docs" / "index.html"

@@ -142,7 +142,7 @@ def test_methods_and_complex_patterns(repo, capsys):
     [
         (
             ["onedn"],
-            "no backend 'onedn': did you mean 'onednn'? backends are arm_inductor, cortex_m, executorch,",
+            "no backend 'onedn': did you mean 'onednn'? backends are arm_inductor, arm_tosa, cortex_m, executorch,",
         ),
         (
             ["x86", "(nn.Linear, nn.LeakyReLU)"],
