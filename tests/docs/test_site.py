@@ -215,7 +215,11 @@ def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
     titles = re.findall(r'href="\.\./backends/(\w+)/"[^>]*>\s*<span[^>]*>\s*([^<]*?)\s*<', nav)
     marked = sorted(name for name, title in titles if title.endswith("(PT2E only)"))
     assert marked == [
-        "arm_inductor", "arm_tosa", "cortex_m", "x86_inductor", "xnnpack_executorch"
+        "arm_inductor",
+        "arm_tosa",
+        "cortex_m",
+        "x86_inductor",
+        "xnnpack_executorch",
     ], titles
     assert 'src="../explorer.html"' in nav
     row = "| `nn.Hardswish` |"  # a row of the generated Markdown matrix, as a table row

@@ -18,7 +18,11 @@ from tests.browser import Browser, chromium
 from tests.support import REPO
 
 PT2E_ONLY = [  # after FX's
-    "arm_inductor", "arm_tosa", "cortex_m", "x86_inductor", "xnnpack_executorch"
+    "arm_inductor",
+    "arm_tosa",
+    "cortex_m",
+    "x86_inductor",
+    "xnnpack_executorch",
 ]
 ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
 
