@@ -47,7 +47,7 @@ def test_wheel_generates_the_same_output(tmp_path):
     # A project that is not this repo, using the installed generator only.
     project = tmp_path / "project"
     shutil.copytree(REPO / "specs", project / "specs")
-    # specs/hooks/ holds the Python specs/cortex_m.bcfg and specs/cadence.bcfg name; my_backend is the docs' example.
+    # specs/hooks/ holds the Python specs/cortex_m.bcfg, arm_tosa.bcfg and cadence.bcfg name; my_backend is the docs' example.
     (project / "pyproject.toml").write_text(
         '[tool.bcfg]\nallow = ["specs"]\nexamples = ["my_backend"]\n'
     )

@@ -94,6 +94,14 @@ class OperatorType(StrEnum):
     PATTERNS = "patterns"
 
 
+class Configs(StrEnum):
+    """Who says what each op of a match gets: the spec (its dtypes and pt2e keys), or the
+    quantization config's own accessors (``get_input_act_qspec(node, input)`` and the rest)."""
+
+    SPEC = "spec"
+    ACCESSORS = "accessors"
+
+
 class Delegate(StrEnum):
     """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
     says what each runs)."""
@@ -536,6 +544,22 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         MODULES,
         "what `set_operator_type` selects",
         words=OperatorType,
+        grade=any_change_narrows,
+    ),
+    Key(
+        "configs",
+        "spec (the default: the spec's dtypes and pt2e keys say what each op of a match gets) "
+        "or accessors (the config's own get_input_act_qspec(node, input), get_weight_qspec, "
+        "get_bias_qspec, get_output_act_qspec say it: ExecuTorch's Arm configs)",
+        Kind.WORD,
+        Configs.SPEC,
+        ("configs",),
+        frozenset({Scopes.COMPOSABLE}),
+        "who says what each op of a match gets: the spec, or the config's accessors "
+        "(`scopes: composable` only)",
+        words=Configs,
+        meaning="spec: the spec's dtypes and pt2e keys; accessors: the quantization config's "
+        "get_*_qspec methods, asked per node",
         grade=any_change_narrows,
     ),
     Key(

@@ -50,6 +50,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
+from . import transforms
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
 from .validate import disallowed
@@ -74,17 +75,30 @@ PARAMETER_TARGETS = {
     aten.conv2d.default, aten.conv2d.padding, aten.conv3d.default, aten.conv3d.padding,
     aten.conv_transpose2d.input,
 }  # fmt: skip
+# Shared ops that stay float in a cluster touching a uint8 model input or output.
+UINT8_IO_BRIDGES = {
+    aten.cat.default, aten.concatenate.default, aten.stack.default, aten.pixel_shuffle.default,
+    aten.slice.Tensor,
+}  # fmt: skip
+REJECT_WHILE = "Couldn't find any adjacent quantization spec to annotate while_loop."
 UNOBSERVED: dict[Any, tuple[int, ...]] = {aten.batch_norm.default: (1, 2, 3, 4)}  # state
 
 
 class Stage:
-    """A config and the nodes it sees: all (``targets`` None) or those calling one of ``targets``."""
+    """A config and the nodes it sees: all (``targets`` None), those calling one of
+    ``targets``, or those a ``finder`` finds (anything with ``find_nodes(model)``, as
+    ExecuTorch's NodeFinders)."""
 
-    def __init__(self, config: Any, targets: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self, config: Any, targets: Sequence[Any] | None = None, finder: Any = None
+    ) -> None:
         self.config = config
         self.targets = None if targets is None else list(targets)
+        self.finder = finder
 
     def nodes(self, model: GraphModule) -> Iterator[Node]:
+        if self.finder is not None:
+            return iter(self.finder.find_nodes(model))
         return (n for n in model.graph.nodes if self.targets is None or n.target in self.targets)
 
 
@@ -137,8 +151,12 @@ def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> N
 class Matcher:
     """ExecuTorch's PatternMatcher over a support table (see the module docstring)."""
 
-    def __init__(self, rules: dict[tuple[Any, ...], Rule]) -> None:
-        self.rules = rules
+    def __init__(
+        self,
+        rules: dict[tuple[Any, ...], Rule],
+        accepts: Callable[[Rule, list[Node], Any], bool] = lambda rule, nodes, config: True,
+    ) -> None:
+        self.rules, self.accepts = rules, accepts
         self.longest = max((len(k) for k in rules), default=0)
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
@@ -152,6 +170,8 @@ class Matcher:
             if not all(check(nodes[0], nodes) for check in rule.when):
                 return Match(nodes, False, REJECT_PATTERN)
             if rule.allows and all(disallowed(a, config) for a in rule.allows):
+                return Match(nodes, False, REJECT_CONFIG)
+            if not self.accepts(rule, nodes, config):
                 return Match(nodes, False, REJECT_CONFIG)
         for n in nodes:
             n.meta[MATCHED] = True
@@ -220,8 +240,10 @@ def annotate_match(nodes: list[Node], rule: Rule | None, config: Any, shares: se
             ):
                 continue
             if _parameter(arg, 1):
-                spec = config.weight if rule is None else weight_spec(rule, config)
-                inputs[arg] = spec if config else None
+                if not config:
+                    inputs[arg] = None
+                else:
+                    inputs[arg] = config.weight if rule is None else weight_spec(rule, config)
             elif _parameter(arg, 2):
                 inputs[arg] = _bias(config, node) if config else None
             elif arg not in nodes:
@@ -230,6 +252,29 @@ def annotate_match(nodes: list[Node], rule: Rule | None, config: Any, shares: se
         if all(u not in nodes for u in node.users) and float_out(node) and config:
             output = _output(node, rule, config, shares)
         mark(node, inputs, output, config is not None)
+
+
+def ask_config(nodes: list[Node], config: Any) -> None:
+    """Annotate a match by the config's own accessors (ExecuTorch's Arm QuantizationConfig:
+    ``get_input_act_qspec(node, input)``, ``get_weight_qspec(node)``, ``get_bias_qspec(node)``,
+    ``get_output_act_qspec(node)``), which say what each op's inputs and output get."""
+    for node in nodes:
+        inputs: dict[Node, Any] = {}
+        for arg in node.all_input_nodes:
+            if not float_out(arg) or any(
+                i < len(node.args) and node.args[i] is arg for i in UNOBSERVED.get(node.target, ())
+            ):
+                continue
+            if _parameter(arg, 1):
+                inputs[arg] = config.get_weight_qspec(node)
+            elif _parameter(arg, 2):
+                inputs[arg] = config.get_bias_qspec(node)
+            elif arg not in nodes:
+                inputs[arg] = config.get_input_act_qspec(node, arg)
+        output = None
+        if all(u not in nodes for u in node.users) and float_out(node):
+            output = config.get_output_act_qspec(node)
+        mark(node, inputs, output, True)
 
 
 def _output(node: Node, rule: Rule | None, config: Any, shares: set[Any]) -> Any:
@@ -243,22 +288,39 @@ def _output(node: Node, rule: Rule | None, config: Any, shares: set[Any]) -> Any
     return config.output_activation if rule is None else output_spec(rule, config)
 
 
-def share(model: GraphModule, ops: Sequence[Any]) -> list[Match]:
+def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[Match]:
     """Give each cluster of connected shared ops not annotated yet one spec (ExecuTorch's
-    SharedQspecQuantizer); the clusters, accepted or left float."""
+    SharedQspecQuantizer); the clusters, accepted or left float. ``fallback``: the spec of a
+    cluster that touches a quantized model input or output but finds no spec around it."""
     out = []
     for node in model.graph.nodes:
         if node.target in ops and KEY not in node.meta:
-            out.append(_cluster(node, ops))
+            out.append(_cluster(node, ops, fallback))
     return out
 
 
-def _cluster(root: Node, ops: Sequence[Any]) -> Match:
-    if not _float_inputs(root) and not _float_users(root):
-        mark(root, {}, None, True)
-        return Match([root], False, "No float inputs nor outputs to annotate")
+def _io(node: Node) -> bool:
+    return node.op in ("placeholder", "output") and KEY in node.meta
+
+
+def _uint8(spec: Any) -> bool:
+    if isinstance(spec, list):
+        return any(_uint8(s) for s in spec)
+    return getattr(spec, "dtype", None) == torch.uint8
+
+
+def _uint8_io(node: Node) -> bool:
+    ann = node.meta.get(KEY) if _io(node) else None
+    return ann is not None and (
+        _uint8(ann.output_qspec) or any(_uint8(s) for s in ann.input_qspec_map.values())
+    )
+
+
+def _gather(root: Node, ops: Sequence[Any]) -> tuple[set[Node], list[Any], bool, bool]:
+    """The cluster of shared ops around ``root``, the specs around it (a uint8 model input's
+    or output's left out), whether it touches a quantized model input or output, a uint8 one."""
     nodes: set[Node] = set()
-    queue, specs = [root], []
+    queue, specs, io, io8 = [root], [], False, False
     while queue:
         node = queue.pop(0)
         nodes.add(node)
@@ -266,16 +328,38 @@ def _cluster(root: Node, ops: Sequence[Any]) -> Match:
             if arg.target in ops and arg not in nodes and KEY not in arg.meta:
                 queue.append(arg)
             ann = arg.meta.get(KEY)
-            if ann is not None and ann.output_qspec is not None:
-                specs.append(ann.output_qspec)
+            spec = None if ann is None else ann.output_qspec
+            if spec is not None and not (arg.op in ("placeholder", "output") and _uint8(spec)):
+                specs.append(spec)
+            io, io8 = io or _io(arg), io8 or _uint8_io(arg)
         for user in node.users:
             if user.target in ops and user not in nodes and KEY not in user.meta:
                 queue.append(user)
             ann = user.meta.get(KEY)
-            if ann is not None and ann.input_qspec_map.get(node) is not None:
-                specs.append(ann.input_qspec_map[node])
+            spec = None if ann is None else ann.input_qspec_map.get(node)
+            if spec is not None and not (user.op in ("placeholder", "output") and _uint8(spec)):
+                specs.append(spec)
+            io, io8 = io or _io(user), io8 or _uint8_io(user)
+    return nodes, specs, io, io8
+
+
+def _cluster(root: Node, ops: Sequence[Any], fallback: Any = None) -> Match:
+    if not _float_inputs(root) and not _float_users(root):
+        mark(root, {}, None, True)
+        return Match([root], False, "No float inputs nor outputs to annotate")
+    nodes, specs, io, io8 = _gather(root, ops)
+    if not specs and io and fallback is not None:
+        specs = [fallback]
     order = {n: i for i, n in enumerate(root.graph.nodes)}
     ordered = sorted(nodes, key=lambda n: order.get(n, 0))
+    if io8 and any(n.target in UINT8_IO_BRIDGES for n in nodes):
+        return Match(ordered, False, "Shared-qspec bridge cluster touches uint8 model IO.")
+    if root.target is torch.ops.higher_order.while_loop and root.meta.get("additional_inputs"):
+        if not specs:
+            return Match([root], False, REJECT_WHILE)
+        mark(root, dict.fromkeys(_float_inputs(root), specs[0]),
+             specs[0] if _float_users(root) else None, True)  # fmt: skip
+        return Match([root], True)
     first = _float_inputs(ordered[0])
     if not specs or not first:
         return Match(ordered, False, "All inputs and outputs to these nodes are non-quantized.")
@@ -302,10 +386,14 @@ def _float_users(node: Node) -> list[Node]:
 class ComposableSpecQuantizer(Quantizer):
     """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
 
-    ``add_stage(config, targets=None)`` adds a stage (all nodes, or those calling
-    one of ``targets``); stages annotate in the order added, then the shared
-    ops. ``last_matches`` lists every match tried by the last ``annotate``,
-    accepted or with the reason it was rejected.
+    ``add_stage(config, targets=None, finder=None, first=False)`` adds a stage (all
+    nodes, those calling one of ``targets``, or those ``finder.find_nodes(model)``
+    yields; ``first``: before the others); ``add_quantizer(q)`` puts any torchao
+    Quantizer first; ``set_global_stage(config)`` sets the stage that annotates
+    after all others (and whose input spec a cluster of shared ops touching a
+    quantized model input or output falls back to). Stages annotate in order,
+    then the shared ops. ``last_matches`` lists every match tried by the last
+    ``annotate``, accepted or with the reason it was rejected.
     """
 
     backend = ""
@@ -315,6 +403,11 @@ class ComposableSpecQuantizer(Quantizer):
     # Call targets that share like the shared_observer rules but no rule can name
     # (operator.getitem, higher-order ops).
     shared_targets: Sequence[Any] = ()
+    # True: a config's own accessors say what each op of a match gets (ask_config;
+    # the quantizer's configs: accessors).
+    config_accessors = False
+    # True: annotate with no stage is an error (nothing would be quantized).
+    needs_stage = True
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
     honours: frozenset[str] = frozenset(
         {
@@ -330,40 +423,69 @@ class ComposableSpecQuantizer(Quantizer):
                 f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
             )
         super().__init__()
-        self.stages: list[Stage] = []
+        self.stages: list[Any] = []
+        self.global_stage: Stage | None = None
         self.last_matches: list[Match] = []
 
     def add_stage(
-        self, config: Any, targets: Sequence[Any] | None = None
+        self,
+        config: Any,
+        targets: Sequence[Any] | None = None,
+        finder: Any = None,
+        first: bool = False,
     ) -> ComposableSpecQuantizer:
-        self.stages.append(Stage(config, targets))
+        self.stages.insert(0 if first else len(self.stages), Stage(config, targets, finder))
         return self
 
+    def add_quantizer(self, quantizer: Quantizer) -> ComposableSpecQuantizer:
+        self.stages.insert(0, quantizer)
+        return self
+
+    def set_global_stage(self, config: Any) -> ComposableSpecQuantizer:
+        self.global_stage = Stage(config)
+        return self
+
+    def accepts(self, rule: Rule, nodes: list[Node], config: Any) -> bool:
+        """Whether ``config`` may quantize the match ``nodes`` of ``rule`` (beyond its dtypes)."""
+        return True
+
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        for transform in self.transforms:
-            model = transform(model)
-        return model
+        return transforms.run(self.transforms, model)
 
     def annotate(self, model: GraphModule) -> GraphModule:
-        if not self.stages:
+        stages = self.stages + ([] if self.global_stage is None else [self.global_stage])
+        if not stages and self.needs_stage:
             raise ValueError(
                 f"{type(self).__name__} has no stage: add_stage(config, targets=None) says which "
                 "config annotates which nodes"
             )
         supported = table(self.rules)
-        matcher = Matcher(supported)
+        matcher = Matcher(supported, self.accepts)
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
         self.last_matches = []
-        for stage in self.stages:
+        for stage in stages:
+            if not isinstance(stage, Stage):
+                stage.annotate(model)
+                continue
             for match in matcher.matches(stage.nodes(model), stage.config):
                 self.last_matches.append(match)
-                if match.accepted:
+                if not match.accepted:
+                    continue
+                if self.config_accessors and stage.config is not None:
+                    ask_config(match.nodes, stage.config)
+                else:
                     rule = supported.get(tuple(n.target for n in match.nodes))
                     annotate_match(match.nodes, rule, stage.config, shares)
         ops = [op for r in self.rules if r.kind == "propagate" for op in r.chain[0]]
         ops += self.shared_targets
-        self.last_matches += share(model, ops)
+        self.last_matches += share(model, ops, self._fallback())
         return model
+
+    def _fallback(self) -> Any:
+        config = None if self.global_stage is None else self.global_stage.config
+        if config is None:
+            return None
+        return config.get_input_act_qspec() if self.config_accessors else config.input_activation
 
     def validate(self, model: GraphModule) -> None:
         return None

@@ -8,7 +8,7 @@ from typing import Any
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from . import report
+from . import report, transforms
 from .annotate import ANNOTATORS, follow, propagate
 from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
@@ -94,9 +94,7 @@ class SpecQuantizer(Quantizer):
         return self
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        for transform in self.transforms:
-            model = transform(model)
-        return model
+        return transforms.run(self.transforms, model)
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}

@@ -8,7 +8,14 @@ import torch
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.utils import get_new_attr_name_with_prefix
 
-__all__ = ["scalars_to_tensors"]
+__all__ = ["run", "scalars_to_tensors"]
+
+
+def run(transforms: Any, model: GraphModule) -> GraphModule:
+    """``model`` through each of ``transforms`` in turn (a quantizer's transform_for_annotation)."""
+    for transform in transforms:
+        model = transform(model)
+    return model
 
 
 class scalars_to_tensors:  # noqa: N801 - named as the spec names it

@@ -59,11 +59,12 @@ def pattern_text(p: m.PatternValue) -> str:
 
 
 def config_findings(
-    c: m.PatternConfig, spans: dict[str, Span], signature: SignatureOf
+    c: m.PatternConfig, spans: dict[str, Span], signature: SignatureOf, fx: bool = True
 ) -> list[Finding]:
     """Checks across the fields of one pattern config; ``spans`` locates each field set.
 
-    ``signature`` tells what a fuser function takes (``SymbolTable.signature``).
+    ``signature`` tells what a fuser function takes (``SymbolTable.signature``); ``fx``
+    false: the backend is PT2E-only, where a pattern without dtypes takes any config.
     """
     out: list[Finding] = []
     n = len(c.pattern) if isinstance(c.pattern, tuple) else 1
@@ -97,7 +98,7 @@ def config_findings(
                 )
             )
     out.extend(_fuser_fit(c, n, spans, signature))
-    out.extend(dtype_findings(c, spans))
+    out.extend(dtype_findings(c, spans, fx))
     if c.root_module is not None and c.reference_module is None and c.fuser is None:
         out.append(
             Finding(
@@ -169,7 +170,7 @@ def _fuser_fit(
     return []
 
 
-def dtype_findings(c: m.PatternConfig, spans: dict[str, Span]) -> list[Finding]:
+def dtype_findings(c: m.PatternConfig, spans: dict[str, Span], fx: bool = True) -> list[Finding]:
     """Dtype configs FX can never match (warnings), each located where its dtype is written.
 
     Messages do not name the pattern: a dtype set used by many patterns is
@@ -179,7 +180,7 @@ def dtype_findings(c: m.PatternConfig, spans: dict[str, Span]) -> list[Finding]:
         return []
     where = spans.get("dtypes") or spans["pattern"]
     out: list[Finding] = []
-    if not c.dtype_configs:
+    if not c.dtype_configs and fx:
         out.append(
             Finding(
                 Severity.WARNING,

@@ -103,6 +103,7 @@ class Expander:
         self.evaluator = evaluator
         self.coerce = coerce
         self._groups: list[tuple[str, str]] = []  # groups being expanded, outermost first
+        self._fx = True  # whether the backend being expanded gets a BackendConfig
 
     def backends(self, f: LoadedFile) -> list[m.Backend]:
         """Resolve every ``backend`` declared in the file ``f``."""
@@ -123,6 +124,7 @@ class Expander:
             self.ctx.error(decl.span, f"backend name '{shown}' {problem[0]}", problem[1])
             return None
         expansion = Expansion(decl.name)
+        self._fx = not _pt2e_only(f, decl.name)
         errors_before = self.ctx.diag.error_count
         self._items(expansion, Frame(f), decl.body, 0)
         if self.ctx.diag.error_count > errors_before:
@@ -287,6 +289,7 @@ class Expander:
                     config,
                     {"pattern": item.head.span} | {k: fld.span for k, fld in seen.items()},
                     self.ctx.facts.signature,
+                    fx=self._fx,
                 )
             )
         self._place(expansion, item, config)
@@ -396,3 +399,16 @@ def _first_origin(
         what = f"'{step.text}'" if step.kind == m.StepKind.USE else step.text
         return (f"the first comes from {what} at {step.span}, in backend '{backend}'",)
     return ()
+
+
+def _pt2e_only(f: LoadedFile, name: str) -> bool:
+    """Whether the file declares ``quantizer NAME { fx: false }`` (no BackendConfig for NAME)."""
+    return any(
+        isinstance(d, syn.QuantizerDecl)
+        and d.name == name
+        and any(
+            fld.name == "fx" and isinstance(fld.value, syn.DottedName) and fld.value.text == "false"
+            for fld in d.fields
+        )
+        for d in f.spec.decls
+    )

@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
+    Configs,
     Delegate,
     Match,
     OperatorType,
@@ -452,5 +453,7 @@ class Quantizer:
     reused_weight: ReusedWeight = ReusedWeight.MATCH
     # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
     operator_type: OperatorType = OperatorType.NODES
+    # Who says each op's specs: "spec" or "accessors" (the config's get_*_qspec methods).
+    configs: Configs = Configs.SPEC
     # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
     delegate: Delegate | None = None

@@ -216,6 +216,7 @@ def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
     marked = sorted(name for name, title in titles if title.endswith("(PT2E only)"))
     assert marked == [
         "arm_inductor",
+        "arm_tosa",
         "cadence",
         "cortex_m",
         "x86_inductor",

@@ -45,7 +45,9 @@ def docs(resolved, analysis) -> dict[str, str]:
     )
 
 
-PT2E_ONLY = ["arm_inductor", "cadence", "cortex_m", "x86_inductor", "xnnpack_executorch"]
+PT2E_ONLY = [
+    "arm_inductor", "arm_tosa", "cadence", "cortex_m", "x86_inductor", "xnnpack_executorch",
+]  # fmt: skip
 
 
 def test_dtype_configs_in_spec_words_with_constraints_as_ranges():
@@ -97,9 +99,8 @@ def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resol
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
-    # 255 in torch's eight backends, 23 more in xnnpack, 202 more in the PT2E-only targets
-    # (cadence's ATen chains: 11 not in another's)
-    assert len(rows) == len(patterns) == 480
+    # 255 in torch's eight backends, 23 more in xnnpack, 323 more in the PT2E-only targets
+    assert len(rows) == len(patterns) == 601
     conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
     by_backend = dict(zip(columns, conv.removesuffix(" |").split(" | ")[2:]))
     assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"

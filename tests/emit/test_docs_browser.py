@@ -19,6 +19,7 @@ from tests.support import REPO
 
 PT2E_ONLY = [  # after FX's
     "arm_inductor",
+    "arm_tosa",
     "cadence",
     "cortex_m",
     "x86_inductor",

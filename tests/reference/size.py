@@ -9,7 +9,10 @@ ExecuTorch's ``backends/cadence/aot/quantizer/``: ``quantizer.py``, the
 annotating half of ``patterns.py`` (``PartitionAnchors`` and each pattern's
 ``partition_types`` and ``get_anchors``; its ``fuse`` and ``replacement_op``
 are the post-convert fusion pass's, which the hooks reuse) and the annotating
-functions of ``utils.py`` (``CADENCE_UTILS``).
+functions of ``utils.py`` (``CADENCE_UTILS``). Arm TOSA (specs/arm_tosa.bcfg and its hooks) against
+the five files of ExecuTorch's ``backends/arm/quantizer/`` that hold its
+quantizer (``ARM_REFERENCE``: both its implementations, the configs, the
+support table; ``__init__.py`` left out).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -129,6 +132,26 @@ def cadence_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+ARM_SPECS = ["specs/arm_tosa.bcfg"]
+ARM_HOOKS = ["specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"]
+ARM_REFERENCE = [
+    "arm_quantizer.py", "quantization_annotator.py", "arm_quantizer_utils.py",
+    "quantization_config.py", "quantizer_support.py",
+]  # fmt: skip
+
+
+def arm_figures() -> tuple[int, int] | None:
+    """(spec + hook lines of specs/arm_tosa.bcfg, the code lines of ``ARM_REFERENCE``)."""
+    where = executorch_dir()
+    folder = where / "backends" / "arm" / "quantizer" if where else None
+    if folder is None or not all((folder / f).is_file() for f in ARM_REFERENCE):
+        return None
+    ours = sum(spec_lines((ROOT / p).read_text()) for p in ARM_SPECS)
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in ARM_HOOKS)
+    theirs = sum(python_code_lines((folder / f).read_text()) for f in ARM_REFERENCE)
+    return ours, theirs
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -146,3 +169,9 @@ if __name__ == "__main__":
     )
     cadence = cadence_figures()
     print(line("Cadence", *cadence, "ExecuTorch") if cadence else "Cadence: no ExecuTorch here")
+    arm = arm_figures()
+    print(
+        line("Arm TOSA", *arm, "ExecuTorch")
+        if arm
+        else "Arm TOSA: ExecuTorch's Arm quantizer is not installed here nor in the Arm environment"
+    )

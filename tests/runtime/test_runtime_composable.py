@@ -95,3 +95,78 @@ def test_without_a_stage_annotating_is_an_error(tmp_path):
     gm = torch.export.export(Model().eval(), (torch.randn(4, 4),)).module()
     with pytest.raises(ValueError, match="add_stage"):
         quantizer.annotate(gm)
+
+
+class _Finder:
+    """A node finder as ExecuTorch's (``find_nodes(model)``): the nodes named ``names``."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def find_nodes(self, model):
+        return (n for n in model.graph.nodes if n.name in self.names)
+
+
+class _Accessors:
+    """A config whose accessors say each op's specs, as ExecuTorch's Arm configs do."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+        self.asked: list[str] = []
+
+    def __getattr__(self, name):
+        return getattr(self.config, name)
+
+    def get_input_act_qspec(self, node=None, input_node=None):
+        self.asked.append(f"input {getattr(node, 'name', None)}")
+        return self.config.input_activation
+
+    def get_output_act_qspec(self, node=None):
+        self.asked.append(f"output {getattr(node, 'name', None)}")
+        return self.config.output_activation
+
+    def get_weight_qspec(self, node=None):
+        return self.config.weight
+
+    def get_bias_qspec(self, node=None):
+        return None
+
+
+def _graph():
+    return torch.export.export(Model().eval(), (torch.randn(4, 4),)).module()
+
+
+def test_a_first_stage_by_finder_wins_over_the_global_stage(tmp_path):
+    quantizer = generate(tmp_path, SPEC)()
+    config = symmetric_config("per_tensor")
+    quantizer.set_global_stage(config).add_stage(None, finder=_Finder("linear", "relu"))
+    gm = _graph()
+    quantizer.annotate(gm)
+    nodes = {n.name: n for n in gm.graph.nodes}
+    # The finder's stage (config None) marks linear and relu float before the global one runs.
+    assert nodes["relu"].meta["custom"]["_arm_annotation_info"] == {"quantized": False}
+    assert nodes["relu"].meta["quantization_annotation"].output_qspec is None
+    assert nodes["x"].meta["quantization_annotation"].output_qspec == config.output_activation
+
+
+def test_config_accessors_say_each_ops_specs(tmp_path):
+    spec = SPEC.replace("scopes: composable", "scopes: composable  configs: accessors")
+    quantizer = generate(tmp_path, spec)()
+    assert quantizer.config_accessors
+    config = _Accessors(symmetric_config("per_tensor"))
+    quantizer.set_global_stage(config)
+    quantizer.annotate(_graph())
+    assert "output relu" in config.asked and "input linear" in config.asked
+
+
+def test_a_foreign_quantizer_annotates_first(tmp_path):
+    quantizer = generate(tmp_path, SPEC)()
+    seen = []
+
+    class Foreign:
+        def annotate(self, model):
+            seen.append(any("quantization_annotation" in n.meta for n in model.graph.nodes))
+
+    quantizer.add_stage(symmetric_config("per_tensor")).add_quantizer(Foreign())
+    quantizer.annotate(_graph())
+    assert seen == [False]

@@ -336,6 +336,18 @@ CHECKS = {
         "pt2e_fusion_without_dtypes",
         "the PT2E rule would allow any quantization config",
     ),
+    "pt2e: no dtypes warns only in a backend FX sees (fx: false: any config)": (
+        "pt2e_only_without_dtypes",
+        "only_without_dtypes.bcfg:10:13: warning: pattern aten.relu.default has no dtype configs",
+    ),
+    "pt2e: configs: accessors needs scopes: composable": (
+        "pt2e_configs_accessors_scopes",
+        "configs: accessors applies to a quantizer with scopes: composable",
+    ),
+    "pt2e: configs is spec or accessors": (
+        "pt2e_configs_unknown",
+        "configs must be spec or accessors, got the name 'accessor'",
+    ),
     "pt2e: a fused module no pattern fuses into: no invented ATen name": (
         "pt2e_fused_module_unmapped",
         "nni.LinearTanh is a fused module (its root is nn.Linear): torch.export records",

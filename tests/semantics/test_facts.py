@@ -43,12 +43,12 @@ def _no_shipped_facts(monkeypatch):
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A scratch project (pyproject, specs) with its own cache folder, as the working directory;
-    without specs/cortex_m.bcfg and specs/cadence.bcfg, which name the project's own Python
-    (specs/hooks/), whose facts are resolved live on every run by design: these tests are
-    about torch's."""
+    without specs/cortex_m.bcfg, specs/arm_tosa.bcfg and specs/cadence.bcfg, which name the
+    project's own Python (specs/hooks/), whose facts are resolved live on every run by design:
+    these tests are about torch's."""
     root = scratch_project(tmp_path, monkeypatch)
-    (root / "specs" / "cortex_m.bcfg").unlink()
-    (root / "specs" / "cadence.bcfg").unlink()
+    for name in ("cortex_m", "arm_tosa", "cadence"):
+        (root / "specs" / f"{name}.bcfg").unlink()
     shutil.rmtree(root / "specs" / "hooks")
     pyproject = root / "pyproject.toml"
     lines = pyproject.read_text().splitlines()

@@ -142,7 +142,7 @@ def test_methods_and_complex_patterns(repo, capsys):
     [
         (
             ["onedn"],
-            "no backend 'onedn': did you mean 'onednn'? backends are arm_inductor, cadence, cortex_m,",
+            "no backend 'onedn': did you mean 'onednn'? backends are arm_inductor, arm_tosa, cadence,",
         ),
         (
             ["x86", "(nn.Linear, nn.LeakyReLU)"],

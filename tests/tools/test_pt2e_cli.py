@@ -40,7 +40,9 @@ def test_removing_the_quantizer_removes_its_modules(project_copy):
     block = "\n".join("#" for _ in text[start:end].split("\n"))  # same lines: same origins
     spec.write_text(text[:start] + block + text[end:])
     # the other quantizers, PT2E-only specs
-    for pt2e_only in ("x86_inductor", "arm_inductor", "xnnpack_executorch", "cortex_m", "cadence"):
+    for pt2e_only in (
+        "x86_inductor", "arm_inductor", "xnnpack_executorch", "cortex_m", "arm_tosa", "cadence",
+    ):  # fmt: skip
         (project_copy / "specs" / f"{pt2e_only}.bcfg").unlink()
     out = bcfg(project_copy, "generate")
     assert out.returncode == 0, out.stderr

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import QUANTIZER_KEY, Kind, OperatorType, Outputs, Scopes
+from ...lang.pt2e_keys import QUANTIZER_KEY, Configs, Kind, OperatorType, Outputs, Scopes
 from .. import model as m
 from ..coerce import Coercions
 from ..context import Ctx, Fail
@@ -98,6 +98,14 @@ class Quantizers:
                 "scopes: operators leaves a pattern's output to its quantized consumers, as "
                 "torchao's inductor quantizers do",
                 "write outputs: consumers, or remove outputs",
+            )
+            failed = True
+        if values.get("configs") is Configs.ACCESSORS and scopes is not Scopes.COMPOSABLE:
+            self.ctx.error(
+                spans["configs"],
+                f"configs: accessors applies to a quantizer with scopes: composable; this one "
+                f"has scopes: {scopes}, whose rules say each op's specs",
+                "add scopes: composable, or remove configs",
             )
             failed = True
         settings = Settings(
