@@ -55,6 +55,7 @@ BUDGETS: list[tuple[str, set[str], set[str]]] = [
         FAST_PATH
         | {
             "generator.lang.vocabulary",
+            "generator.lang.pt2e_keys",  # the key table (stdlib only): each scopes word's base
             "generator.semantics.model",
             "generator.semantics.spelling",  # the model in spec words: lark-free, as docs need
             "generator.emit",
