@@ -257,10 +257,24 @@ def _name(target: Any) -> str:
     return name
 
 
+# What each spec says, by id, for one ``explain`` (the spec is kept, so its id stays its own):
+# a config's few specs are shared by every match, and described once.
+_SPECS: dict[int, tuple[Any, str]] = {}
+
+
 def _spec(s: Any) -> str:
     name = type(s).__name__
     if name == "SharedQuantizationSpec":
         return "shared"
+    known = _SPECS.get(id(s))
+    if known is not None and known[0] is s:
+        return known[1]
+    text = _describe(s, name)
+    _SPECS[id(s)] = (s, text)
+    return text
+
+
+def _describe(s: Any, name: str) -> str:
     dtype = str(getattr(s, "dtype", "?")).removeprefix("torch.")
     if name == "FixedQParamsQuantizationSpec":
         return f"{dtype} fixed qparams"
@@ -322,6 +336,14 @@ def _rejections(quantizer: Any) -> dict[tuple[str, str], str]:
 
 def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
+    _SPECS.clear()
+    try:
+        return _explain(model, quantizer, rec)
+    finally:
+        _SPECS.clear()
+
+
+def _explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     rules: Sequence[Rule] = quantizer.rules
     scopes = quantizer.scopes()
     bad = _rejections(quantizer)
