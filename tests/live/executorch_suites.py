@@ -265,7 +265,9 @@ def main(argv: list[str]) -> int:
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
-    default = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}.get(target, SWAP)
+    default = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}.get(
+        target, SWAP
+    )
     swap = args.swap or args.swap_module or default
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
