@@ -41,7 +41,9 @@ def ci_commands() -> list[str]:
         m = re.match(r'# README, "Set up", command (\d)', line)
         if m:
             command = next(x for x in lines[i + 1 :] if not x.startswith("#"))
-            commands[int(m.group(1))] = command.replace('"$PY"', "python3.11").replace(" -q ", " ")
+            commands[int(m.group(1))] = command.replace('"$PY"', "python3.11").replace(
+                "pip install -q ", "pip install "
+            )
     return [commands[1], commands[2]]
 
 
@@ -62,7 +64,7 @@ def test_the_set_up_commands_are_the_ones_ci_runs():
     )
     assert steps[2] == ".venv/bin/pip install -e '.[test,pt2e,docs,executorch]'"
     assert steps[3] == ".venv/bin/bcfg generate"
-    assert tests.endswith(".venv/bin/python -m pytest -q")
+    assert tests.endswith(".venv/bin/python -m pytest -q -n auto --dist loadfile")
     # The install page shows the same two commands (its lines continued with a backslash).
     page = (REPO / "docs" / "getting-started" / "install.md").read_text(encoding="utf-8")
     page = re.sub(r" \\\n +", " ", page)
