@@ -127,3 +127,18 @@ def pytest_addoption(parser):
         default=False,
         help="tests/test_errors.py: write the current message of each error case as its expected one",
     )
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Take hypothesis' garbage-collection timer out before an xdist worker is stopped.
+
+    pytest-xdist stops a worker by interrupting its main thread; when a collection is under
+    way then, the ``KeyboardInterrupt`` lands in hypothesis' ``gc.callbacks`` entry and
+    pytest prints it as an unraisable-exception warning after the last test, which is not
+    the contributor's doing. The tests are over when this runs, so the timer is not needed.
+    """
+    import gc
+
+    gc.callbacks[:] = [
+        c for c in gc.callbacks if "gc_cumulative_time" not in getattr(c, "__qualname__", "")
+    ]
