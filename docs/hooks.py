@@ -8,7 +8,8 @@ What the hooks do, each so that a page cannot drift from what it documents:
   disk (``README.md`` and ``index.html`` would both become the site's home);
   ``on_files`` mounts the same files under ``matrix/``: the overview at
   ``matrix/``, one page per backend, and the interactive page as
-  ``matrix/explorer.html``. ``on_config`` lists the backends in the navigation.
+  ``matrix/explorer.html``. ``on_config`` lists the backends in the navigation,
+  the examples (``[tool.bcfg] examples``) apart from them, under "Examples".
 - **Markers** in a page's Markdown, each an HTML comment on a line of its own
   (invisible where the Markdown is read as it is):
 
@@ -51,6 +52,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from generator import cli
+from generator.config import find_project
 from generator.infra.write import DOCS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,17 +84,22 @@ def _nav_title(page: Path) -> str:
 
 
 def on_config(config: Any) -> Any:
-    """List the backends' pages under "Support matrix" in the navigation, as the specs have them."""
+    """List the backends' pages under "Support matrix" in the navigation, as the specs have
+    them; the examples (``[tool.bcfg] examples``: toys, not real targets) in a section of their
+    own after them, as the matrix shows them apart."""
     docs_dir = Path(config.docs_dir)
-    backends = [
-        # titled as the backend is named; a PT2E-only target's page says so in its first lines
-        {_nav_title(p): _mounted(p.relative_to(docs_dir).as_posix())}
-        for p in _generated(docs_dir)
-        if p.parent.name == "backends"
-    ]
+    examples = set(find_project(REPO).examples)
+    pages: dict[bool, list[dict[str, str]]] = {False: [], True: []}
+    for p in _generated(docs_dir):
+        if p.parent.name == "backends":
+            # titled as the backend is named; a PT2E-only target's page says so in its first lines
+            entry = {_nav_title(p): _mounted(p.relative_to(docs_dir).as_posix())}
+            pages[p.stem in examples].append(entry)
     for section in config.nav or []:
         if isinstance(section, dict) and "Support matrix" in section:
-            section["Support matrix"].append({"Backends": backends})
+            section["Support matrix"].append({"Backends": pages[False]})
+            if pages[True]:
+                section["Support matrix"].append({"Examples": pages[True]})
             return config
     raise PluginError("mkdocs.yml: the nav has no 'Support matrix' section for the backends")
 

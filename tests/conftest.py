@@ -41,26 +41,36 @@ def _restore_sys_path():
 
 
 @pytest.fixture(scope="session")
-def resolved():
-    """Every backend of specs/, resolved (not rendered), by module name."""
+def analysis():
+    """specs/ resolved: the FX backends, the PT2E-only targets and the quantizers."""
     from generator.config import find_project
     from generator.semantics.driver import resolve_specs
 
     project = find_project(REPO)
-    result = resolve_specs(project.root, project.spec_files(), project.allow)
-    return {b.module: b for b in result.backends}
+    return resolve_specs(project.root, project.spec_files(), project.allow)
 
 
 @pytest.fixture(scope="session")
-def every_backend(resolved):
+def resolved(analysis):
+    """Every backend of specs/, resolved (not rendered), by module name."""
+    return {b.module: b for b in analysis.backends}
+
+
+@pytest.fixture(scope="session")
+def every_backend(resolved, analysis):
     """``resolved`` and the PT2E-only targets (fx: false, no BackendConfig), by module name:
     every column of the support matrix."""
-    from generator.config import find_project
-    from generator.semantics.driver import resolve_specs
+    return {**resolved, **{b.module: b for b in analysis.pt2e_only}}
 
-    project = find_project(REPO)
-    result = resolve_specs(project.root, project.spec_files(), project.allow)
-    return {**resolved, **{b.module: b for b in result.pt2e_only}}
+
+@pytest.fixture(scope="session")
+def pt2e_only(analysis) -> list[str]:
+    """The PT2E-only targets (the specs that say ``fx: false``), sorted, as the support
+    matrix orders their columns after the FX backends': the one list the tests take them
+    from, so that a new target needs no test edit."""
+    names = sorted(b.module for b in analysis.pt2e_only)
+    assert names, "specs/ resolves no PT2E-only target"
+    return names
 
 
 @pytest.fixture

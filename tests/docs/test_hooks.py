@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -161,3 +162,28 @@ def test_the_checked_in_figures_cover_every_target_at_every_size(hooks):
         for family, nodes in graphs:
             assert (family, nodes, t.name, "gen") in timed
             assert {(family, nodes, t.name, "ref")} & (timed | over), (family, nodes, t.name)
+
+
+def _nav(hooks, docs: Path) -> list:
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(docs_dir=str(docs), nav=[{"Home": "index.md"}, {"Support matrix": []}])
+    return hooks.on_config(config).nav[1]["Support matrix"]
+
+
+def test_the_navigation_lists_the_examples_apart_only_if_the_project_names_some(hooks, monkeypatch):
+    """[tool.bcfg] examples (my_backend) get a section of their own after the backends; with
+    none named, every backend's page is under Backends and there is no Examples section."""
+    from generator.infra.write import DOCS
+
+    names = sorted(p.stem for p in DOCS.files(REPO / "docs") if p.parent.name == "backends")
+    assert "my_backend" in names
+    listed = lambda section: [p.split("/")[-1] for e in section for p in e.values()]  # noqa: E731
+    backends, examples = _nav(hooks, REPO / "docs")
+    assert list(backends) == ["Backends"] and list(examples) == ["Examples"]
+    assert listed(examples["Examples"]) == ["my_backend.md"]
+    assert listed(backends["Backends"]) == [f"{n}.md" for n in names if n != "my_backend"]
+    real = hooks.find_project(REPO)
+    monkeypatch.setattr(hooks, "find_project", lambda root: replace(real, examples=()))
+    (backends,) = _nav(hooks, REPO / "docs")
+    assert listed(backends["Backends"]) == [f"{n}.md" for n in names]

@@ -196,7 +196,7 @@ def test_the_language_reference_says_every_word_of_the_language(site):
     assert sorted(words - tokens) == []
 
 
-def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
+def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site, pt2e_only):
     docs = REPO / "docs"
     generated = OWNED_DOCS.files(docs)
     assert (site.root / "matrix" / "explorer.html").read_bytes() == (
@@ -214,20 +214,49 @@ def test_the_support_matrix_is_the_one_bcfg_generate_wrote(site):
     # PT2E-only targets are marked as such there; FX backends are not.
     titles = re.findall(r'href="\.\./backends/(\w+)/"[^>]*>\s*<span[^>]*>\s*([^<]*?)\s*<', nav)
     marked = sorted(name for name, title in titles if title.endswith("(PT2E only)"))
-    assert marked == [
-        "arm_inductor",
-        "arm_tosa",
-        "cadence",
-        "cortex_m",
-        "x86_inductor",
-        "xnnpack_executorch",
-    ], titles
+    assert marked == pt2e_only, titles
     assert 'src="../explorer.html"' in nav
     row = "| `nn.Hardswish` |"  # a row of the generated Markdown matrix, as a table row
     assert row in (docs / "README.md").read_text(encoding="utf-8")
     assert "<td><code>nn.Hardswish</code></td>" in (site.root / "matrix" / "index.html").read_text(
         encoding="utf-8"
     )
+
+
+def nav_sections(page: str) -> dict[str, list[str]]:
+    """The sections of a built page's navigation, in their order: for each, by its title, the
+    links it lists (those of the sections inside it too)."""
+    sections = {}
+    opening = r'<nav class="md-nav"[^>]*aria-labelledby[^>]*>\s*<label class="md-nav__title"'
+    for section in re.finditer(opening + r"[^>]*>(.*?)</label>", page, re.S):
+        title = re.sub(r"<[^>]+>|\s+", " ", section.group(1)).strip()
+        body = page[section.end() :]
+        depth, end = 0, len(body)
+        for tag in re.finditer(r'<nav class="md-nav"|</nav>', body):  # its own </nav>
+            depth += 1 if tag.group().startswith("<nav") else -1
+            if depth < 0:
+                end = tag.start()
+                break
+        sections[title] = re.findall(r'<a href="([^"]+)" class="md-nav__link', body[:end])
+    return sections
+
+
+def test_the_examples_are_listed_apart_from_the_backends(site):
+    """[tool.bcfg] examples (the toy my_backend): under "Examples" in the support matrix's
+    navigation, after the backends and not among them; every page of the matrix is in one."""
+    from generator.config import find_project
+
+    examples = find_project(REPO).examples
+    assert examples, "pyproject.toml names no example"
+    sections = nav_sections((site.root / "matrix" / "explore" / "index.html").read_text("utf-8"))
+    backends, shown = sections["Backends"], sections["Examples"]
+    assert shown == [f"../backends/{name}/" for name in examples]
+    assert backends and not set(backends) & set(shown)
+    pages = [p.stem for p in OWNED_DOCS.files(REPO / "docs") if p.parent.name == "backends"]
+    assert sorted(backends + shown) == sorted(f"../backends/{name}/" for name in pages)
+    titles = list(sections)
+    assert titles.index("Examples") == titles.index("Backends") + 1  # right after them
+    assert set(shown) <= set(sections["Support matrix"])  # in the support matrix's section
 
 
 def test_specs_are_highlighted_by_bcfgs_own_lexer(site):

@@ -161,6 +161,35 @@ def test_the_matrix_page_never_breaks_an_identifier_inside_a_word(browser, serve
     b.screenshot(shots / "matrix-page.png")
 
 
+def test_the_matrix_navigation_shows_the_examples_apart(browser, served, shots):
+    """The support matrix's sidebar: the backends, then the example (my_backend) under a
+    section of its own, both on screen once scrolled to."""
+    b = browser
+    b.open(served + "matrix/")
+    sections = b.js(  # the sections on screen, with their titles and pages
+        "[...document.querySelectorAll('.md-sidebar--primary .md-nav__item--section')]"
+        ".filter(s => s.getBoundingClientRect().height > 0)"
+        ".map(s => [s.querySelector(':scope > nav > .md-nav__title').textContent.trim(),"
+        " [...s.querySelectorAll('a')].map(a => a.textContent.trim())])"
+    )
+    titles = [title for title, _ in sections]
+    assert titles == ["Support matrix", "Backends", "Examples"], sections
+    backends, examples = (links for _, links in sections[1:])
+    assert examples == ["my_backend"] and "my_backend" not in backends
+    assert "x86_inductor (PT2E only)" in backends
+    b.js(
+        "document.querySelector('.md-sidebar--primary a[href$=\"backends/my_backend/\"]')"
+        ".scrollIntoView({block: 'center'})"
+    )
+    shown = b.js(
+        "[...document.querySelectorAll('.md-sidebar--primary .md-nav__item--section > label')]"
+        ".map(l => (r => r.height > 0 && r.top >= 0 && r.bottom <= innerHeight)"
+        "(l.getBoundingClientRect()))"
+    )
+    assert shown[-1] is True, shown  # the Examples heading is visible beside its page
+    b.screenshot(shots / "matrix-navigation.png")
+
+
 def test_a_spec_renders_highlighted(browser, served, shots):
     b = browser
     b.open(served + "getting-started/tour/")

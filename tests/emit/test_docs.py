@@ -26,16 +26,8 @@ def render(specs: Path) -> dict[str, str]:
     return render_docs(a.backends, "specs", a.pt2e_only, a.quantizers, project.examples)
 
 
-@pytest.fixture(scope="module")
-def analysis():
-    """specs/ resolved: the FX backends, the PT2E-only targets and the quantizers."""
-    from generator.config import find_project
-
-    project = find_project(REPO)
-    return resolve_specs(project.root, project.spec_files(), project.allow)
-
-
 EXAMPLES = ("my_backend",)  # pyproject.toml's [tool.bcfg] examples (checked below)
+FX_FALSE = re.compile(r"^\s*fx: false\b", re.M)  # a PT2E-only spec's quantizer says it
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +35,6 @@ def docs(resolved, analysis) -> dict[str, str]:
     return render_docs(
         list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers, EXAMPLES
     )
-
-
-PT2E_ONLY = [
-    "arm_inductor", "arm_tosa", "cadence", "cortex_m", "x86_inductor", "xnnpack_executorch",
-]  # fmt: skip
 
 
 def test_dtype_configs_in_spec_words_with_constraints_as_ranges():
@@ -82,7 +69,9 @@ def test_patterns_and_kinds_in_spec_words(resolved):
     assert "aten.addmm.default" in pt2e
 
 
-def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resolved, analysis):
+def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(
+    docs, resolved, analysis, pt2e_only
+):
     lines = docs["README.md"].splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("| pattern | kind |"))
     # Each column says its flows: FX, FX + PT2E (a quantizer too), PT2E only.
@@ -92,10 +81,10 @@ def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(docs, resol
     }
     assert flows["xnnpack"] == "FX + PT2E" and flows["executorch"] == "FX"
     real = [b for b in sorted(resolved) if b not in EXAMPLES]
-    columns = [*real, *PT2E_ONLY, *EXAMPLES]
+    columns = [*real, *pt2e_only, *EXAMPLES]
     assert lines[head].removesuffix(" |").split(" | ")[2:] == [
         f"{b} ({flows[b]})" for b in real
-    ] + [f"{b} (PT2E only)" for b in PT2E_ONLY] + [f"{b} (example, FX)" for b in EXAMPLES]
+    ] + [f"{b} (PT2E only)" for b in pt2e_only] + [f"{b} (example, FX)" for b in EXAMPLES]
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
@@ -120,7 +109,7 @@ def test_each_backend_page_lists_every_config_in_order(docs, resolved):
     assert "`root_node: pattern[1][1]`<br>`extra_inputs: [pattern[2]]`" in onednn
 
 
-def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs):
+def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs, pt2e_only):
     assert sorted(docs) == sorted(
         ["README.md", "index.html"]
         + [
@@ -136,7 +125,7 @@ def test_every_docs_file_starts_with_the_mark_and_html_is_self_contained(docs):
                 "xnnpack",
                 "tensorrt",
                 "x86",
-                *PT2E_ONLY,
+                *pt2e_only,
             )
         ]
     )
@@ -195,7 +184,7 @@ def test_a_change_of_meaning_is_a_changed_line_of_the_matrix(tmp_path, docs):
         p.name.removesuffix(".bcfg")
         for p in specs.glob("*.bcfg")
         if p.name != "common.bcfg"
-        and "fx: false" not in p.read_text()  # PT2E only: no column
+        and not FX_FALSE.search(p.read_text())  # PT2E only: no column
         and p.stem not in EXAMPLES  # an example's column comes last
     ).index("tensorrt")
     cell = lambda line: line.removesuffix(" |").split(" | ")[2 + tensorrt]  # noqa: E731
@@ -252,7 +241,10 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     backends, marked PT2E only, each cell the spec's dtype configs and, in italics, what the
     quantizer's rule adds (QAT only, opt-in, other input, when:)."""
     only = {b.module: b for b in analysis.pt2e_only}
-    assert sorted(only) == PT2E_ONLY  # the specs that say fx: false, and no FX backend
+    said = [
+        p.stem for p in sorted((REPO / "specs").glob("*.bcfg")) if FX_FALSE.search(p.read_text())
+    ]
+    assert sorted(only) == said and said  # the specs that say fx: false, and no FX backend
     assert not set(only) & {b.module for b in analysis.backends}
     x86 = only["x86_inductor"]
 
@@ -305,11 +297,11 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     assert "`{aten: aten.matmul.default, opt_in: true}`" in page
 
 
-def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs):
+def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs, pt2e_only):
     html = docs["index.html"]
     heads = re.findall(r'<th scope="col" data-b="([a-z0-9_]+)"( class="pt2e")?', html)
-    assert [b for b, pt2e in heads if pt2e] == PT2E_ONLY
-    assert [b for b, _ in heads][-len(PT2E_ONLY) - 1 : -1] == PT2E_ONLY  # after every real FX one
+    assert [b for b, pt2e in heads if pt2e] == pt2e_only
+    assert [b for b, _ in heads][-len(pt2e_only) - 1 : -1] == pt2e_only  # after every real FX one
     assert 'data-b="x86_inductor" class="pt2e" title="PT2E only (get_x86_inductor_quantizer()' in (
         html
     )

@@ -17,14 +17,6 @@ from generator.lang.vocabulary import FIELDS
 from tests.browser import Browser, chromium
 from tests.support import REPO
 
-PT2E_ONLY = [  # after FX's
-    "arm_inductor",
-    "arm_tosa",
-    "cadence",
-    "cortex_m",
-    "x86_inductor",
-    "xnnpack_executorch",
-]
 EXAMPLES = ["my_backend"]  # [tool.bcfg] examples: the last columns
 ABSENT = "Debian's chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
 
@@ -63,12 +55,12 @@ def reset(b: Browser) -> None:
     b.open(PAGE.as_uri())
 
 
-def test_the_matrix_shows_every_backend_and_every_pattern(browser, every_backend, shots):
+def test_the_matrix_shows_every_backend_and_every_pattern(browser, every_backend, pt2e_only, shots):
     b = browser
     resolved = every_backend  # the FX backends, then the PT2E-only targets
     assert b.js("document.compatMode") == "CSS1Compat"  # the leading comment keeps standards mode
-    fx = sorted(n for n in resolved if n not in PT2E_ONLY + EXAMPLES)
-    assert b.js(VISIBLE_BACKENDS) == fx + PT2E_ONLY + EXAMPLES
+    fx = sorted(n for n in resolved if n not in pt2e_only + EXAMPLES)
+    assert b.js(VISIBLE_BACKENDS) == fx + pt2e_only + EXAMPLES  # PT2E-only targets after FX's
     patterns = {words.config_pattern(c) for backend in resolved.values() for c in backend.configs}
     shown = b.js(VISIBLE_PATTERNS)
     assert len(shown) == len(set(shown)) and set(shown) == patterns
@@ -145,22 +137,22 @@ def search_for(b: Browser, text: str) -> None:
 
 
 def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds(
-    browser, every_backend, shots
+    browser, every_backend, pt2e_only, shots
 ):
     """A pattern only the PT2E-only targets (the last columns) have: its cells are on screen,
     not past ten empty columns, and its row is not stretched by cells out of sight."""
     b = browser
     reset(b)
-    fx = [n for n in every_backend if n not in PT2E_ONLY + EXAMPLES]
+    fx = [n for n in every_backend if n not in pt2e_only + EXAMPLES]
     fx_patterns = {words.config_pattern(c) for n in fx + EXAMPLES for c in every_backend[n].configs}
     only = sorted(
-        {words.config_pattern(c) for n in PT2E_ONLY for c in every_backend[n].configs} - fx_patterns
+        {words.config_pattern(c) for n in pt2e_only for c in every_backend[n].configs} - fx_patterns
     )
     assert only, "no pattern only a PT2E-only target has"
     pattern = only[0]
     having = [
         n
-        for n in sorted(fx) + PT2E_ONLY + EXAMPLES
+        for n in sorted(fx) + pt2e_only + EXAMPLES
         if any(words.config_pattern(c) == pattern for c in every_backend[n].configs)
     ]
     search_for(b, pattern.lower())
@@ -170,7 +162,7 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     # The columns are the backends with a shown pattern, in their order; the rest are hidden.
     assert columns == [
         n
-        for n in sorted(fx) + PT2E_ONLY + EXAMPLES
+        for n in sorted(fx) + pt2e_only + EXAMPLES
         if any(words.config_pattern(c) in shown for c in every_backend[n].configs)
     ]
     assert set(having) <= set(columns) and len(columns) < len(every_backend)
@@ -188,7 +180,7 @@ def test_a_search_shows_only_the_columns_of_the_backends_that_have_what_it_finds
     b.screenshot(shots / "search-pt2e-only.png")
     reset(b)
     assert b.js("document.getElementById('columns').hidden") is True
-    assert b.js(VISIBLE_BACKENDS) == sorted(fx) + PT2E_ONLY + EXAMPLES
+    assert b.js(VISIBLE_BACKENDS) == sorted(fx) + pt2e_only + EXAMPLES
 
 
 def test_the_search_box_shows_its_whole_placeholder(browser):
@@ -248,7 +240,7 @@ def test_the_kind_and_dtype_filters(browser, every_backend):
 
 
 def test_the_detail_view_shows_every_field_for_each_group_of_backends(
-    browser, every_backend, shots
+    browser, every_backend, pt2e_only, shots
 ):
     b = browser
     resolved = every_backend
@@ -266,20 +258,18 @@ def test_the_detail_view_shows_every_field_for_each_group_of_backends(
         for n, be in resolved.items()
         if any(words.config_pattern(c) == "nn.Conv2d" for c in be.configs)
     )
-    # A PT2E-only target is a group of its own, labelled so.
-    assert [label for label, _ in groups if "PT2E" in label] == [
-        "arm_inductor (PT2E only)",
-        "x86_inductor (PT2E only)",
-        "xnnpack_executorch (PT2E only)",
-    ]
+    # A PT2E-only target is a group of its own, labelled so (x86_inductor's among them).
+    labels = [label for label, _ in groups if "PT2E" in label]
+    assert labels == [f"{n} (PT2E only)" for n in pt2e_only if n in having]
+    assert "x86_inductor (PT2E only)" in labels
     # It shows the fields its spec sets, not the BackendConfig's it never has.
     only = {label.removesuffix(" (PT2E only)"): f for label, f in groups if "PT2E" in label}
     assert {n: sorted(f) for n, f in only.items()} == {
-        n: ["dtypes", "observation", "pt2e"] for n in PT2E_ONLY if n in having
+        n: ["dtypes", "observation", "pt2e"] for n in pt2e_only if n in having
     }
     groups = [(label, fields) for label, fields in groups if "PT2E" not in label]
     assert sorted(n for label, _ in groups for n in label.split(", ")) == sorted(
-        set(having) - set(PT2E_ONLY)
+        set(having) - set(pt2e_only)
     )
     for label, fields in groups:
         # The BackendConfig fields, and pt2e where a spec sets it (xnnpack's quantizer).

@@ -2,7 +2,7 @@
 
     python -m tests.live.arm_zoo [--quantizer module:Class] [--tree DIR] [--no-deploy] [NAME ...]
 
-runs in the environment of ``tests/live/arm_env.py`` (ExecuTorch's Arm
+runs in the environment of ``tests/live/envs.py``'s ``ARM`` (ExecuTorch's Arm
 quantizer imports only there) and prints one JSON object: for each model, what
 differs between ExecuTorch's quantizer and the other class (default
 ``specs.hooks.arm_quantizer:TOSAQuantizer``; its module's ``EthosUQuantizer``

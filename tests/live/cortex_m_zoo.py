@@ -2,7 +2,7 @@
 
     python -m tests.live.cortex_m_zoo [--deploy] [NAME ...]
 
-runs in the environment of ``tests/live/arm_env.py`` (ExecuTorch's Cortex-M
+runs in the environment of ``tests/live/envs.py``'s ``ARM`` (ExecuTorch's Cortex-M
 quantizer imports only there) and prints one JSON object: for each model,
 the nodes whose annotation differs (``{node: [executorch's, ours]}``, empty
 when identical) and how many nodes each annotated. An annotation is compared

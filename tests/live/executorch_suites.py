@@ -18,7 +18,7 @@ runs a few of them there).
 ``cortex_m`` runs ExecuTorch's Cortex-M tests (``CORTEX_M_FILES`` under
 ``backends/cortex_m/test``, without ``test_implementation_*``, which need a
 built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
-class, in the environment of ``tests/live/arm_env.py`` (made on first use:
+class, in the environment of ``tests/live/envs.py``'s ``ARM`` (made on first use:
 they import only with ``executorch[ethos-u]``); about 9 minutes a run.
 ``--runxfail`` runs expected failures as plain tests, so that a difference
 cannot hide behind a non-strict xfail.
@@ -28,7 +28,7 @@ cannot hide behind a non-strict xfail.
 generated family (``--swap`` a module: every class and ``qconfig_*`` object of
 ExecuTorch's ``cadence/aot/quantizer/quantizer.py`` that the module's
 ``__all__`` names, replaced together), in the environment of
-``tests/live/cadence_env.py`` (Python 3.12: the tests import
+``tests/live/envs.py``'s ``CADENCE`` (Python 3.12: the tests import
 ``typing.override``); about 7 minutes a run.
 
 ``arm`` runs ExecuTorch's Arm quantizer tests (``ARM_FILES`` under
@@ -109,37 +109,38 @@ OP_FILES = (
 ).split()
 
 
-def suite_dir(backend: str = "xnnpack") -> Path:
-    import importlib.util
+def installed(python: Path | None = None) -> Path:
+    """Where ExecuTorch is installed in the environment of ``python`` (default: this one)."""
+    if python is None:
+        import importlib.util
 
-    spec = importlib.util.find_spec("executorch")  # a namespace package: no __file__
-    assert spec is not None and spec.submodule_search_locations
-    return Path(list(spec.submodule_search_locations)[0]) / "backends" / backend / "test"
-
-
-def installed(python: Path) -> Path:
-    """Where ExecuTorch is installed in the environment of ``python``."""
+        spec = importlib.util.find_spec("executorch")  # a namespace package: no __file__
+        assert spec is not None and spec.submodule_search_locations, "ExecuTorch is not installed"
+        return Path(list(spec.submodule_search_locations)[0])
     code = "import executorch, sys; sys.stdout.write(list(executorch.__path__)[0])"
     found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     return Path(found.stdout)
 
 
-def cortex_m_dir(python: Path, backend: str = "cortex_m") -> Path:
-    """Where ExecuTorch's Cortex-M (or Arm) tests are in the environment of ``python``."""
-    return installed(python) / "backends" / backend / "test"
+# Where a backend's tests are under ExecuTorch's package (backends/<backend>/test otherwise).
+TESTS = {"cadence": "cadence/aot/tests"}
+
+
+def tests_dir(python: Path | None, backend: str) -> Path:
+    """Where ExecuTorch's tests of ``backend`` (xnnpack, cortex_m, arm, cadence) are in the
+    environment of ``python`` (None: this one)."""
+    return installed(python) / "backends" / TESTS.get(backend, f"{backend}/test")
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
     if suite in SUITE_TARGET:
         assert python is not None
-        if suite == "cadence":
-            root = installed(python) / "backends" / "cadence" / "aot" / "tests"
-            return [str(root / name) for name in CADENCE_FILES]
-        root = cortex_m_dir(python, "cortex_m" if suite == "cortex_m" else "arm")
+        root = tests_dir(python, SUITE_TARGET[suite])
         if suite == "arm_ops":
             return [str(root / "ops" / f"test_{name}.py") for name in ARM_OP_FILES]
-        return [str(root / name) for name in (CORTEX_M_FILES if suite == "cortex_m" else ARM_FILES)]
-    root = suite_dir()
+        files = {"cortex_m": CORTEX_M_FILES, "arm": ARM_FILES, "cadence": CADENCE_FILES}[suite]
+        return [str(root / name) for name in files]
+    root = tests_dir(None, "xnnpack")
     if suite == "quantizer":
         return [str(root / "quantizer")]
     return [str(root / "ops" / f"test_{name}.py") for name in OP_FILES]
@@ -271,11 +272,10 @@ def main(argv: list[str]) -> int:
     swap = args.swap or args.swap_module or default
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
-        from . import arm_env, cadence_env
+        from .envs import TARGET_ENV
 
         # Arm's (or Cadence's) environment is made on first use, only to run a side.
-        env = cadence_env if target == "cadence" else arm_env
-        python = env.create() if target != "xnnpack" else None
+        python = TARGET_ENV[target].create() if target in TARGET_ENV else None
         start = time.monotonic()
         result = run(paths(suite, python), cls, path, extra, python, target)
         tally = Counter(v["outcome"] for v in result.values())

@@ -130,3 +130,44 @@ def test_the_swap_replaces_each_class_on_every_module_holding_it(monkeypatch):
     ]
     with pytest.raises(pytest.UsageError, match="has no EthosU"):
         executorch_swap.load("fake_arm", "fake")  # fake_arm has TOSA and Alias only
+
+
+@pytest.mark.parametrize("key", ["arm", "cadence"])
+def test_an_environment_is_made_once_its_probe_imported(key, tmp_path, monkeypatch, capsys):
+    """``python -m tests.live.envs KEY`` finds an environment under $BCFG_ENVS only once its
+    probe imported (the ready mark is the last step of making it), and says how to make it."""
+    from . import envs
+
+    env = envs.ENVS[key]
+    monkeypatch.setenv("BCFG_ENVS", str(tmp_path))
+    assert env.root() == tmp_path / f"executorch-{key}"
+    assert not env.ready() and envs.main([key]) == 1
+    assert f"no environment at {env.root()}: python -m tests.live.envs {key} --create" in (
+        capsys.readouterr().err
+    )
+    env.python().parent.mkdir(parents=True)
+    env.python().write_text("")
+    assert not env.ready()  # made, but its probe never imported
+    (env.root() / ".bcfg-ready").write_text("")
+    assert env.ready() and envs.main([key]) == 0
+    assert capsys.readouterr().out == f"{env.python()}\n"
+    assert env.create() == env.python()  # made already: nothing runs
+
+
+def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
+    """Cortex-M and Arm run in one environment, Cadence in another; each suite's files are
+    where tests_dir says (found here in this environment's ExecuTorch, Cadence's alike)."""
+    import sys
+    from pathlib import Path
+
+    from .envs import ARM as ARM_ENV
+    from .envs import CADENCE, TARGET_ENV
+    from .executorch_suites import CADENCE_FILES, SUITE_TARGET, paths
+
+    assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV, "cadence": CADENCE}
+    assert set(SUITE_TARGET.values()) == set(TARGET_ENV)
+    pytest.importorskip("executorch.backends.cadence", reason="ExecuTorch is not installed")
+    found = paths("cadence", Path(sys.executable))
+    assert [Path(p).name for p in found] == CADENCE_FILES
+    assert all(Path(p).is_file() for p in found), found
+    assert all(Path(p).exists() for p in paths("quantizer") + paths("ops"))

@@ -17,7 +17,8 @@ pytest.importorskip(
     "executorch", reason="ExecuTorch's tests need ExecuTorch (pip install '.[executorch]')"
 )
 
-from .executorch_suites import SWAP, run, suite_dir  # noqa: E402
+from . import executorch_suites  # noqa: E402
+from .executorch_suites import SWAP, run  # noqa: E402
 
 CASES = [
     "test_q_tconv_and_conv2d",
@@ -28,7 +29,8 @@ CASES = [
 
 
 def targets() -> list[str]:
-    path = suite_dir() / "quantizer" / "test_xnnpack_quantizer.py"
+    # (imported by name, tests_dir would be collected as a test)
+    path = executorch_suites.tests_dir(None, "xnnpack") / "quantizer" / "test_xnnpack_quantizer.py"
     return [f"{path}::TestXNNPACKQuantizer::{case}" for case in CASES]
 
 

@@ -1,11 +1,11 @@
 """ExecuTorch's Arm quantizer (TOSAQuantizer, EthosUQuantizer, VgfQuantizer) and a class in its place.
 
 ExecuTorch's Arm quantizer imports only in the environment of
-``tests/live/arm_env.py`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
+``tests/live/envs.py``'s ``ARM`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
 below 2.2), so these tests run the Arm zoo (``tests/live/arm_zoo.py``) and a
 few of ExecuTorch's own Arm tests (through ``tests/live/executorch_swap.py``)
 there in a child process, and skip where that environment has not been made
-(``python -m tests.live.arm_env --create``). They show the proof tells classes
+(``python -m tests.live.envs arm --create``). They show the proof tells classes
 apart: ExecuTorch's class compared with itself is the same in every model,
 down to the TOSA flatbuffers and the reference model's outputs; a class that
 annotates nothing differs in every model and fails ExecuTorch's tests. The
@@ -24,13 +24,9 @@ import pytest
 
 from tests.support import REPO
 
-from . import arm_env
+from .envs import ARM
 
-pytestmark = pytest.mark.skipif(
-    not arm_env.ready(),
-    reason=f"ExecuTorch's Arm quantizer imports only in {arm_env.root()}, not made here: "
-    "python -m tests.live.arm_env --create",
-)
+pytestmark = ARM.needed("ExecuTorch's Arm quantizer")
 
 THEIRS = "executorch.backends.arm.quantizer:TOSAQuantizer"
 NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
@@ -62,7 +58,7 @@ NOT_DEPLOYED = {"set_io_uint8", "ethos_u55_conv_add", "vgf_snorm_conv"}
 
 def zoo(quantizer: str, names: list[str], *options: str) -> tuple[int, dict]:
     run = subprocess.run(
-        [str(arm_env.python()), "-m", "tests.live.arm_zoo", "--quantizer", quantizer]
+        [str(ARM.python()), "-m", "tests.live.arm_zoo", "--quantizer", quantizer]
         + [*options, *names],
         cwd=REPO,
         capture_output=True,
@@ -114,11 +110,11 @@ CASES = [
 
 
 def shipped(cls: str, out) -> dict[str, str]:
-    from .executorch_suites import cortex_m_dir, run
+    from .executorch_suites import run, tests_dir
 
-    root = cortex_m_dir(arm_env.python(), "arm")
+    root = tests_dir(ARM.python(), "arm")
     targets = [str(root / case) for case in CASES]
-    result = run(targets, cls, out, (), arm_env.python(), "arm")
+    result = run(targets, cls, out, (), ARM.python(), "arm")
     return {k.split("/test/", 1)[-1]: v["outcome"] for k, v in result.items()}
 
 

@@ -4,7 +4,7 @@ ExecuTorch's ``test_quantizer_ops.py`` (its annotation cases: every class
 tested, qspecs compared by their observers' identity) imports on the
 project's Python; its fusion tests need Python 3.12 (``typing.override``) and
 run with ``python -m tests.live.executorch_suites cadence`` in the
-environment of ``tests/live/cadence_env.py``. Here: that file with every
+environment of ``tests/live/envs.py``'s ``CADENCE``. Here: that file with every
 Cadence class swapped, and with a do-nothing ``CadenceAtenQuantizer``, and two
 models of ``tests/live/cadence_zoo.py`` (``python -m tests.live.cadence_zoo``
 runs all of it).
@@ -23,12 +23,9 @@ pytest.importorskip(
 
 
 def outcomes(swap: str, out) -> dict[str, str]:
-    import sys
-    from pathlib import Path
+    from .executorch_suites import run, tests_dir
 
-    from .executorch_suites import installed, run
-
-    root = installed(Path(sys.executable)) / "backends" / "cadence" / "aot" / "tests"
+    root = tests_dir(None, "cadence")
     # This checkout's settings and root: its plugin, even if the venv is in another checkout.
     here = ("-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO))
     result = run([str(root / "test_quantizer_ops.py")], swap, out, here, None, "cadence")

@@ -1,10 +1,10 @@
 """The generated Cortex-M quantizer annotates as ExecuTorch's CortexMQuantizer, node by node.
 
 ExecuTorch's Cortex-M quantizer imports only in the environment of
-``tests/live/arm_env.py`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
+``tests/live/envs.py``'s ``ARM`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
 below 2.2), so these tests run its zoo (``tests/live/cortex_m_zoo.py``) there
 in a child process, and skip where that environment has not been made
-(``python -m tests.live.arm_env --create``, about 3 to 8 minutes). They run a
+(``python -m tests.live.envs arm --create``, about 3 to 8 minutes). They run a
 subset of the zoo, one model per kind of rule (about 40 seconds);
 ``python -m tests.live.cortex_m_zoo`` runs all of it, and
 ``python -m tests.live.executorch_suites cortex_m`` ExecuTorch's own tests.
@@ -15,17 +15,11 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
 from tests.support import REPO
 
-from . import arm_env
+from .envs import ARM
 
-pytestmark = pytest.mark.skipif(
-    not arm_env.ready(),
-    reason=f"ExecuTorch's Cortex-M quantizer imports only in {arm_env.root()}, not made here: "
-    "python -m tests.live.arm_env --create",
-)
+pytestmark = ARM.needed("ExecuTorch's Cortex-M quantizer")
 
 # One model per kind of rule: a conv chain by the per-channel config, a linear
 # reused, a binary op with an activation, a broadcast the check refuses, int16
@@ -45,7 +39,7 @@ SUBSET = [
 
 def zoo(names: list[str]) -> dict:
     run = subprocess.run(
-        [str(arm_env.python()), "-m", "tests.live.cortex_m_zoo", *names],
+        [str(ARM.python()), "-m", "tests.live.cortex_m_zoo", *names],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -82,11 +76,11 @@ CASES = [
 
 
 def swapped_run(cls: str, out) -> dict[str, str]:
-    from .executorch_suites import cortex_m_dir, run
+    from .executorch_suites import run, tests_dir
 
-    root = cortex_m_dir(arm_env.python())
+    root = tests_dir(ARM.python(), "cortex_m")
     targets = [str(root / case) for case in CASES]
-    result = run(targets, cls, out, (), arm_env.python(), "cortex_m")
+    result = run(targets, cls, out, (), ARM.python(), "cortex_m")
     return {k: v["outcome"] for k, v in result.items()}
 
 

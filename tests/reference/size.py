@@ -4,7 +4,7 @@ X86 and Arm Inductor against torchao's code; Cortex-M (specs/cortex_m.bcfg and
 the hooks it names) against ExecuTorch's ``backends/cortex_m/quantizer/``
 (every file of it; its reporter, ``quantizer_reporter.py``, is not
 reproduced and not counted), found in this environment or in the one of
-``tests/live/arm_env.py``. Cadence (specs/cadence.bcfg and its hooks) against
+``tests/live/envs.py``'s ``ARM``. Cadence (specs/cadence.bcfg and its hooks) against
 ExecuTorch's ``backends/cadence/aot/quantizer/``: ``quantizer.py``, the
 annotating half of ``patterns.py`` (``PartitionAnchors`` and each pattern's
 ``partition_types`` and ``get_anchors``; its ``fuse`` and ``replacement_op``
@@ -75,13 +75,12 @@ def executorch_dir() -> Path | None:
     """Where ExecuTorch is installed: here, else in the Arm environment; None if nowhere."""
     import importlib.util
 
-    spec = importlib.util.find_spec("executorch")
-    if spec is not None and spec.submodule_search_locations:
-        return Path(list(spec.submodule_search_locations)[0])
-    from tests.live.arm_env import root
+    from tests.live.envs import ARM
+    from tests.live.executorch_suites import installed
 
-    found = sorted(root().glob("lib/python*/site-packages/executorch"))
-    return found[0] if found else None
+    if importlib.util.find_spec("executorch") is not None:
+        return installed()
+    return installed(ARM.python()) if ARM.ready() else None
 
 
 def cortex_m_figures() -> tuple[int, int] | None:

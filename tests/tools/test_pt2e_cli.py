@@ -32,7 +32,7 @@ def test_a_spec_generates_its_quantizer_and_the_runtime_and_check_covers_them(pr
     assert out.returncode == 1 and "generated/xnnpack_quantizer.py" in out.stdout
 
 
-def test_removing_the_quantizer_removes_its_modules(project_copy):
+def test_removing_the_quantizer_removes_its_modules(project_copy, analysis):
     spec = project_copy / "specs" / "xnnpack.bcfg"
     text = spec.read_text()
     start = text.index("quantizer xnnpack {")
@@ -40,10 +40,8 @@ def test_removing_the_quantizer_removes_its_modules(project_copy):
     block = "\n".join("#" for _ in text[start:end].split("\n"))  # same lines: same origins
     spec.write_text(text[:start] + block + text[end:])
     # the other quantizers, PT2E-only specs
-    for pt2e_only in (
-        "x86_inductor", "arm_inductor", "xnnpack_executorch", "cortex_m", "arm_tosa", "cadence",
-    ):  # fmt: skip
-        (project_copy / "specs" / f"{pt2e_only}.bcfg").unlink()
+    for target in analysis.pt2e_only:
+        (project_copy / target.spec_file).unlink()
     out = bcfg(project_copy, "generate")
     assert out.returncode == 0, out.stderr
     assert "removed generated/xnnpack_quantizer.py" in out.stderr
