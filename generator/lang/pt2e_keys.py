@@ -85,7 +85,7 @@ class Base:
 BASES: dict[Scopes, Base] = {
     Scopes.MODULES: Base("SpecQuantizer", reports=True),
     Scopes.OPERATORS: Base("OperatorScopedQuantizer", reports=True),
-    Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=False),
+    Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=True),
 }
 
 
