@@ -434,7 +434,7 @@ class ComposableSpecQuantizer(Quantizer):
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
     honours: frozenset[str] = frozenset(
         {
-            *("name", "kind", "chain", "weight", "bias", "allows", "qat"),
+            *("name", "kind", "chain", "weight", "bias", "allows"),
             *("weight_axis", "when"),
         }
     )
