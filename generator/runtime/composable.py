@@ -489,6 +489,10 @@ class ComposableSpecQuantizer(Quantizer):
         """The stages in the order they annotate: added quantizers and stages, then the global."""
         return self.stages + ([] if self.global_stage is None else [self.global_stage])
 
+    def seen(self, model: GraphModule) -> set[Node]:
+        """The nodes some stage sees (an added quantizer's are its own business)."""
+        return {n for s in self.stage_list() if isinstance(s, Stage) for n in s.nodes(model)}
+
     def annotate(self, model: GraphModule) -> GraphModule:
         stages = self.stage_list()
         if not stages and self.needs_stage:

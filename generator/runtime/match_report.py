@@ -141,7 +141,7 @@ def explain(model: GraphModule, quantizer: Any) -> Report:
         for n in match.nodes:  # a match it starts says more than one it is inside
             if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
                 rejected[n] = match
-    seen = {n for stage in quantizer.stage_list() for n in stage.nodes(model)}
+    seen = quantizer.seen(model)
     first = set(accepted)
     entries = []
     for n in model.graph.nodes:
