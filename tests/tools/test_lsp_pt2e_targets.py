@@ -5,40 +5,21 @@ of their hooks and groups, completion of settings, keys, words and hooks."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.support import REPO
-from tests.tools.lsp_client import close_doc, open_doc, published, server_config, uri_of
+from tests.tools import test_lsp
+from tests.tools.lsp_client import close_doc, open_doc, published, uri_of
 from tests.tools.test_lsp import doc_id, goto, hover_at, line_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the server's client lives on this loop
 
+# test_lsp's fixtures: a copy of the repository's specs, one server for the module.
+workspace, client = test_lsp.workspace, test_lsp.client
+
 TARGETS = ("arm_tosa", "cadence", "cortex_m")
-
-
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("ws")
-    subprocess.run(["cp", "-r", str(REPO / "specs"), str(root / "specs")], check=True)
-    (root / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
-    return root
-
-
-@pytest_lsp.fixture(scope="module", config=server_config())
-async def client(lsp_client: LanguageClient, workspace: Path):
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"), root_uri=uri_of(workspace)
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def hover(client, workspace: Path, target: str, needle: str, word: str) -> str | None:
