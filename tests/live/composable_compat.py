@@ -33,10 +33,29 @@ class Net(nn.Module):
         return torch.sigmoid(z) + z
 
 
-def entries(quantizer: Any) -> dict[str, list[Any]]:
-    result = analyse(Net().eval(), (torch.randn(1, 3, 8, 8),), quantizer)
+def entries(make: Any) -> dict[str, Any]:
+    """Each op's verdict as compat reports it, and the ops the quantizer annotates when this
+    script prepares the model itself (torchao's prepare_pt2e, no report)."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    model, example = Net().eval(), (torch.randn(1, 3, 8, 8),)
+    result = analyse(model, example, make())
     assert result.error is None, result.error
-    return {e.node: [e.reason, e.rule, e.scope, e.quantized, e.detail] for e in result.entries}
+    quantizer = make()  # a quantizer of its own, never reporting
+    gm = torch.export.export(model, example).module()
+    annotate, seen = quantizer.annotate, set()
+
+    def snapshot(m: Any) -> Any:
+        out = annotate(m)
+        calls = [n for n in out.graph.nodes if n.op == "call_function"]
+        seen.clear()  # the last annotate's (Arm's transform annotates once before it)
+        seen.update(n.name for n in calls if "quantization_annotation" in n.meta)
+        return out
+
+    quantizer.annotate = snapshot
+    prepare_pt2e(gm, quantizer)
+    verdicts = {e.node: [e.reason, e.rule, e.scope, e.quantized, e.detail] for e in result.entries}
+    return {"entries": verdicts, "annotated": sorted(seen)}
 
 
 def main() -> None:
@@ -46,9 +65,11 @@ def main() -> None:
     from specs.hooks.arm_quantizer import TOSAQuantizer
     from specs.hooks.cortex_m_quantizer import CortexMQuantizer
 
-    arm = TOSAQuantizer(TosaSpecification.create_from_string("TOSA-1.0+INT"))
-    arm.set_global(get_symmetric_quantization_config())
-    print(json.dumps({"cortex_m": entries(CortexMQuantizer()), "arm_tosa": entries(arm)}))
+    def arm() -> Any:
+        q = TOSAQuantizer(TosaSpecification.create_from_string("TOSA-1.0+INT"))
+        return q.set_global(get_symmetric_quantization_config())
+
+    print(json.dumps({"cortex_m": entries(CortexMQuantizer), "arm_tosa": entries(arm)}))
 
 
 if __name__ == "__main__":

@@ -39,8 +39,15 @@ def reports() -> dict:
     return json.loads(run.stdout)
 
 
+@pytest.mark.parametrize("target", ["cortex_m", "arm_tosa"])
+def test_what_compat_says_is_quantized_is_what_a_prepare_annotates(reports, target):
+    entries = reports[target]["entries"]
+    quantized = sorted(n for n, e in entries.items() if e[3] or e[0] == "no_config")
+    assert quantized == reports[target]["annotated"]
+
+
 def test_cortex_m_says_which_check_left_the_conv_float(reports):
-    got = {n: e[:4] for n, e in reports["cortex_m"].items()}
+    got = {n: e[:4] for n, e in reports["cortex_m"]["entries"].items()}
     assert got == {
         "conv2d": ["skip", "aten.conv2d.default", "stage 2", False],
         "relu": ["annotated", "aten.relu.default", "shared ops", True],
@@ -52,12 +59,13 @@ def test_cortex_m_says_which_check_left_the_conv_float(reports):
     }
     # The per-channel stage sees the conv first and rejects it too; the last word is stage 2's.
     assert (
-        "a when: condition (channels_last) rules the match out" in reports["cortex_m"]["conv2d"][4]
+        "a when: condition (channels_last) rules the match out"
+        in reports["cortex_m"]["entries"]["conv2d"][4]
     )
 
 
 def test_arm_tosa_quantizes_the_conv_relu_chain_by_the_global_config(reports):
-    got = {n: e[:4] for n, e in reports["arm_tosa"].items()}
+    got = {n: e[:4] for n, e in reports["arm_tosa"]["entries"].items()}
     chain = "(aten.conv2d.default, aten.relu.default)"
     assert got["conv2d"] == got["relu"] == ["annotated", chain, "global", True]
     assert got["reshape"] == ["annotated", "aten.reshape.default", "shared ops", True]
