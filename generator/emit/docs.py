@@ -228,6 +228,10 @@ def _hash(element_text: str) -> str:
 # ------------------------------------------------------------------ the rows
 
 
+# The cell of a pattern without dtype configs under `configs: accessors` (arm_tosa).
+ACCESSORS = "any config: its accessors say each op's specs (configs: accessors)"
+
+
 def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...]]:
     """What a PT2E-only target's quantizer adds to each config's dtype configs, in words, by
     ``id`` of the config: the conditions of the rule the config became."""
@@ -239,6 +243,8 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
             out[id(c)] = ("not in the quantizer",)
             continue
         notes = []
+        if q is not None and q.configs is m.Configs.ACCESSORS and not c.dtype_configs:
+            notes.append(ACCESSORS)  # the quantizer takes any config: no dtypes to list
         if r.qat:
             notes.append("QAT only")
         if r.qat_if_dynamic:
@@ -326,7 +332,8 @@ def _cell(backend: str, c: m.PatternConfig | None, notes: dict[int, tuple[str, .
         return Cell(backend, (), (), "")
     extra = notes.get(id(c), ())
     if not c.dtype_configs:
-        said = _without_dtypes(c)
+        said = ACCESSORS if ACCESSORS in extra else _without_dtypes(c)
+        extra = tuple(n for n in extra if n != ACCESSORS)
         return Cell(backend, (said,), ((said,),), "", extra)
     configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
     parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)

@@ -85,7 +85,7 @@ class Base:
 BASES: dict[Scopes, Base] = {
     Scopes.MODULES: Base("SpecQuantizer", reports=True),
     Scopes.OPERATORS: Base("OperatorScopedQuantizer", reports=True),
-    Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=False),
+    Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=True),
 }
 
 
@@ -434,7 +434,8 @@ PT2E_TABLE: tuple[Key, ...] = (
     Key(
         "qat_config",
         "required, optional or required_if_dynamic: whether the pattern is tried only with QAT "
-        "configs (by default required for a chain through batch norm, else optional)",
+        "configs (by default required for a chain through batch norm, else optional; under "
+        "`scopes: composable` every pattern is tried with any config its dtypes allow)",
         Kind.WORD,
         None,
         ("qat", "qat_if_dynamic"),
@@ -594,6 +595,7 @@ def honoured(base: Scopes) -> frozenset[str]:
     """
     own = {a for k in PT2E_TABLE if base in k.bases for a in k.lands}
     extra = {"roots", "partitions"} if base is Scopes.OPERATORS else set()
-    # The composable base matches by ATen op only: a rule found by source is refused.
-    without = {"sources"} if base is Scopes.COMPOSABLE else set()
+    # The composable base matches by ATen op only: a rule found by source is refused; it tries
+    # a chain with any config its dtypes allow, QAT or not (qat_config is not its key).
+    without = {"sources", "qat"} if base is Scopes.COMPOSABLE else set()
     return frozenset((STRUCTURAL | own | extra) - without)

@@ -39,7 +39,10 @@ One concern a module:
   Cadence scheme over a rule of a ``scopes: composable`` spec: ExecuTorch's
   sequential partitions, anchors by argument index, a derived int32 bias,
   shared outputs, float-activation (W8A32) configs (its module docstring has
-  the scheme; specs/hooks/cadence_quantizer.py composes the pairs).
+  the scheme; specs/hooks/cadence_quantizer.py composes the pairs); each pair
+  records the matches it tried (``last_matches``), as the composable base does.
+* ``match_report``: the composable base's report (``report()``): each op's
+  stage and rule, or why it is float, from the matches it recorded.
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import transforms
+from . import match_report, transforms
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
 from .validate import disallowed
@@ -96,6 +97,15 @@ class Stage:
         self.targets = None if targets is None else list(targets)
         self.finder = finder
 
+    def label(self, index: int) -> str:
+        """How a report names the stage at ``index`` (from 1): what it sees."""
+        if self.finder is not None:
+            return f"stage {index} ({type(self.finder).__name__})"
+        if self.targets is None:
+            return f"stage {index}"
+        shown = ", ".join(str(t) for t in self.targets[:2])
+        return f"stage {index} ({shown}{', ...' if len(self.targets) > 2 else ''})"
+
     def nodes(self, model: GraphModule) -> Iterator[Node]:
         if self.finder is not None:
             return iter(self.finder.find_nodes(model))
@@ -103,10 +113,15 @@ class Stage:
 
 
 class Match:
-    """A match the matcher tried: its nodes, whether it was accepted, and if not, why."""
+    """A match the matcher tried: its nodes, whether it was accepted, and if not, why
+    (ExecuTorch's ``message``; ``why``: which dtype configs refuse the config). ``annotate``
+    adds the stage that tried it (its ``label``), its config and its rule's name."""
 
-    def __init__(self, nodes: list[Node], accepted: bool, message: str = "") -> None:
-        self.nodes, self.accepted, self.message = nodes, accepted, message
+    def __init__(self, nodes: list[Node], accepted: bool, message: str = "", why: str = "") -> None:
+        self.nodes, self.accepted, self.message, self.why = nodes, accepted, message, why
+        self.stage: str = ""
+        self.config: Any = None
+        self.rule: str | None = None
 
     def __repr__(self) -> str:
         verdict = "accepted" if self.accepted else f"rejected: {self.message}"
@@ -169,8 +184,9 @@ class Matcher:
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
             if not all(check(nodes[0], nodes) for check in rule.when):
                 return Match(nodes, False, REJECT_PATTERN)
-            if rule.allows and all(disallowed(a, config) for a in rule.allows):
-                return Match(nodes, False, REJECT_CONFIG)
+            refused = [disallowed(a, config) for a in rule.allows]
+            if rule.allows and all(refused):
+                return Match(nodes, False, REJECT_CONFIG, "; ".join(refused))
             if not self.accepts(rule, nodes, config):
                 return Match(nodes, False, REJECT_CONFIG)
         for n in nodes:
@@ -230,24 +246,34 @@ def _bias(config: Any, node: Node) -> Any:
     return bias(node) if callable(bias) and not isinstance(bias, QuantizationSpecBase) else bias
 
 
+def _inputs(node: Node, nodes: list[Node]) -> Iterator[tuple[Node, str]]:
+    """The inputs of ``node`` (in the match ``nodes``) that get a spec, each with its role:
+    ``weight`` and ``bias`` (parameters), ``input`` (a float activation from outside the match);
+    a batch norm's state is not observed."""
+    for arg in node.all_input_nodes:
+        if not float_out(arg) or any(
+            i < len(node.args) and node.args[i] is arg for i in UNOBSERVED.get(node.target, ())
+        ):
+            continue
+        if _parameter(arg, 1):
+            yield arg, "weight"
+        elif _parameter(arg, 2):
+            yield arg, "bias"
+        elif arg not in nodes:
+            yield arg, "input"
+
+
 def annotate_match(nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any]) -> None:
     """Annotate an accepted match with ``config`` (None: mark it not quantized)."""
     for node in nodes:
         inputs: dict[Node, Any] = {}
-        for arg in node.all_input_nodes:
-            if not float_out(arg) or any(
-                i < len(node.args) and node.args[i] is arg for i in UNOBSERVED.get(node.target, ())
-            ):
-                continue
-            if _parameter(arg, 1):
-                if not config:
-                    inputs[arg] = None
-                else:
-                    inputs[arg] = config.weight if rule is None else weight_spec(rule, config)
-            elif _parameter(arg, 2):
-                inputs[arg] = _bias(config, node) if config else None
-            elif arg not in nodes:
-                inputs[arg] = config.input_activation if config else None
+        for arg, role in _inputs(node, nodes):
+            if not config:
+                inputs[arg] = None
+            elif role == "weight":
+                inputs[arg] = config.weight if rule is None else weight_spec(rule, config)
+            else:
+                inputs[arg] = _bias(config, node) if role == "bias" else config.input_activation
         output = None
         if all(u not in nodes for u in node.users) and float_out(node) and config:
             output = _output(node, rule, config, shares)
@@ -260,16 +286,12 @@ def ask_config(nodes: list[Node], config: Any) -> None:
     ``get_output_act_qspec(node)``), which say what each op's inputs and output get."""
     for node in nodes:
         inputs: dict[Node, Any] = {}
-        for arg in node.all_input_nodes:
-            if not float_out(arg) or any(
-                i < len(node.args) and node.args[i] is arg for i in UNOBSERVED.get(node.target, ())
-            ):
-                continue
-            if _parameter(arg, 1):
+        for arg, role in _inputs(node, nodes):
+            if role == "weight":
                 inputs[arg] = config.get_weight_qspec(node)
-            elif _parameter(arg, 2):
+            elif role == "bias":
                 inputs[arg] = config.get_bias_qspec(node)
-            elif arg not in nodes:
+            else:
                 inputs[arg] = config.get_input_act_qspec(node, arg)
         output = None
         if all(u not in nodes for u in node.users) and float_out(node):
@@ -393,7 +415,8 @@ class ComposableSpecQuantizer(Quantizer):
     after all others (and whose input spec a cluster of shared ops touching a
     quantized model input or output falls back to). Stages annotate in order,
     then the shared ops. ``last_matches`` lists every match tried by the last
-    ``annotate``, accepted or with the reason it was rejected.
+    ``annotate``, accepted or with the reason it was rejected; ``report()`` turns
+    them into ``last_report`` (``match_report``: why each op is quantized or float).
     """
 
     backend = ""
@@ -411,7 +434,7 @@ class ComposableSpecQuantizer(Quantizer):
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
     honours: frozenset[str] = frozenset(
         {
-            *("name", "kind", "chain", "weight", "bias", "allows", "qat"),
+            *("name", "kind", "chain", "weight", "bias", "allows"),
             *("weight_axis", "when"),
         }
     )
@@ -426,6 +449,9 @@ class ComposableSpecQuantizer(Quantizer):
         self.stages: list[Any] = []
         self.global_stage: Stage | None = None
         self.last_matches: list[Match] = []
+        self.added: dict[Node, str] = {}  # the nodes an added quantizer annotated: its class
+        self.reporter: Any = None  # report(stream): {"stream": stream}; None: no report
+        self.last_report: Any = None
 
     def add_stage(
         self,
@@ -452,8 +478,23 @@ class ComposableSpecQuantizer(Quantizer):
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return transforms.run(self.transforms, model)
 
+    def report(self, stream: Any = "stderr") -> ComposableSpecQuantizer:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (a ``report.Report``, from ``last_matches``), and its summary is written on
+        ``stream`` (standard error by default; None: nowhere)."""
+        self.reporter = {"stream": stream}
+        return self
+
+    def stage_list(self) -> list[Any]:
+        """The stages in the order they annotate: added quantizers and stages, then the global."""
+        return self.stages + ([] if self.global_stage is None else [self.global_stage])
+
+    def seen(self, model: GraphModule) -> set[Node]:
+        """The nodes some stage sees (an added quantizer's are its own business)."""
+        return {n for s in self.stage_list() if isinstance(s, Stage) for n in s.nodes(model)}
+
     def annotate(self, model: GraphModule) -> GraphModule:
-        stages = self.stages + ([] if self.global_stage is None else [self.global_stage])
+        stages = self.stage_list()
         if not stages and self.needs_stage:
             raise ValueError(
                 f"{type(self).__name__} has no stage: add_stage(config, targets=None) says which "
@@ -462,23 +503,43 @@ class ComposableSpecQuantizer(Quantizer):
         supported = table(self.rules)
         matcher = Matcher(supported, self.accepts)
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
-        self.last_matches = []
-        for stage in stages:
+        self.last_matches, self.added = [], {}
+        for index, stage in enumerate(stages, 1):
             if not isinstance(stage, Stage):
+                before = {n for n in model.graph.nodes if KEY in n.meta}
                 stage.annotate(model)
+                self.added.update(
+                    (n, type(stage).__name__) for n in model.graph.nodes
+                    if n not in before and KEY in n.meta
+                )  # fmt: skip
                 continue
+            label = "global" if stage is self.global_stage else stage.label(index)
             for match in matcher.matches(stage.nodes(model), stage.config):
+                rule = supported.get(tuple(n.target for n in match.nodes))
+                match.stage, match.config, match.rule = (
+                    label,
+                    stage.config,
+                    rule.name if rule else None,
+                )
                 self.last_matches.append(match)
                 if not match.accepted:
                     continue
                 if self.config_accessors and stage.config is not None:
                     ask_config(match.nodes, stage.config)
                 else:
-                    rule = supported.get(tuple(n.target for n in match.nodes))
                     annotate_match(match.nodes, rule, stage.config, shares)
-        ops = [op for r in self.rules if r.kind == "propagate" for op in r.chain[0]]
-        ops += self.shared_targets
-        self.last_matches += share(model, ops, self._fallback())
+        propagate = [r for r in self.rules if r.kind == "propagate"]
+        ops = [op for r in propagate for op in r.chain[0]] + list(self.shared_targets)
+        for match in share(model, ops, self._fallback()):
+            owner = next((r.name for r in propagate if match.nodes[0].target in r.chain[0]), None)
+            match.stage, match.rule = match_report.SHARED, owner or str(match.nodes[0].target)
+            self.last_matches.append(match)
+        if self.reporter is not None:
+            self.last_report = match_report.explain(model, self)
+            stream = self.reporter["stream"]
+            stream = sys.stderr if stream == "stderr" else stream
+            if stream is not None:
+                stream.write(self.last_report.text())
         return model
 
     def _fallback(self) -> Any:

@@ -23,6 +23,10 @@ first pair first. A ``PairQuantizer`` is one pair, its pattern a rule of a
 * **Float activations** (a config whose input activation is None, W8A32):
   only the weight and bias arguments are annotated, with the config's weight
   and bias specs.
+
+``last_matches`` lists the matches of the last ``annotate`` as the composable
+base's do (``composable.Match``: accepted, or with why it was skipped, the
+pair's class, config and rule).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
+from .composable import Match
 from .validate import disallowed
 from .values import KEY, Rule
 
@@ -116,22 +121,38 @@ class PairQuantizer(Quantizer):
         if rule.allows and all(reasons):
             raise ValueError(f"{rule.name}: a config the spec does not allow: {'; '.join(reasons)}")
         self.rule, self.config, self.anchors = rule, config, anchors or {}
+        self.last_matches: list[Match] = []
         self.float_activations = config.input_activation is None
         self.checks = rule.when + (float_checks if self.float_activations else ())
 
     def annotate(self, model: GraphModule) -> GraphModule:
+        self.last_matches = []
         for nodes in partitions(model, [ops[0] for ops in self.rule.chain]):
-            if any(len(n.users) != 1 for n in nodes[:-1]):
-                continue
-            if not all(check(nodes[0], nodes) for check in self.checks):
-                continue
-            if any(annotated(n) for n in self.anchored(nodes)):
+            why = self.skipped(nodes)
+            match = Match(nodes, why is None, why or "")
+            match.stage, match.config, match.rule = type(self).__name__, self.config, self.rule.name
+            self.last_matches.append(match)
+            if why is not None:
                 continue
             if self.float_activations:
                 self.parameters_only(nodes[0])
             else:
                 self.annotate_match(nodes)
         return model
+
+    def skipped(self, nodes: list[Node]) -> str | None:
+        """Why the match ``nodes`` is not annotated, or None."""
+        other = next((n for n in nodes[:-1] if len(n.users) != 1), None)
+        if other is not None:
+            return f"{other.name}'s output has another user"
+        failed = next((c for c in self.checks if not c(nodes[0], nodes)), None)  # in order
+        if failed is not None:
+            name = getattr(failed, "__name__", "a condition")
+            return f"a when: condition ({name}) rules the match out"
+        taken = [n.name for n in dict.fromkeys(self.anchored(nodes)) if annotated(n)]
+        if taken:
+            return f"{', '.join(taken)} was annotated first (by an earlier pair)"
+        return None
 
     def output_node(self, nodes: list[Node]) -> Node:
         last = nodes[-1]

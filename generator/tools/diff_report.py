@@ -382,6 +382,8 @@ def as_json(changes: list[Change], labels: Labels) -> str:
                 "after": c.after,
                 "severity": c.severity.value,
                 "where": str(c.where) if c.where is not None and c.where.line >= 1 else None,
+                # Where it was in the base's specs (the text says it for what was removed).
+                "was": str(c.was) if c.was is not None and c.was.line >= 1 else None,
                 "origin": c.origin,
                 "parts": [
                     {

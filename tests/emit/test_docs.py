@@ -337,6 +337,37 @@ def test_a_fusion_without_dtype_configs_says_what_it_fuses_into(tmp_path):
     assert "fusion only: into M, quantized by its pattern" in out["README.md"]  # explained
 
 
+def test_a_pattern_a_config_s_accessors_annotate_is_not_said_never_quantized(tmp_path):
+    """Under configs: accessors (arm_tosa) a pattern has no dtype configs: the config's own
+    accessors say each op's specs, and any config quantizes it; under configs: spec, none does.
+    A chain through batch norm is no QAT-only one there (the composable base tries it with any
+    config)."""
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        quantizer b {
+            scopes: composable
+            fx: false
+            configs: accessors
+        }
+        backend b {
+            pattern aten.relu.default {}
+            pattern (aten.conv2d.default, aten.batch_norm.default) {}
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    out = render(tmp_path / "specs")
+    accessors = "any config: its accessors say each op's specs (configs: accessors)"
+    assert _column(out, "aten.relu.default", "b (PT2E only)") == accessors
+    assert _column(out, "(aten.conv2d.default, aten.batch_norm.default)", "b (PT2E only)") == (
+        accessors
+    )
+    (tmp_path / "specs" / "b.bcfg").write_text(
+        textwrap.dedent(spec).replace("configs: accessors", "")
+    )
+    out = render(tmp_path / "specs")
+    assert _column(out, "aten.relu.default", "b (PT2E only)") == "no dtype configs: never quantized"
+
+
 def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analysis):
     """[tool.bcfg] examples (the toy my_backend here): a table of their own in the README, the
     last columns, marked, and named so in the detail view; without it, among the others."""

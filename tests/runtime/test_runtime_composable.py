@@ -170,3 +170,88 @@ def test_a_foreign_quantizer_annotates_first(tmp_path):
     quantizer.add_stage(symmetric_config("per_tensor")).add_quantizer(Foreign())
     quantizer.annotate(_graph())
     assert seen == [False]
+
+
+def _report(quantizer, stream=None):
+    gm = _graph()
+    quantizer.report(stream).annotate(gm)
+    annotated = {
+        n.name
+        for n in gm.graph.nodes
+        if n.op == "call_function" and "quantization_annotation" in n.meta
+    }
+    return {e.node: e for e in quantizer.last_report.entries}, annotated
+
+
+def test_the_report_names_each_ops_stage_and_rule_or_why_it_is_float(tmp_path):
+    import io
+
+    quantizer = generate(tmp_path, SPEC)()
+    config = symmetric_config("per_tensor")
+    aten = torch.ops.aten
+    quantizer.add_stage(config, [aten.linear.default, aten.relu.default]).add_stage(config)
+    stream = io.StringIO()
+    entries, annotated = _report(quantizer, stream)
+    first = "stage 1 (aten.linear.default, aten.relu.default)"
+    chain = "(aten.linear.default, aten.relu.default)"
+    got = {n: (e.reason, e.rule, e.scope, e.role) for n, e in entries.items()}
+    assert got == {
+        "linear": ("annotated", chain, first, "first op"),
+        "relu": ("annotated", chain, first, "last op"),
+        "clone": ("annotated", "aten.clone.default", "shared ops", "shared"),
+        "add": ("skip", "aten.add.Tensor", "stage 2", None),
+        "reshape": ("no_rule", None, None, None),
+        "max_pool2d": ("annotated", "aten.max_pool2d.default", "stage 2", "op"),
+    }
+    assert entries["add"].detail == (
+        "pattern aten.add.Tensor: match [add] rejected: a when: condition (never) rules the "
+        "match out"
+    )
+    # What it says is quantized is what annotate annotated, no more, no less.
+    assert {n for n, e in entries.items() if e.quantized} == annotated
+    assert quantizer.last_report.matches == (
+        (chain, first, 1),
+        ("aten.max_pool2d.default", "stage 2", 1),
+    )
+    assert stream.getvalue().startswith("t quantizer: 4 of 6 op(s) quantized, 2 left float")
+
+
+def test_the_report_says_which_dtypes_refuse_a_config_and_what_no_stage_sees(tmp_path):
+    from torchao.quantization.pt2e.observer import MinMaxObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationConfig, QuantizationSpec
+
+    quantizer = generate(tmp_path, SPEC)()
+    act = QuantizationSpec(torch.uint8, MinMaxObserver, 0, 255, torch.per_tensor_affine)
+    quantizer.add_stage(QuantizationConfig(act, act, None, None), [torch.ops.aten.linear.default])
+    entries, annotated = _report(quantizer)
+    linear = entries["linear"]
+    assert (linear.reason, linear.scope, linear.quantized) == (
+        "not_tried",
+        "stage 1 (aten.linear.default)",
+        False,
+    )
+    assert "stage 1 (aten.linear.default) config is not one its dtypes allow: " in linear.detail
+    assert "uint8" in linear.detail
+    relu = entries["relu"]  # no stage sees it: on purpose
+    assert (relu.reason, relu.deliberate) == ("no_config", True)
+    assert annotated == set()
+
+
+def test_the_report_of_a_stage_whose_config_is_none_and_of_an_added_quantizer(tmp_path):
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+
+    quantizer = generate(tmp_path, SPEC)()
+
+    class Foreign:
+        def annotate(self, model):
+            for n in model.graph.nodes:
+                if n.name == "add":
+                    n.meta["quantization_annotation"] = QuantizationAnnotation(_annotated=True)
+
+    quantizer.set_global_stage(symmetric_config("per_tensor"))
+    quantizer.add_stage(None, finder=_Finder("linear", "relu")).add_quantizer(Foreign())
+    entries, annotated = _report(quantizer)
+    assert (entries["relu"].reason, entries["relu"].role) == ("no_config", "marked")
+    assert not entries["relu"].quantized and "relu" in annotated  # marked, not quantized
+    assert (entries["add"].rule, entries["add"].scope) == ("Foreign", "added quantizer")
+    assert entries["add"].quantized and "add" in annotated

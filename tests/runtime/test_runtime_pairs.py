@@ -130,3 +130,30 @@ def test_float_activations_annotate_parameters_only_and_configs_are_checked(made
     assert linear.meta["quantization_annotation"].output_qspec is None
     with pytest.raises(ValueError, match=r"aten.addmm.default: a config the spec does not allow"):
         PairQuantizer(rules["aten.addmm.default"], w8)
+
+
+def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
+    rules, PairQuantizer, graph = made
+    config = symmetric_config("per_tensor")
+    gm, nodes = graph()
+    chain = PairQuantizer(rules["(aten.linear.default, aten.relu.default)"], config)
+    alone = PairQuantizer(rules["aten.linear.default"], config)
+    chain.annotate(gm)
+    alone.annotate(gm)
+    (first,) = chain.last_matches
+    assert [n.name for n in first.nodes] == ["linear", "relu"] and first.accepted
+    assert (first.rule, first.config, first.stage) == (chain.rule.name, config, "PairQuantizer")
+    (second,) = alone.last_matches
+    assert not second.accepted
+    assert second.message == "linear was annotated first (by an earlier pair)"
+
+    def never(node, nodes):
+        return False
+
+    gm, nodes = graph()
+    checked = PairQuantizer(rules["aten.linear.default"], config, float_checks=())
+    checked.checks = (never,)
+    checked.annotate(gm)
+    (match,) = checked.last_matches
+    assert match.message == "a when: condition (never) rules the match out"
+    assert "quantization_annotation" not in nodes["linear"].meta

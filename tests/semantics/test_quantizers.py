@@ -670,3 +670,20 @@ def test_when_conditions_and_opt_in(tmp_path):
     assert (message, hint) == ("opt_in must be true or false, got the name 'yes'", None)
     message, hint = located_error(tmp_path, base % "opt_inn: true", "opt_inn")
     assert (message, hint) == ("unknown pt2e key 'opt_inn'", "did you mean 'opt_in'?")
+
+
+def test_a_composable_chain_through_batch_norm_is_not_qat_only(tmp_path):
+    """The composable base (ExecuTorch's Arm, Cortex-M, Cadence) tries conv + batch norm with
+    any config its dtypes allow: no QAT default, as under scopes: modules."""
+    body = """
+        dtypes s = {input: qint8, output: qint8, weight: qint8}
+        quantizer b { scopes: SCOPES  fx: false }
+        backend b {
+            pattern (aten.conv2d.default, aten.batch_norm.default, aten.relu.default) {
+                dtypes: s
+            }
+        }
+    """
+    (modules,) = quantizer(tmp_path, body.replace("SCOPES", "modules")).rules
+    (composable,) = quantizer(tmp_path, body.replace("SCOPES", "composable")).rules
+    assert modules.qat and not composable.qat

@@ -280,21 +280,6 @@ def test_strict_export_is_said(run):
             "backend 'fx_only' has no PT2E quantizer: add `quantizer fx_only {}` to specs/tiny.bcfg",
         ),
         (
-            (
-                "compat",
-                "staged",
-                "--quantization-config",
-                "compat_pt2e_user:config",
-                "--model",
-                "compat_pt2e_user:model",
-            ),
-            "bcfg compat: specs/tiny.bcfg:25:1: quantizer staged has scopes: composable, whose "
-            "runtime base (ComposableSpecQuantizer) has no report() yet, which bcfg compat reads "
-            "to explain each op; compat explains scopes: modules and scopes: operators "
-            "quantizers. To see what it matched, prepare the model with "
-            "get_staged_quantizer() and read the quantizer's last_matches",
-        ),
-        (
             (*ARGS, "compat_pt2e_user:not_a_config", "--model", "compat_pt2e_user:model"),
             "compat_pt2e_user:not_a_config() returned dict, not a QuantizationConfig",
         ),
@@ -417,4 +402,37 @@ def test_a_pt2e_only_target_is_checked_by_its_quantizer(run):
         "{ fx: false }`): it has no BackendConfig; --qconfig-mapping checks a BackendConfig; "
         "check its PT2E quantizer with --quantization-config MODULE:FUNCTION --model "
         "MODULE:FUNCTION\n"
+    )
+
+
+def test_a_composable_quantizer_is_explained(run):
+    """staged (scopes: composable): its global stage is the config compat is given."""
+    args = ("compat", "staged", "--quantization-config", "compat_pt2e_user:config")
+    code, out, err = run(*args, "--model", "compat_pt2e_user:model", "--format", "json")
+    assert code == 1, err
+    doc = json.loads(out)
+    assert [(e["node"], e["config"]) for e in doc["honored"]] == [
+        ("linear", "global"),
+        ("linear_1", "global"),
+    ]
+    assert {e["node"]: e["reason"] for e in doc["skipped"]} == {
+        "relu": "no_rule",
+        "add": "no_rule",
+        "sigmoid": "no_rule",
+    }
+
+
+def test_a_base_without_report_is_refused_at_the_spec(run, monkeypatch):
+    """A runtime base the key table says has no report() is refused where the spec names it."""
+    from generator.lang import pt2e_keys as t
+
+    no_report = t.Base("ComposableSpecQuantizer", reports=False)
+    monkeypatch.setitem(t.BASES, t.Scopes.COMPOSABLE, no_report)
+    args = ("compat", "staged", "--quantization-config", "compat_pt2e_user:config")
+    code, out, err = run(*args, "--model", "compat_pt2e_user:model")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "bcfg compat: specs/tiny.bcfg:25:1: quantizer staged has scopes: composable, whose "
+        "runtime base (ComposableSpecQuantizer) has no report(), which bcfg compat reads "
+        "to explain each op; compat explains scopes: modules and scopes: operators quantizers."
     )

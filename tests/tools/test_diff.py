@@ -102,6 +102,7 @@ def test_the_x86_conv2d_change_in_every_format(repo, capsys):
             "after": "weighted_qint8_symmetric",
             "severity": "widening",
             "where": "specs/x86.bcfg:18:9",
+            "was": None,
             "origin": "specs/x86.bcfg: override pattern nn.Conv2d",
             "parts": [],
         }

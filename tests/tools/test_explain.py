@@ -227,3 +227,33 @@ def test_a_pt2e_only_target_is_explained_and_said_to_be_one(repo, capsys, every_
     code, _, err = explain(capsys, "x86_indutor")
     assert code == 2 and "did you mean 'x86_inductor'?" in err
     assert "arm_inductor," in err and "xnnpack_executorch" in err
+
+
+@pytest.mark.parametrize(
+    ("target", "pattern", "pt2e"),
+    [
+        ("cadence", "aten.add.Tensor", "{when: specs.hooks.cadence.tensor_add}"),
+        (
+            "cortex_m",
+            "aten.conv_transpose2d.input",
+            "{weight_axis: 1, when: specs.hooks.cortex_m.transposed_conv}",
+        ),
+        ("arm_tosa", "aten.to.dtype", "{when: specs.hooks.arm.supported_cast}"),
+    ],
+)
+def test_the_composable_targets_are_explained_with_their_pt2e_keys(
+    repo, capsys, every_backend, target, pattern, pt2e
+):
+    """arm_tosa, cortex_m and cadence (scopes: composable): listed, and a pattern's pt2e
+    field explained where the spec sets it (cortex_m: the group field its options fill)."""
+    code, out, _ = explain(capsys, target)
+    assert code == 0
+    assert out.startswith(
+        f"{target} (specs/{target}.bcfg): {len(every_backend[target].configs)} pattern configs"
+    )
+    code, out, _ = explain(capsys, target, pattern, "--format", "json")
+    assert code == 0
+    fields = {f["field"]: f for f in json.loads(out)["fields"]}
+    assert fields["pt2e"]["value"] == pt2e
+    file, line = fields["pt2e"]["at"]["file"], fields["pt2e"]["at"]["line"]
+    assert file == f"specs/{target}.bcfg" and "pt2e:" in line_of(file, line)

@@ -155,7 +155,10 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
             f", or an object with its fields {', '.join(CONFIG_FIELDS)}); or take the quantizer "
             "as its one argument and configure it: set_global, set_module_name, ..."
         )
-    return quantizer.set_global(result)
+    # A composable quantizer's global config is its global stage (ExecuTorch's Arm classes
+    # name it set_global too).
+    setter = getattr(quantizer, "set_global", None) or quantizer.set_global_stage
+    return setter(result)
 
 
 def _class_name(value: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...lang.pt2e_keys import PT2E_TABLE
+from ...lang.pt2e_keys import PT2E_TABLE, Scopes
 from .. import model as m
 from ..aten_ops import BATCH_NORM
 from ..checks import pattern_text as shown
@@ -148,7 +148,10 @@ def _partition(env: Env, c: m.PatternConfig, p: tuple) -> tuple[m.Symbol, ...]:
 def build(env: Env, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> m.Rule:
     """The rule of a derived, checked pattern."""
     if opts.qat_config is None:
-        qat = any(op.path in BATCH_NORM for ops in d.chain[1:] for op in ops)
+        # The composable base tries every chain with any config its dtypes allow (ExecuTorch's
+        # Arm, Cortex-M and Cadence annotate conv + batch norm for PTQ too): no QAT default.
+        composable = env.settings.scopes is Scopes.COMPOSABLE
+        qat = not composable and any(op.path in BATCH_NORM for ops in d.chain[1:] for op in ops)
         qat_if_dynamic = False
     else:
         qat = opts.qat_config is m.QatConfig.REQUIRED

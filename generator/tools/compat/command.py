@@ -117,7 +117,7 @@ def _explainable(quantizer: m.Quantizer) -> None:
     explained = " and ".join(f"scopes: {s}" for s, b in BASES.items() if b.reports)
     raise UsageError(
         f"{quantizer.span}: quantizer {quantizer.module} has scopes: {quantizer.scopes}, whose "
-        f"runtime base ({base.runtime}) has no report() yet, which bcfg compat reads to explain "
+        f"runtime base ({base.runtime}) has no report(), which bcfg compat reads to explain "
         f"each op; compat explains {explained} quantizers. To see what it matched, prepare "
         f"the model with get_{quantizer.module}_quantizer() and read the quantizer's "
         "last_matches: every match tried, accepted or with the reason it was rejected"

@@ -99,7 +99,7 @@ def summary(table: list[Row]) -> str:
     if rejected:
         parts.append(f"{rejected} with a config their pattern does not allow")
     if deliberate:
-        parts.append(f"{deliberate} left float on purpose (config None, or no float input)")
+        parts.append(f"{deliberate} left float on purpose (no config, or no float input)")
     return f"{len(table)} op(s): " + ", ".join(parts)
 
 

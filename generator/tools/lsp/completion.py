@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...lang import syntax as syn
+from ...lang.pt2e_keys import PT2E_KEY, QUANTIZER_KEY, Kind
 from ...lang.vocabulary import (
     BOOLEANS,
     BUILTIN_ALIASES,
@@ -76,8 +77,11 @@ def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Ite
         values = after_key(mt.group(1), defs, before)
         if values is not None:
             return values
+    blocks = tx.open_blocks(text, offset)
     if re.fullmatch(r"[ \t]*[A-Za-z0-9_]*", before):
-        return at_line_start(tx.open_blocks(text, offset))
+        return at_line_start(blocks)
+    if blocks and blocks[-1] == "pt2e" and re.search(r"[{,][ \t]*[A-Za-z0-9_]*$", before):
+        return at_line_start(blocks)  # the next key of a pt2e: record
     allow = scope.place.project.allow
     return everything(defs, locals_at(scope, text, offset)) + _items(allow, "module")
 
@@ -123,6 +127,11 @@ def after_key(key: str, defs: dict[str, tuple[Definition, str]], before: str) ->
         ]
     if key in ("root", "qat", "reference", "fused"):
         return modules(defs) + [Item("torch", "module")]
+    setting = QUANTIZER_KEY.get(key) or PT2E_KEY.get(key)  # no field's nor dtype key's word
+    if setting is not None and setting.words is not None:
+        return [Item(w.value, "constant", setting.doc) for w in setting.words]
+    if setting is not None and setting.kind is Kind.FLAG:
+        return _items(BOOLEANS, "constant")
     return None
 
 
@@ -148,6 +157,9 @@ def at_line_start(blocks: list[str]) -> list[Item]:
         ]
     if top == "record":
         return [Item(w, "field", None, f"{w}: ") for w in DTYPE_KEY_WORDS]
+    if top in ("quantizer", "pt2e"):  # a quantizer's settings, a pattern's PT2E keys
+        table = QUANTIZER_KEY if top == "quantizer" else PT2E_KEY
+        return [Item(w, "field", k.doc, f"{w}: ") for w, k in table.items()]
     return []
 
 
@@ -192,9 +204,29 @@ def dotted(
         for p in ws.facts(allow).known()
         if p.startswith(full + ".")
     }
+    if entry is not None and isinstance(entry[0], syn.AliasDecl) and not rest:
+        names |= hooks_in(scope.place.project.root, entry[0].target.parts)
     if full.split(".")[0] in sys.modules and full.split(".")[0] in allow:
         try:
             names |= {n for n in dir(resolve(full, allow).obj) if not n.startswith("_")}
         except Exception:  # an object that cannot be resolved or listed: the table's names only
             pass
     return [Item(n, "name", f"{full}.{n}") for n in sorted(names)]
+
+
+_DEF = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z][A-Za-z0-9_]*)", re.M)
+
+
+def hooks_in(root: Path, module: tuple[str, ...]) -> set[str]:
+    """The public functions and classes at the top of a project module (a spec's hooks, as
+    ``alias hooks = specs.hooks.cadence`` names it), read from its file, never imported."""
+    for path in (
+        root.joinpath(*module[:-1], f"{module[-1]}.py"),
+        root.joinpath(*module, "__init__.py"),
+    ):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            continue
+        return set(_DEF.findall(text))
+    return set()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,6 +43,7 @@ from ...semantics.values import DTypeSet, DTypeValue, FuserValue, Sym, Value, Wo
 from ...sources import normalize_newlines
 from . import describe as words
 from . import text as tx
+from .settings import setting_hover
 from .workspace import Scope, Snapshot, Workspace
 
 # At most this many resolved configs are shown in one hover.
@@ -188,11 +190,38 @@ def definition(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Locati
     var = tx.hole_at(cur.tok, offset)
     name = var if var is not None else cur.parts[0].text
     if var is None and cur.position > 0:
-        return None  # a torch name: not in a spec
+        return _python_definition(snap, cur)  # a torch name is in no file of the project
     bound = binding(cur, name)
     if bound is not None:
         return Location(path, bound[1], bound[1] + len(name))
     return declared_at(ws, snap, cur, name)
+
+
+def _python_definition(snap: Snapshot, cur: Cursor) -> Location | None:
+    """``alias.NAME`` (a hook: ``hooks.tensor_add``) where the alias names a module of the
+    project: the ``def``, ``class`` or assignment of NAME at the top of its file."""
+    entry = cur.defs.get(cur.parts[0].text)
+    if entry is None or not isinstance(entry[0], syn.AliasDecl):
+        return None
+    if cur.position != len(cur.parts) - 1:
+        return None
+    module = [*entry[0].target.parts, *(t.text for t in cur.parts[1:-1])]
+    root = cur.scope.place.project.root
+    name = re.escape(cur.tok.text)
+    found = re.compile(rf"^(?:(?:async\s+)?def|class)\s+({name})\b|^({name})\s*[:=]", re.M)
+    for path in (
+        root.joinpath(*module[:-1], f"{module[-1]}.py"),
+        root.joinpath(*module, "__init__.py"),
+    ):
+        text = snap.read(path)
+        if text is None:
+            continue
+        m = found.search(text)
+        if m is None:
+            return None
+        start = m.start(1) if m.group(1) else m.start(2)
+        return Location(path, start, start + len(cur.tok.text))
+    return None
 
 
 def _import_target(ws: Workspace, snap: Snapshot, path: Path, tok: tx.Tok) -> Location | None:
@@ -222,7 +251,7 @@ def hover(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Hover | Non
     if var is not None:
         bound = binding(cur, var)
         return Hover(bound[0], cur.tok.start, cur.tok.end) if bound else None
-    for explain in (_key_hover, _keyword_hover, _name_hover):
+    for explain in (_setting_hover, _key_hover, _keyword_hover, _name_hover):
         md = explain(ws, snap, cur)
         if md is not None:
             return Hover(md, cur.tok.start, cur.tok.end)
@@ -232,6 +261,13 @@ def hover(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> Hover | Non
 def _next_code(cur: Cursor) -> str:
     after = next(tx.code_tokens(cur.text, cur.tok.end), None)
     return after.text if after is not None else ""
+
+
+def _setting_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:
+    """A quantizer's setting or a ``pt2e:`` key, or a word of its value (the PT2E key table)."""
+    if len(cur.parts) != 1:
+        return None
+    return setting_hover(cur.tok.text, cur.nodes, _next_code(cur) == ":")
 
 
 def _key_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:

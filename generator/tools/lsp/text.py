@@ -142,23 +142,26 @@ def find_name(text: str, start: int, end: int, name: str) -> Tok | None:
 # ------------------------------------------------------------------ blocks
 
 
-_OPENERS = ("pattern", "group", "backend", "for", "constraint")
+_OPENERS = ("pattern", "group", "backend", "for", "constraint", "quantizer")
 
 
 def open_blocks(text: str, offset: int) -> list[str]:
-    """The blocks open at ``offset``, outermost first: pattern, group, backend, for, constraint
-    or record; works on text that does not parse."""
+    """The blocks open at ``offset``, outermost first: pattern, group, backend, for, constraint,
+    quantizer, pt2e (the record of a pattern's ``pt2e:``) or record; works on text that does
+    not parse."""
     stack: list[str] = []
     opener: str | None = None
-    prev = ""
+    prev = key = ""
     for t in code_tokens(text):
         if t.start >= offset:
             break
         if t.text in ("{", "(", "["):
             if t.text == "{" and opener is not None and prev not in (":", "=", ",", "[", "("):
                 stack.append(opener)
+            elif t.text == "{":
+                stack.append("pt2e" if prev == ":" and key == "pt2e" else "record")
             else:
-                stack.append("record" if t.text == "{" else t.text)
+                stack.append(t.text)
             opener = None
         elif t.text in ("}", ")", "]"):
             if stack:
@@ -166,6 +169,7 @@ def open_blocks(text: str, offset: int) -> list[str]:
             opener = None
         elif t.text in _OPENERS:
             opener = t.text
+        key = prev if t.text == ":" else key
         prev = t.text
     return stack
 

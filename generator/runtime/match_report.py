@@ -1,0 +1,165 @@
+"""The report of a composable quantizer (``ComposableSpecQuantizer.report()``): why each op
+is quantized or left float, from the matches its last ``annotate`` recorded.
+
+The composable scheme records every match it tries (``last_matches``: accepted,
+or rejected with ExecuTorch's message), each with the stage that tried it and
+the rule of its ops. ``explain`` turns them into the main base's ``Report``
+(``report.Report``: one ``Entry`` per op, the same reason codes), so that
+``bcfg compat`` reads either base the same way:
+
+* an op of an accepted match: ``annotated`` with the match's rule, its stage
+  and the specs it got; a stage whose config is None marks it not quantized
+  (``no_config``, on purpose);
+* an op of a cluster of shared ops: ``annotated`` (``shared``), or float with
+  why the cluster stayed float (``producer_float``);
+* an op only in rejected matches: the last rejection of a match it starts
+  (else of one it is in): another stage matched a node first (``annotated``),
+  a ``when:`` condition or a large scalar ruled it out (``skip``), the
+  stage's config is not one the rule's dtypes allow (``not_tried``);
+* an op in no match: no floating-point tensor (``not_a_tensor_op``), no stage
+  sees it (``no_config``), no rule has its op (``no_rule``), or the rules
+  that have it have it after another op that is not there (``chain_broke``);
+* an op an added quantizer (``add_quantizer``) annotated: that quantizer's.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from .report import Entry, Report, describe_specs
+from .values import KEY
+
+__all__ = ["SHARED", "explain"]
+
+SHARED = "shared ops"  # the scope of clusters of shared ops
+REASONS = {  # ExecuTorch's rejection message -> the report's reason code
+    "Tried annotating already quantized node.": "annotated",
+    "Tried annotating unsupported configuration of operators": "skip",
+    "Tried annotating unsupported quantization config": "not_tried",
+}
+
+
+def _op(n: Node) -> str:
+    return str(n.target) if n.op == "call_function" else n.op
+
+
+def _role(nodes: Sequence[Node], i: int) -> str:
+    if len(nodes) == 1:
+        return "op"
+    return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
+
+
+def _float_tensor(n: Node) -> bool:
+    val = n.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
+
+
+def _accepted(n: Node, match: Any, i: int) -> Entry:
+    """An op of an accepted match (a stage's, or a cluster of shared ops)."""
+    if match.stage == SHARED:
+        return Entry(n.name, _op(n), True, "annotated", "shares the spec around its cluster "
+                     "of shared ops", match.rule, SHARED, "shared", describe_specs(n, n))  # fmt: skip
+    if match.config is None:
+        detail = f"left float on purpose: {match.stage} config is None"
+        return Entry(n.name, _op(n), False, "no_config", detail, match.rule, match.stage, "marked")
+    nodes = match.nodes
+    return Entry(
+        n.name, _op(n), True, "annotated", f"pattern {match.rule}", match.rule, match.stage,
+        _role(nodes, i), describe_specs(nodes[0], nodes[-1]),
+    )  # fmt: skip
+
+
+def _conditions(quantizer: Any, name: str | None) -> str:
+    """The names of the ``when:`` conditions of the rule called ``name``."""
+    rule = next((r for r in quantizer.rules if r.name == name), None)
+    names = [getattr(c, "__name__", "a condition") for c in (rule.when if rule else ())]
+    return f" ({', '.join(names)})" if names else ""
+
+
+def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any) -> Entry:
+    """An op only in rejected matches: the reason of ``match``, the one that says most."""
+    if match.stage == SHARED:
+        if KEY in n.meta and n.meta[KEY]._annotated:  # no float input nor output: marked
+            return Entry(n.name, _op(n), False, "not_a_tensor_op", match.message, match.rule,
+                         SHARED, "marked")  # fmt: skip
+        detail = f"a cluster of shared ops left float: {match.message}"
+        return Entry(n.name, _op(n), False, "producer_float", detail, match.rule, SHARED)
+    reason = REASONS.get(match.message, "skip")
+    if reason == "annotated":
+        taken = ", ".join(m.name for m in match.nodes if m in first) or "a node"
+        why = f"{taken} was matched first"
+    elif reason == "not_tried":
+        why = f"{match.stage} config is not one its dtypes allow: {match.why}"
+    elif match.message.startswith("Tried annotating unsupported configuration"):
+        why = f"a when: condition{_conditions(quantizer, match.rule)} rules the match out"
+    else:
+        why = match.message
+    ops = ", ".join(m.name for m in match.nodes)
+    detail = f"pattern {match.rule}: match [{ops}] rejected: {why}"
+    return Entry(n.name, _op(n), False, reason, detail, match.rule, match.stage)
+
+
+def _unmatched(n: Node, quantizer: Any, model: GraphModule, seen: set[Node]) -> Entry:
+    """An op in no match: why no stage tried it."""
+    if not any(_float_tensor(a) for a in n.all_input_nodes) or not _float_tensor(n):
+        what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
+        return Entry(n.name, _op(n), False, "not_a_tensor_op", what)
+    if n not in seen:
+        detail = "left float on purpose: no stage sees it (add_stage's targets or finder, "
+        detail += "set_global_stage)"
+        return Entry(n.name, _op(n), False, "no_config", detail)
+    having = [r for r in quantizer.rules if any(n.target in ops for ops in r.chain)]
+    if not having:
+        return Entry(n.name, _op(n), False, "no_rule", f"no rule of the quantizer has {_op(n)}")
+    r = having[0]
+    k = next(i for i, ops in enumerate(r.chain) if n.target in ops)
+    before = " or ".join(str(op) for op in r.chain[k - 1]) if k else ""
+    detail = f"pattern {r.name}: no chain of the table matches here"
+    if before:
+        detail += f" (it wants {before} before {n.name}, the only user of it)"
+    return Entry(n.name, _op(n), False, "chain_broke", detail, r.name)
+
+
+def explain(model: GraphModule, quantizer: Any) -> Report:
+    """One entry per op of ``model`` after ``quantizer.annotate`` (a ComposableSpecQuantizer)."""
+    accepted: dict[Node, tuple[Any, int]] = {}
+    rejected: dict[Node, Any] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for match in quantizer.last_matches:
+        if match.accepted:
+            if match.config is not None and match.stage != SHARED and match.rule is not None:
+                key = (match.rule or "?", match.stage)
+                counts[key] = counts.get(key, 0) + 1
+            for i, n in enumerate(match.nodes):
+                accepted.setdefault(n, (match, i))
+            continue
+        for n in match.nodes:  # a match it starts says more than one it is inside
+            if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
+                rejected[n] = match
+    seen = quantizer.seen(model)
+    first = set(accepted)
+    entries = []
+    for n in model.graph.nodes:
+        if n.op != "call_function" or n.target is operator.getitem:
+            continue
+        if n in accepted:
+            entries.append(_accepted(n, *accepted[n]))
+        elif n in quantizer.added:
+            entries.append(_added(n, quantizer.added[n]))
+        elif n in rejected:
+            entries.append(_rejected(n, rejected[n], first, quantizer))
+        else:
+            entries.append(_unmatched(n, quantizer, model, seen))
+    matches = tuple((r, s, c) for (r, s), c in counts.items())
+    return Report(quantizer.backend, tuple(entries), matches)
+
+
+def _added(n: Node, owner: str) -> Entry:
+    """An op a quantizer added with ``add_quantizer`` annotated (no stage matched it)."""
+    return Entry(n.name, _op(n), True, "annotated", f"annotated by {owner} (add_quantizer)",
+                 owner, "added quantizer", "op", describe_specs(n, n))  # fmt: skip

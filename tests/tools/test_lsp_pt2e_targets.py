@@ -1,0 +1,151 @@
+"""``bcfg lsp`` on the PT2E-only targets of other runtime bases: specs/arm_tosa.bcfg,
+specs/cortex_m.bcfg and specs/cadence.bcfg (``scopes: composable``), as an editor sees them:
+diagnostics, hover on their settings and ``pt2e:`` keys (the PT2E key table), definition
+of their hooks and groups, completion of settings, keys, words and hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from tests.tools import test_lsp
+from tests.tools.lsp_client import close_doc, open_doc, published, uri_of
+from tests.tools.test_lsp import doc_id, goto, hover_at, line_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the server's client lives on this loop
+
+# test_lsp's fixtures: a copy of the repository's specs, one server for the module.
+workspace, client = test_lsp.workspace, test_lsp.client
+
+TARGETS = ("arm_tosa", "cadence", "cortex_m")
+
+
+async def hover(client, workspace: Path, target: str, needle: str, word: str) -> str | None:
+    path = workspace / "specs" / f"{target}.bcfg"
+    uri = open_doc(client, path)
+    lines = path.read_text().splitlines()
+    i = line_of(lines, needle)
+    try:
+        return await hover_at(client, uri, i, lines[i].index(word, lines[i].index(needle)) + 1)
+    finally:
+        close_doc(client, uri)
+
+
+async def test_each_target_opens_clean_and_a_qat_config_is_an_error_at_its_place(client, workspace):
+    for target in TARGETS:
+        uri = open_doc(client, workspace / "specs" / f"{target}.bcfg")
+        assert list((await published(client, uri, version=1)).diagnostics) == [], target
+        close_doc(client, uri)
+    path = workspace / "specs" / "cadence.bcfg"
+    text = path.read_text().replace(
+        "pt2e: {eager: true}\n", "pt2e: {eager: true, qat_config: required}\n", 1
+    )
+    uri = open_doc(client, path, text, version=2)
+    (d,) = (await published(client, uri, version=2)).diagnostics
+    i = line_of(text.splitlines(), "qat_config: required")
+    assert (d.range.start.line, d.range.start.character) == (i, text.splitlines()[i].index("qat"))
+    assert d.message.startswith(
+        "qat_config: required applies to a quantizer with scopes: modules, whose runtime reads "
+        "it; this one has scopes: composable"
+    )
+    close_doc(client, uri)
+
+
+async def test_hover_on_settings_and_their_words(client, workspace):
+    scopes = await hover(client, workspace, "cadence", "scopes: composable", "scopes")
+    assert scopes.startswith("**quantizer setting** `scopes`: modules (the default")
+    assert scopes.endswith("values: `modules` (default), `operators`, `composable`")
+    word = await hover(client, workspace, "cortex_m", "scopes: composable", "composable")
+    assert word == (
+        "**quantizer setting** `scopes: composable`: the runtime base `ComposableSpecQuantizer`; "
+        "`bcfg compat` explains its quantizers op by op"
+    )
+    configs = await hover(client, workspace, "arm_tosa", "configs: accessors", "configs")
+    assert "read under `scopes: composable`" in configs
+    accessors = await hover(client, workspace, "arm_tosa", "configs: accessors", "accessors")
+    assert accessors.startswith("**quantizer setting** `configs: accessors`: spec: the spec's")
+    transform = await hover(client, workspace, "cortex_m", "transform: hooks", "transform")
+    assert transform.startswith("**quantizer setting** `transform`: graph transforms")
+
+
+async def test_hover_on_pt2e_keys_in_a_record_and_in_a_for_list(client, workspace):
+    when = await hover(client, workspace, "cadence", "pt2e: {when: hooks.tensor_add}", "when")
+    assert when.startswith("**PT2E key** `when`: conditions a match meets")
+    assert "read under `scopes: operators` and `scopes: composable`" in when
+    eager = await hover(client, workspace, "cadence", "pt2e: {eager: true}", "eager")
+    assert eager.startswith("**PT2E key** `eager`:") and "values: `true`, `false`" in eager
+    # A record a for list hands to pt2e: (cortex_m's transposed conv options).
+    axis = await hover(client, workspace, "cortex_m", "weight_axis: 1", "weight_axis")
+    assert axis.startswith("**PT2E key** `weight_axis`: the weight's channel axis")
+    hook = await hover(client, workspace, "arm_tosa", "when: hooks.relu_fused", "relu_fused")
+    assert hook == (
+        "`hooks.relu_fused` is a function 'specs.hooks.arm.relu_fused', imported from "
+        "`specs.hooks.arm`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "needle", "word", "file", "defined"),
+    [
+        ("cadence", "when: hooks.tensor_add", "tensor_add", "hooks/cadence.py", "def tensor_add("),
+        (
+            "cortex_m",
+            "when: hooks.same_shape}",
+            "same_shape",
+            "hooks/cortex_m.py",
+            "def same_shape(",
+        ),
+        ("arm_tosa", "when: hooks.relu_fused", "relu_fused", "hooks/arm.py", "def relu_fused("),
+        ("cortex_m", "use fusing(", "fusing", "cortex_m.bcfg", "group fusing("),
+        ("cadence", "dtypes: [A8W8, A16, A32W8]", "A16", "cadence.bcfg", "dtypes A16 ="),
+    ],
+)
+async def test_definition_of_hooks_groups_and_dtypes(
+    client, workspace, target, needle, word, file, defined
+):
+    path = workspace / "specs" / f"{target}.bcfg"
+    uri = open_doc(client, path)
+    lines = path.read_text().splitlines()
+    i = line_of(lines, needle)
+    loc = await goto(client, uri, i, lines[i].index(word, lines[i].index(needle)) + 1)
+    close_doc(client, uri)
+    assert loc.uri == uri_of(workspace / "specs" / file)
+    there = (workspace / "specs" / file).read_text().splitlines()
+    start = loc.range.start
+    assert there[start.line].startswith(defined)
+    assert there[start.line][start.character :].startswith(word)
+
+
+async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
+    path = workspace / "specs" / "cadence.bcfg"
+    text = path.read_text().replace(
+        "    scopes: composable\n", "    scopes: composable\n    configs: \n    \n"
+    )
+    text = text.replace(
+        "pattern aten.bmm.default { dtypes: A8W8 }",
+        "pattern aten.bmm.default { dtypes: A8W8  pt2e: {eager: true, } }\n"
+        "    pattern aten.mm.default { dtypes: A8W8  pt2e: {when: hooks.} }",
+    )
+    uri = open_doc(client, path, text)
+    lines = text.splitlines()
+
+    async def labels(needle: str, col: int) -> set[str]:
+        i = line_of(lines, needle)
+        result = await client.text_document_completion_async(
+            lsp.CompletionParams(doc_id(uri), lsp.Position(i, col if col >= 0 else len(lines[i])))
+        )
+        return {item.label for item in result.items}
+
+    assert await labels("    configs: ", -1) == {"spec", "accessors"}
+    settings = {"scopes", "configs", "transform", "fx", "outputs", "operator_type"}
+    i = line_of(lines, "    configs: ")
+    assert settings <= await labels(lines[i + 1], 4) and "input" not in await labels(
+        lines[i + 1], 4
+    )
+    keys = await labels("eager: true, }", lines[line_of(lines, "eager: true, }")].index(", }") + 2)
+    assert {"when", "eager", "weight_axis", "qat_config", "aten"} <= keys and "input" not in keys
+    hooks = await labels("when: hooks.}", lines[line_of(lines, "when: hooks.}")].index(".}") + 1)
+    assert {"tensor_add", "values_only", "w8a32_gru", "never"} <= hooks and "_shape" not in hooks
+    close_doc(client, uri)
