@@ -112,6 +112,8 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
                 raise fail_key(ctx, c, word, f"{said(key, value)} applies to {message}", hint)
     if opts.weight_axis is not None:
         _check_rank(ctx, c, opts.weight_axis, d)
+    if s.scopes is Scopes.PAIRS:
+        _check_inputs(ctx, c, opts, d)
     if s.scopes is Scopes.OPERATORS and d.kind is m.RuleKind.CHAIN and len(d.chain) > 1:
         if not d.partitions:
             raise fail(
@@ -172,6 +174,25 @@ def _unmet(
             "add eager: true to annotate it in order, or remove qat_config",
         )
     return None
+
+
+def _check_inputs(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> None:
+    """A pair's input arguments (``inputs``, default the first) are not the weight or bias
+    argument of its first op."""
+    if opts.parameters is m.Parameters.FLOAT or opts.weights is not None or not d.weighted:
+        return
+    for name, at in (("weight", d.weight), ("bias", d.bias)):
+        if at in opts.inputs:
+            raise fail_key(
+                ctx,
+                c,
+                "inputs",
+                f"inputs names argument {at}, which is the {name} of pattern {shown(c.pattern)} "
+                "(input_index's, or the op table's): it would get the input activation spec "
+                f"and the {name} spec",
+                f"give the {name} another position with input_index: {{{name}: N}}, or name "
+                "another argument in inputs",
+            )
 
 
 def _check_rank(ctx: Ctx, c: m.PatternConfig, axis: int, d: Derived) -> None:
