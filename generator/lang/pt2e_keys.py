@@ -501,12 +501,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         syntax="an argument index, like 1, or a list of them, like [0, 1]",
     ),
     Key(
-        "output",
+        "output_index",
         "the output spec goes on this getitem of the last op's only user (max pool with "
         "indices: 0), not on the op",
         Kind.INDEX,
         None,
-        ("output",),
+        ("output_index",),
         PAIRS,
         "the output spec goes on the `getitem` of this index of the last op's only user, not "
         "on the op (an op that returns a tuple: `aten.max_pool2d_with_indices`, 0); with "

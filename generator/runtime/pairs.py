@@ -21,7 +21,7 @@ generated quantizer, composes them (``add_pair(ops, config)``).
   ``bias_spec: derived`` an int32 spec derived from the first input's and the
   weight's scales (their product, zero point 0) (``parameters: float``: no
   weight or bias anchors; ``weights``: a function gives them); the last op's
-  output (``output``: its user's getitem of that index) the output spec. A
+  output (``output_index``: its user's getitem of that index) the output spec. A
   ``shared`` rule's output shares its first input's spec.
 * **Weights only** (a config whose input activation is None, W8A32): only the
   weight and bias arguments (a None bias too) are annotated, with the config's
@@ -122,7 +122,7 @@ class PairQuantizer(Quantizer):
             if not all(check(nodes[0], nodes) for check in self.checks):
                 continue
             anchored = self.anchored(nodes)
-            if None in anchored or any(annotated(n) for n in anchored):
+            if any(n is None or annotated(n) for n in anchored):
                 continue
             if self.float_activations:
                 self.parameters_only(nodes[0])
@@ -131,9 +131,9 @@ class PairQuantizer(Quantizer):
         return model
 
     def output_node(self, nodes: list[Node]) -> Node | None:
-        """The node that takes the output spec: the last op, or (``output``) the getitem of
+        """The node that takes the output spec: the last op, or (``output_index``) the getitem of
         that index among its users (None if it has none)."""
-        last, item = nodes[-1], self.rule.output
+        last, item = nodes[-1], self.rule.output_index
         if item is None:
             return last
         getitems = (u for u in last.users if u.target is operator.getitem and u.args[1] == item)
@@ -211,7 +211,7 @@ class PairsQuantizer(ComposableQuantizer):
     honours: frozenset[str] = frozenset(
         {
             *("name", "kind", "chain", "weight", "bias", "allows", "qat", "when"),
-            *("inputs", "output", "bias_spec", "none_bias", "parameters"),
+            *("inputs", "output_index", "bias_spec", "none_bias", "parameters"),
             *("weights_only_when", "weights"),
         }
     )

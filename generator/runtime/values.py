@@ -96,7 +96,7 @@ class Rule:
     # spec ("derived" or "config"), a None bias annotated too, the weight and bias left
     # "float", conditions of weights-only configs, a function giving the weight anchors.
     inputs: tuple[int, ...] = (0,)
-    output: int | None = None
+    output_index: int | None = None
     bias_spec: str = "derived"
     none_bias: bool = False
     parameters: str = "quantized"

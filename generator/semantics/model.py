@@ -300,7 +300,7 @@ class PT2EOptions:
     qat_config: QatConfig | None = None  # None: inferred (required through batch norm)
     scope: Scope = Scope.ALL_OPS
     inputs: tuple[int, ...] = (0,)
-    output: int | None = None
+    output_index: int | None = None
     bias_spec: BiasSpec = BiasSpec.DERIVED
     none_bias: bool = False
     parameters: Parameters = Parameters.QUANTIZED
@@ -443,7 +443,7 @@ class Rule:
     # the output spec, the bias's spec, a None bias annotated, the weight and bias left
     # float, conditions of weights-only configs, a function giving the weight anchors.
     inputs: tuple[int, ...] = (0,)
-    output: int | None = None
+    output_index: int | None = None
     bias_spec: BiasSpec = BiasSpec.DERIVED
     none_bias: bool = False
     parameters: Parameters = Parameters.QUANTIZED

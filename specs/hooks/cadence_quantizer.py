@@ -7,7 +7,7 @@ matches of one of ExecuTorch's pattern objects (kept: its ``fuse`` is the
 post-convert fusion pass's) with one config. The rule of a pattern is the
 spec's rule of its ops (``partition_types()``): its checks, the configs it allows
 (another raises at construction) and its anchors by argument index (pt2e keys:
-``inputs``, ``output``, ``parameters``, ``none_bias``, ``weights_only_when``,
+``inputs``, ``output_index``, ``parameters``, ``none_bias``, ``weights_only_when``,
 ``weights``); bcfg's runtime (``_bcfg_pt2e.pairs.PairQuantizer``) matches and
 annotates it. The ``qconfig_*`` objects are ExecuTorch's own (its tests compare
 observer factories by identity).
@@ -39,6 +39,7 @@ __all__ = [
     "CadenceWith16BitLinearActivationsQuantizer", "CadenceWith16BitMatmulActivationsQuantizer",
     "get_cadence_default_quantizers",
 ]  # fmt: skip
+
 
 class CadenceAtenQuantizer(PairQuantizer):
     """One of ExecuTorch's patterns (its ``partition_types()``: the spec's rule) with one config."""

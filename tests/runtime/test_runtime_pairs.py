@@ -129,8 +129,12 @@ def test_anchors_by_argument_index_override_the_op_table(made):
 def test_bias_spec_config_gives_the_configs_bias_spec(made):
     rules, PairQuantizer, graph, _ = made
     plain = symmetric_config("per_tensor")  # its bias spec: its weight's
-    config = type(plain)(plain.input_activation, plain.output_activation, plain.weight, plain.weight)
-    rule = dataclasses.replace(rules["(aten.linear.default, aten.relu.default)"], bias_spec="config")
+    config = type(plain)(
+        plain.input_activation, plain.output_activation, plain.weight, plain.weight
+    )
+    rule = dataclasses.replace(
+        rules["(aten.linear.default, aten.relu.default)"], bias_spec="config"
+    )
     gm, nodes = graph()
     PairQuantizer(rule, config).annotate(gm)
     linear = nodes["linear"]

@@ -78,6 +78,11 @@ def fail_at(
     return Fail()
 
 
+def listed(words: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 def said(key: Key, value: object) -> str:
     """A key as messages show it: ``scope: first_op``, ``eager: true``, ``skip``."""
     if key.kind is Kind.WORD:
@@ -94,9 +99,9 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
         value = getattr(opts, word)
         if s.scopes not in key.bases:
             bases = [b for b in Scopes if b in key.bases]  # the table's order
-            named = " or ".join(b.value for b in bases)
+            named = listed([b.value for b in bases])
             others = [b.value for b in bases if b is not Scopes.MODULES]
-            other = f", or give the quantizer scopes: {' or '.join(others)}" if others else ""
+            other = f", or give the quantizer scopes: {listed(others)}" if others else ""
             raise fail_key(
                 ctx,
                 c,

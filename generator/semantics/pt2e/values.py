@@ -75,7 +75,7 @@ class KeyValues:
         if key.kind is Kind.OPS:
             return self._operator_types(v)
         if key.kind is Kind.INDEX:
-            return self._index(key.word, v)
+            return self._index(key.word, v, "an output index (the getitem's)")
         if key.kind is Kind.INDICES:
             return self._indices(key.word, v)
         return self._aten(v)
@@ -137,14 +137,15 @@ class KeyValues:
             v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
         )
 
-    def _index(self, word: str, v: Value) -> int:
+    def _index(self, word: str, v: Value, what: str = "an argument index") -> int:
         """An argument (or output) index: an integer, 0 or more."""
         if isinstance(v, Num) and type(v.value) is int and v.value >= 0:
             return v.value
+        counted = "arguments" if what == "an argument index" else "outputs"
         raise self.ctx.fail(
             v.span,
-            f"{word} must be an argument index, 0 or more, got {describe(v)}",
-            "indices count the op's arguments from 0, as its ATen schema lists them",
+            f"{word} must be {what}, 0 or more, got {describe(v)}",
+            f"indices count the op's {counted} from 0, as its ATen schema lists them",
         )
 
     def _indices(self, word: str, v: Value) -> tuple[int, ...]:
