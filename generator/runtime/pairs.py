@@ -124,8 +124,8 @@ class PairQuantizer(Quantizer):
             anchored = self.anchored(nodes)
             if any(n is None or annotated(n) for n in anchored):
                 continue
-            if self.float_activations:
-                self.parameters_only(nodes[0])
+            if self.float_activations:  # weights only
+                self.annotate_parameters(nodes[0])
             else:
                 self.annotate_match(nodes)
         return model
@@ -162,34 +162,30 @@ class PairQuantizer(Quantizer):
                     annotate_input(first, x, spec)
             else:
                 annotate_input(first, arg, config.input_activation)
-        if rule.weights is not None:
-            for owner, arg, spec in rule.weights(first, config):
-                annotate_input(owner, arg, spec)
-            return
-        if rule.weight is None or rule.parameters == "float":
-            return
-        annotate_input(first, first.args[rule.weight], config.weight)
-        bias = rule.bias
-        if bias is not None and len(first.args) > bias:
-            if first.args[bias] is not None or rule.none_bias:
-                spec = config.bias
-                if rule.bias_spec == "derived":
-                    spec = derived_bias(first, rule.inputs[0], rule.weight)
-                annotate_input(first, first.args[bias], spec)
+        self.annotate_parameters(first)
 
-    def parameters_only(self, node: Any) -> None:
-        """Weights only: the weight and bias (a None one too) get the config's weight and bias
-        specs (``weights``: the anchors its function gives)."""
-        rule = self.rule
+    def annotate_parameters(self, node: Any) -> None:
+        """The weight and bias anchors (``weights``: those its function gives): the weight
+        spec, and the bias's (derived, or the config's with ``bias_spec: config`` or a
+        weights-only config, which annotates a None bias too)."""
+        rule, config = self.rule, self.config
         if rule.weights is not None:
-            for owner, arg, spec in rule.weights(node, self.config):
+            for owner, arg, spec in rule.weights(node, config):
                 annotate_input(owner, arg, spec)
             return
         if rule.weight is None or rule.parameters == "float":
             return
-        annotate_input(node, node.args[rule.weight], self.config.weight)
-        if rule.bias is not None and len(node.args) > rule.bias:
-            annotate_input(node, node.args[rule.bias], self.config.bias)
+        annotate_input(node, node.args[rule.weight], config.weight)
+        bias = rule.bias
+        if bias is None or len(node.args) <= bias:
+            return
+        arg = node.args[bias]
+        if arg is None and not (rule.none_bias or self.float_activations):
+            return
+        derived = rule.bias_spec == "derived" and not self.float_activations
+        annotate_input(
+            node, arg, derived_bias(node, rule.inputs[0], rule.weight) if derived else config.bias
+        )
 
     def validate(self, model: GraphModule) -> None:
         pass
