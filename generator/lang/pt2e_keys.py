@@ -156,6 +156,7 @@ class Need(Enum):
     BINARY_OP = "a chain with a binary op (add, sub, mul) after its first op"
     OPERATOR_TYPE_PATTERNS = "a quantizer with `operator_type: patterns`"
     TRIED = "a pattern tried with a config (not one that only propagates)"
+    WEIGHTS_ONLY = "a pattern whose dtypes include a weights-only config (`input: float`)"
 
 
 # How a change of a key grades in ``bcfg diff``: +1 quantizes fewer nodes (narrowing),
@@ -568,7 +569,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         PAIRS,
         "conditions a match meets before a weights-only config (`input: float`, ExecuTorch's "
         "W8A32) quantizes it, besides `when` (the DSP's shapes); other configs ignore them",
-        needs=(Need.IN_ORDER,),
+        needs=(Need.IN_ORDER, Need.WEIGHTS_ONLY),
         grade=more_narrows,
         hooks={},
         what="condition",

@@ -172,6 +172,12 @@ def _unmet(
             "a quantizer whose set_operator_type selects patterns; this one's selects nodes",
             "add operator_type: patterns to the quantizer, or remove operator_types",
         )
+    if need is Need.WEIGHTS_ONLY and not _weights_only(c):
+        return (
+            f"patterns whose dtypes include a weights-only config (input: float); pattern {p} "
+            "takes none, so no config would check it",
+            f"add a dtype config with input: float to its dtypes, or remove {word}",
+        )
     if need is Need.TRIED and d.kind is m.RuleKind.PROPAGATE:
         return (
             f"patterns tried with a config; pattern {p} only propagates (it follows its "
@@ -179,6 +185,13 @@ def _unmet(
             "add eager: true to annotate it in order, or remove qat_config",
         )
     return None
+
+
+def _weights_only(c: m.PatternConfig) -> bool:
+    """Whether a weights-only config (float input activations) may quantize the pattern: one
+    of its dtype configs says so, or it has none (a PT2E-only pattern takes any config)."""
+    floats = [dc.input is not None and dc.input.dtype == "float32" for dc in c.dtype_configs]
+    return not floats or any(floats)
 
 
 def _check_inputs(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> None:
