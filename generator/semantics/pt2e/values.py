@@ -151,8 +151,9 @@ class KeyValues:
     def _indices(self, word: str, v: Value) -> tuple[int, ...]:
         """Argument indices: one, or a non-empty list without repeats."""
         if isinstance(v, Seq) and v.is_tuple:
-            raise self.ctx.fail(v.span, f"{word} is a list of argument indices, got a tuple",
-                                "write [0, 1]")  # fmt: skip
+            raise self.ctx.fail(
+                v.span, f"{word} is a list of argument indices, got a tuple", "write [0, 1]"
+            )
         items = v.items if isinstance(v, Seq) else (v,)
         if not items:
             raise self.ctx.fail(v.span, f"{word} names no argument", "write [0], or remove it")
