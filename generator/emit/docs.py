@@ -553,7 +553,7 @@ def pt2e_key_markdown(table: str = "pattern") -> str:
     ]
     for key in rows:
         bases = (
-            "both scopes"
+            "every scope"
             if key.bases == frozenset(Scopes)
             else " ".join(f"`scopes: {b.value}`" for b in sorted(key.bases))
         )

@@ -46,6 +46,7 @@ RUNTIME_NAMES: dict[str, str] = {
     "SpecQuantizer": "quantizer",
     "OperatorScopedQuantizer": "operators",
     "ComposableSpecQuantizer": "composable",
+    "PairsQuantizer": "pairs",
     "large_scalar": "conditions",
     "depthwise": "conditions",
     "grouped": "conditions",
@@ -190,7 +191,12 @@ def _value(v: Any, names: _Names) -> str:
 def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
     """Import what the module names first, so that no local takes an imported module's name."""
     names.imports.add("import torch")
-    hooks = [h for r in q.rules for h in (*r.skip, *r.when, r.annotate) if h is not None]
+    hooks = [
+        h
+        for r in q.rules
+        for h in (*r.skip, *r.when, r.annotate, *r.weights_only_when, r.weights)
+        if h is not None
+    ]
     for h in [*hooks, *q.transforms]:
         if h.function is not None:
             _sym(h.function, names)

@@ -65,11 +65,13 @@ class Outputs(StrEnum):
 
 class Scopes(StrEnum):
     """A quantizer's runtime base: ``modules`` (SpecQuantizer), ``operators``
-    (OperatorScopedQuantizer) or ``composable`` (ComposableSpecQuantizer)."""
+    (OperatorScopedQuantizer), ``composable`` (ComposableSpecQuantizer) or ``pairs``
+    (PairsQuantizer: ExecuTorch's Cadence scheme of (pattern, config) pairs)."""
 
     MODULES = "modules"
     OPERATORS = "operators"
     COMPOSABLE = "composable"
+    PAIRS = "pairs"
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ BASES: dict[Scopes, Base] = {
     Scopes.MODULES: Base("SpecQuantizer", reports=True),
     Scopes.OPERATORS: Base("OperatorScopedQuantizer", reports=True),
     Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=True),
+    Scopes.PAIRS: Base("PairsQuantizer", reports=True),
 }
 
 
@@ -109,6 +112,19 @@ class Delegate(StrEnum):
     XNNPACK = "xnnpack"
 
 
+class BiasSpec(StrEnum):
+    """What a pair's bias argument gets (a config whose activations stay float has no input
+    scale to derive from: it gets the config's bias spec either way)."""
+
+    DERIVED = "derived"  # int32, scale the input's times the weight's, zero point 0
+    CONFIG = "config"
+
+
+class Parameters(StrEnum):
+    QUANTIZED = "quantized"
+    FLOAT = "float"
+
+
 class RuleKind(StrEnum):
     CHAIN = "chain"  # a chain of ops, annotated in rule order
     SHARED = "shared"  # a shared_observer op annotated in rule order (eager)
@@ -126,6 +142,8 @@ class Kind(Enum):
     HOOK = "a function"
     AXIS = "a channel axis, `0` or more"
     OPS = "a list of ATen overloads"
+    INDEX = "an argument index, `0` or more"
+    INDICES = "an argument index, `0` or more, or a list of them"
 
 
 class Need(Enum):
@@ -138,6 +156,7 @@ class Need(Enum):
     BINARY_OP = "a chain with a binary op (add, sub, mul) after its first op"
     OPERATOR_TYPE_PATTERNS = "a quantizer with `operator_type: patterns`"
     TRIED = "a pattern tried with a config (not one that only propagates)"
+    WEIGHTS_ONLY = "a pattern whose dtypes include a weights-only config (`input: float`)"
 
 
 # How a change of a key grades in ``bcfg diff``: +1 quantizes fewer nodes (narrowing),
@@ -202,6 +221,7 @@ BOTH = frozenset({Scopes.MODULES, Scopes.OPERATORS})
 ALL = frozenset(Scopes)
 MODULES = frozenset({Scopes.MODULES})
 OPERATORS = frozenset({Scopes.OPERATORS})
+PAIRS = frozenset({Scopes.PAIRS})
 
 
 @dataclass(frozen=True)
@@ -378,7 +398,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.HOOKS,
         (),
         ("when",),
-        OPERATORS | {Scopes.COMPOSABLE},
+        OPERATORS | {Scopes.COMPOSABLE, Scopes.PAIRS},
         "conditions the match's first op meets before a config quantizes it (below)",
         grade=more_narrows,
         hooks=CONDITIONS,
@@ -467,6 +487,112 @@ PT2E_TABLE: tuple[Key, ...] = (
         meaning="all_ops: every op of a match must be in the config's scope; first_op: its "
         "first op; none: the pattern matches anywhere, with each config in turn",
     ),
+    Key(
+        "inputs",
+        "the first op's arguments, by index, that get the input activation spec (default 0)",
+        Kind.INDICES,
+        (0,),
+        ("inputs",),
+        PAIRS,
+        "the arguments of the match's first op, by index, that get the config's input "
+        "activation spec (ExecuTorch's anchors: `[0, 1]` for two activations, `1` for addmm's "
+        "input); a list argument (cat's) gives its first element the spec and shares it with "
+        "the rest. The weight and bias positions are `input_index`'s, or the op table's",
+        needs=(Need.IN_ORDER,),
+        value="an index or a list of them; `0` (default)",
+        syntax="an argument index, like 1, or a list of them, like [0, 1]",
+    ),
+    Key(
+        "output_index",
+        "the output spec goes on this getitem of the last op's only user (max pool with "
+        "indices: 0), not on the op",
+        Kind.INDEX,
+        None,
+        ("output_index",),
+        PAIRS,
+        "the output spec goes on the `getitem` of this index of the last op's only user, not "
+        "on the op (an op that returns a tuple: `aten.max_pool2d_with_indices`, 0); with "
+        "`observation: shared_observer` it shares its input's",
+        needs=(Need.IN_ORDER,),
+        value="an index; unset (default): the last op",
+        syntax="an index into the op's outputs, like 0",
+    ),
+    Key(
+        "bias_spec",
+        "derived (the default: int32 from the input's and weight's scales) or config (the "
+        "config's bias spec)",
+        Kind.WORD,
+        BiasSpec.DERIVED,
+        ("bias_spec",),
+        PAIRS,
+        "what the bias argument gets: a spec derived from the first input's and the weight's "
+        "observers (int32, scale their product, zero point 0, ExecuTorch's Cadence bias), or "
+        "the config's bias spec. A weights-only config (activations float, W8A32) has no "
+        "input scale: its bias gets the config's spec either way",
+        words=BiasSpec,
+        needs=(Need.WEIGHTED_CHAIN,),
+        meaning="derived: int32, scale input scale times weight scale; config: the config's "
+        "bias spec",
+    ),
+    Key(
+        "none_bias",
+        "true: a bias argument given as None gets the bias spec too (ExecuTorch's linear)",
+        Kind.FLAG,
+        False,
+        ("none_bias",),
+        PAIRS,
+        "a bias argument written as `None` is annotated too, as ExecuTorch's linear does "
+        "(its conv skips it)",
+        needs=(Need.WEIGHTED_CHAIN,),
+    ),
+    Key(
+        "parameters",
+        "quantized (the default) or float: whether the first op's weight and bias are anchors "
+        "(layer norm's stay float)",
+        Kind.WORD,
+        Parameters.QUANTIZED,
+        ("parameters",),
+        PAIRS,
+        "the weight and bias of the first op (`input_index`'s or the op table's) get the "
+        "weight and bias specs, or stay float (ExecuTorch's layer norm: its activation only)",
+        words=Parameters,
+        needs=(Need.WEIGHTED_CHAIN,),
+        grade=ranked("quantized", "float"),
+        meaning="quantized: the weight and bias get specs; float: only activations do",
+    ),
+    Key(
+        "weights_only_when",
+        "conditions a match meets before a weights-only config (activations float, W8A32) "
+        "quantizes it",
+        Kind.HOOKS,
+        (),
+        ("weights_only_when",),
+        PAIRS,
+        "conditions a match meets before a weights-only config (`input: float`, ExecuTorch's "
+        "W8A32) quantizes it, besides `when` (the DSP's shapes); other configs ignore them",
+        needs=(Need.IN_ORDER, Need.WEIGHTS_ONLY),
+        grade=more_narrows,
+        hooks={},
+        what="condition",
+        arity=("node", "nodes"),
+        value="a function or a list",
+        syntax="a condition, a function named by its dotted path, or a list of them",
+    ),
+    Key(
+        "weights",
+        "a function giving the match's weight and bias anchors, when they are not arguments "
+        "(GRU's parameter list)",
+        Kind.HOOK,
+        None,
+        ("weights",),
+        PAIRS,
+        "the weight and bias anchors of a match whose parameters are not arguments of their "
+        "own (GRU's list), `fn(node, config) -> [(node, argument, spec)]`; instead of "
+        "`input_index`'s",
+        needs=(Need.IN_ORDER,),
+        what="weights function",
+        arity=("node", "config"),
+    ),
 )
 
 QUANTIZER_TABLE: tuple[Key, ...] = (
@@ -501,15 +627,16 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
     Key(
         "scopes",
         "modules (the default: set_module_name, set_module_type, set_operator_type), "
-        "operators (torchao's inductor quantizers: module names, operator types, global) or "
+        "operators (torchao's inductor quantizers: module names, operator types, global), "
         "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
-        "the longest supported chain, then clusters of shared ops)",
+        "the longest supported chain, then clusters of shared ops) or pairs (ExecuTorch's "
+        "Cadence: (pattern, config) pairs, each annotating every match, the first first)",
         Kind.WORD,
         Scopes.MODULES,
         ("scopes",),
         ALL,
-        "the runtime base: `SpecQuantizer`, `OperatorScopedQuantizer` or "
-        "`ComposableSpecQuantizer`",
+        "the runtime base: `SpecQuantizer`, `OperatorScopedQuantizer`, "
+        "`ComposableSpecQuantizer` or `PairsQuantizer`",
         words=Scopes,
         grade=any_change_narrows,
     ),
@@ -595,7 +722,7 @@ def honoured(base: Scopes) -> frozenset[str]:
     """
     own = {a for k in PT2E_TABLE if base in k.bases for a in k.lands}
     extra = {"roots", "partitions"} if base is Scopes.OPERATORS else set()
-    # The composable base matches by ATen op only: a rule found by source is refused; it tries
-    # a chain with any config its dtypes allow, QAT or not (qat_config is not its key).
-    without = {"sources", "qat"} if base is Scopes.COMPOSABLE else set()
+    # The composable and pairs bases match by ATen op only: a rule found by source is refused;
+    # they try a chain with any config its dtypes allow, QAT or not (qat_config is not their key).
+    without = {"sources", "qat"} if base in (Scopes.COMPOSABLE, Scopes.PAIRS) else set()
     return frozenset((STRUCTURAL | own | extra) - without)

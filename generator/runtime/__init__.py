@@ -35,11 +35,13 @@ One concern a module:
   spec says ``scopes: composable``: ExecuTorch's Cortex-M (and Arm) scheme of
   stages, a longest-chain matcher with accept/reject reasons, and clusters of
   shared ops (its module docstring has the scheme).
-* ``pairs``: ``PairQuantizer``, one (pattern, config) pair of ExecuTorch's
-  Cadence scheme over a rule of a ``scopes: composable`` spec: ExecuTorch's
-  sequential partitions, anchors by argument index, a derived int32 bias,
-  shared outputs, float-activation (W8A32) configs (its module docstring has
-  the scheme; specs/hooks/cadence_quantizer.py composes the pairs); each pair
+* ``pairs``: ``PairsQuantizer``, the base of quantizers whose spec says
+  ``scopes: pairs``, composing ``PairQuantizer``s: ExecuTorch's Cadence
+  scheme of (pattern, config) pairs, its sequential partitions, anchors by
+  argument index (the rule's ``inputs``, weight and bias, ``output_index``), a
+  derived int32 bias, shared outputs, weights-only (W8A32) configs (its module
+  docstring has the scheme; specs/hooks/cadence_quantizer.py composes the
+  pairs under ExecuTorch's class names); each pair
   records the matches it tried (``last_matches``), as the composable base does.
 * ``match_report``: the composable base's report (``report()``): each op's
   stage and rule, or why it is float, from the matches it recorded.

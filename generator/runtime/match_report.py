@@ -37,6 +37,8 @@ from .values import KEY
 __all__ = ["SHARED", "explain"]
 
 SHARED = "shared ops"  # the scope of clusters of shared ops
+# Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
+UNSEEN = "no stage sees it (add_stage's targets or finder, set_global_stage)"
 REASONS = {  # ExecuTorch's rejection message -> the report's reason code
     "Tried annotating already quantized node.": "annotated",
     "Tried annotating unsupported configuration of operators": "skip",
@@ -110,9 +112,11 @@ def _unmatched(n: Node, quantizer: Any, model: GraphModule, seen: set[Node]) -> 
         what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
         return Entry(n.name, _op(n), False, "not_a_tensor_op", what)
     if n not in seen:
-        detail = "left float on purpose: no stage sees it (add_stage's targets or finder, "
-        detail += "set_global_stage)"
+        detail = f"left float on purpose: {getattr(quantizer, 'unseen', UNSEEN)}"
         return Entry(n.name, _op(n), False, "no_config", detail)
+    said = getattr(quantizer, "unmatched", lambda n: None)(n)  # the base's own words, if any
+    if said:
+        return Entry(n.name, _op(n), False, "skip", said)
     having = [r for r in quantizer.rules if any(n.target in ops for ops in r.chain)]
     if not having:
         return Entry(n.name, _op(n), False, "no_rule", f"no rule of the quantizer has {_op(n)}")

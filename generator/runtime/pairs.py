@@ -3,26 +3,29 @@
 ExecuTorch's Cadence quantizers compose ``CadenceAtenQuantizer(pattern,
 config)``s, each annotating every match of one pattern with one config, the
 first pair first. A ``PairQuantizer`` is one pair, its pattern a rule of a
-``scopes: composable`` spec (found by its ops):
+``scopes: pairs`` spec; ``PairsQuantizer``, the base of such a spec's
+generated quantizer, composes them (``add_pair(ops, config)``).
 
 * **Matches**: as ExecuTorch's ``find_sequential_partitions_aten``, each node
   calling one of the rule's ops that has a ``source_fn_stack`` is a
   partition; the partitions of each op (grouped by source, then in graph
   order) are combined in ``itertools.product`` order, each used by the next.
   A match is skipped if an op before the last has another user, if a
-  ``when:`` condition fails, or if its anchors (the first op, the node that
-  takes the output spec) are annotated already.
-* **Anchors** by argument index: the first op's ``inputs`` (default the first
-  argument) get the input activation spec; its ``weight`` argument the weight
-  spec and its ``bias`` argument (if given) an int32 spec derived from the
-  first input's and the weight's scales (their product, zero point 0); the
-  last op's output the output spec. ``anchors`` overrides these per first op.
-  A ``shared`` rule's output shares its first input's spec (max pool with
-  indices: on the getitem of its values); one whose first argument is a list
-  (cat) gives the first element the input spec and shares it with the rest.
-* **Float activations** (a config whose input activation is None, W8A32):
-  only the weight and bias arguments are annotated, with the config's weight
-  and bias specs.
+  ``when:`` condition fails (with a weights-only config, a
+  ``weights_only_when:`` one too), or if its anchors (the first op, the node
+  that takes the output spec) are annotated already.
+* **Anchors** by argument index, as the rule's pt2e keys say: the first op's
+  ``inputs`` get the input activation spec (a list argument, cat's: its first
+  element, the rest sharing it); its ``weight`` argument the weight spec and
+  its ``bias`` argument (if given; ``none_bias``: even None) the bias spec,
+  ``bias_spec: derived`` an int32 spec derived from the first input's and the
+  weight's scales (their product, zero point 0) (``parameters: float``: no
+  weight or bias anchors; ``weights``: a function gives them); the last op's
+  output (``output_index``: its user's getitem of that index) the output spec. A
+  ``shared`` rule's output shares its first input's spec.
+* **Weights only** (a config whose input activation is None, W8A32): only the
+  weight and bias arguments (a None bias too) are annotated, with the config's
+  weight and bias specs.
 
 ``last_matches`` lists the matches of the last ``annotate`` as the composable
 base's do (``composable.Match``: accepted, or with why it was skipped, the
@@ -31,26 +34,29 @@ pair's class, config and rule).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import (
+    ComposableQuantizer,
     DerivedQuantizationSpec,
     QuantizationAnnotation,
     Quantizer,
     SharedQuantizationSpec,
 )
 
+from . import match_report
 from .composable import Match
 from .validate import disallowed
-from .values import KEY, Rule
+from .values import KEY, Rule, unhonoured
 
-__all__ = ["PairQuantizer", "bias_qparams", "partitions"]
+__all__ = ["PairQuantizer", "PairsQuantizer", "bias_qparams", "partitions"]
 
-aten = torch.ops.aten
-WITH_INDICES = aten.max_pool2d_with_indices.default
+REFUSED = "Tried annotating unsupported quantization config"  # ExecuTorch's words (match_report)
 
 
 def bias_qparams(observers: list) -> tuple[torch.Tensor, torch.Tensor]:
@@ -109,33 +115,32 @@ def annotated(node: Node) -> bool:
 class PairQuantizer(Quantizer):
     """One (pattern, config) pair: ``rule`` annotated with ``config`` wherever it matches."""
 
-    def __init__(
-        self,
-        rule: Rule,
-        config: Any,
-        anchors: dict[str, Any] | None = None,
-        float_checks: tuple[Callable[..., bool], ...] = (),
-    ) -> None:
+    def __init__(self, rule: Rule, config: Any, label: str = "", refuse: bool = True) -> None:
         super().__init__()
         reasons = [disallowed(a, config) for a in rule.allows]
-        if rule.allows and all(reasons):
-            raise ValueError(f"{rule.name}: a config the spec does not allow: {'; '.join(reasons)}")
-        self.rule, self.config, self.anchors = rule, config, anchors or {}
+        # A config the rule's dtypes do not allow: an error, or (``refuse=False``, a pair of
+        # ``set_global``'s) every match is recorded as not tried, with why.
+        self.refused = "; ".join(reasons) if rule.allows and all(reasons) else ""
+        if self.refused and refuse:
+            raise ValueError(f"{rule.name}: a config the spec does not allow: {self.refused}")
+        self.rule, self.config = rule, config
+        self.label = label or type(self).__name__
         self.last_matches: list[Match] = []
         self.float_activations = config.input_activation is None
-        self.checks = rule.when + (float_checks if self.float_activations else ())
+        self.checks = rule.when + (rule.weights_only_when if self.float_activations else ())
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self.last_matches = []
         for nodes in partitions(model, [ops[0] for ops in self.rule.chain]):
-            why = self.skipped(nodes)
+            why = REFUSED if self.refused else self.skipped(nodes)
             match = Match(nodes, why is None, why or "")
-            match.stage, match.config, match.rule = type(self).__name__, self.config, self.rule.name
+            match.stage, match.config, match.rule = self.label, self.config, self.rule.name
+            match.why = self.refused
             self.last_matches.append(match)
             if why is not None:
                 continue
-            if self.float_activations:
-                self.parameters_only(nodes[0])
+            if self.float_activations:  # weights only
+                self.annotate_parameters(nodes[0])
             else:
                 self.annotate_match(nodes)
         return model
@@ -149,56 +154,70 @@ class PairQuantizer(Quantizer):
         if failed is not None:
             name = getattr(failed, "__name__", "a condition")
             return f"a when: condition ({name}) rules the match out"
-        taken = [n.name for n in dict.fromkeys(self.anchored(nodes)) if annotated(n)]
+        anchored = self.anchored(nodes)
+        if any(n is None for n in anchored):
+            return f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
+        taken = [n.name for n in dict.fromkeys(anchored) if n is not None and annotated(n)]
         if taken:
             return f"{', '.join(taken)} was annotated first (by an earlier pair)"
         return None
 
-    def output_node(self, nodes: list[Node]) -> Node:
-        last = nodes[-1]
-        return next(iter(last.users)) if last.target == WITH_INDICES else last
+    def output_node(self, nodes: list[Node]) -> Node | None:
+        """The node that takes the output spec: the last op, or (``output_index``) the getitem of
+        that index among its users (None if it has none)."""
+        last, item = nodes[-1], self.rule.output_index
+        if item is None:
+            return last
+        getitems = (u for u in last.users if u.target is operator.getitem and u.args[1] == item)
+        return next(getitems, None)
 
-    def anchored(self, nodes: list[Node]) -> list[Node]:
+    def anchored(self, nodes: list[Node]) -> list[Node | None]:
         """The nodes that must not be annotated yet: the first, and the output's (if any)."""
-        return nodes[:1] if self.float_activations else [nodes[0], self.output_node(nodes)]
+        return [nodes[0]] if self.float_activations else [nodes[0], self.output_node(nodes)]
 
     def annotate_match(self, nodes: list[Node]) -> None:
         first: Any = nodes[0]
-        config = self.config
+        rule, config = self.rule, self.config
+        head = first.args[rule.inputs[0]]
+        head = head[0] if isinstance(head, (list, tuple)) else head
         out_spec = config.output_activation
-        listed = bool(first.args) and isinstance(first.args[0], (list, tuple))
-        if self.rule.kind == "shared":  # the output shares the first input's spec
-            out_spec = SharedQuantizationSpec(
-                (first.args[0][0] if listed else first.args[0], first)
-            )
-        self.output_node(nodes).meta[KEY] = QuantizationAnnotation(
-            output_qspec=out_spec, _annotated=True
-        )
-        if listed:
-            for i, x in enumerate(first.args[0]):
-                annotate_input(first, x, out_spec if i else config.input_activation)
-            return
-        inputs = self.anchors.get("inputs", (0,))
-        for i in inputs:
-            annotate_input(first, first.args[i], config.input_activation)
-        weight = self.anchors.get("weight", self.rule.weight)
-        if weight is None:
-            return
-        annotate_input(first, first.args[weight], config.weight)
-        bias = self.anchors.get("bias", self.rule.bias)
-        if bias is not None and len(first.args) > bias:
-            if first.args[bias] is not None or self.anchors.get("none_bias"):
-                annotate_input(first, first.args[bias], derived_bias(first, inputs[0], weight))
+        if rule.kind == "shared":  # the output shares the first input's spec
+            out_spec = SharedQuantizationSpec((head, first))
+        out = self.output_node(nodes)
+        assert out is not None  # annotate() skips a match without it
+        out.meta[KEY] = QuantizationAnnotation(output_qspec=out_spec, _annotated=True)
+        for i in rule.inputs:
+            arg = first.args[i]
+            if isinstance(arg, (list, tuple)):  # the first element's spec, shared by the rest
+                for k, x in enumerate(arg):
+                    spec = SharedQuantizationSpec((arg[0], first)) if k else config.input_activation
+                    annotate_input(first, x, spec)
+            else:
+                annotate_input(first, arg, config.input_activation)
+        self.annotate_parameters(first)
 
-    def parameters_only(self, node: Any) -> None:
-        """Float activations: the weight and bias get the config's weight and bias specs."""
-        params = self.anchors.get("parameters")
-        if params is not None:  # a hook's: (owner, argument, spec) triples
-            for owner, arg, spec in params(node, self.config):
+    def annotate_parameters(self, node: Any) -> None:
+        """The weight and bias anchors (``weights``: those its function gives): the weight
+        spec, and the bias's (derived, or the config's with ``bias_spec: config`` or a
+        weights-only config, which annotates a None bias too)."""
+        rule, config = self.rule, self.config
+        if rule.weights is not None:
+            for owner, arg, spec in rule.weights(node, config):
                 annotate_input(owner, arg, spec)
             return
-        annotate_input(node, node.args[self.rule.weight], self.config.weight)
-        annotate_input(node, node.args[self.rule.bias], self.config.bias)
+        if rule.weight is None or rule.parameters == "float":
+            return
+        annotate_input(node, node.args[rule.weight], config.weight)
+        bias = rule.bias
+        if bias is None or len(node.args) <= bias:
+            return
+        arg = node.args[bias]
+        if arg is None and not (rule.none_bias or self.float_activations):
+            return
+        derived = rule.bias_spec == "derived" and not self.float_activations
+        annotate_input(
+            node, arg, derived_bias(node, rule.inputs[0], rule.weight) if derived else config.bias
+        )
 
     def validate(self, model: GraphModule) -> None:
         pass
@@ -206,3 +225,98 @@ class PairQuantizer(Quantizer):
     @classmethod
     def get_supported_operators(cls) -> list:
         return []
+
+
+class PairsQuantizer(ComposableQuantizer):
+    """The base of a ``scopes: pairs`` spec's quantizer: its (pattern, config) pairs in
+    order, each a ``PairQuantizer`` of the rule whose first ops are the pattern's."""
+
+    backend = ""
+    spec = ""
+    rules: Sequence[Rule] = ()
+    transforms: Sequence[Any] = ()
+    reporter: Any = None  # report(): where its summary goes
+    last_report: Any = None
+    unseen = "no pair has its pattern (add_pair, set_global)"  # match_report's words
+    # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
+    honours: frozenset[str] = frozenset(
+        {
+            *("name", "kind", "chain", "weight", "bias", "allows", "when"),
+            *("inputs", "output_index", "bias_spec", "none_bias", "parameters"),
+            *("weights_only_when", "weights"),
+        }
+    )
+
+    def __init__(self, pairs: Sequence[tuple[Any, Any]] = ()) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
+        super().__init__([])
+        for ops, config in pairs:
+            self.add_pair(ops, config)
+
+    @classmethod
+    def rule_of(cls, ops: Any) -> Rule:
+        """The rule whose chain's ops (each position's first) are ``ops`` (an op or a sequence)."""
+        ops = tuple(ops) if isinstance(ops, (list, tuple)) else (ops,)
+        for r in cls.rules:
+            if tuple(o[0] for o in r.chain) == ops:
+                return r
+        raise ValueError(f"{cls.spec or cls.__name__} has no pattern of the ops {ops}")
+
+    def add_pair(self, ops: Any, config: Any) -> PairsQuantizer:
+        """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
+        rule = self.rule_of(ops)
+        label = f"pair {len(self.quantizers) + 1} ({rule.name})"
+        self.quantizers.append(PairQuantizer(rule, config, label))
+        return self
+
+    def set_global(self, config: Any) -> PairsQuantizer:
+        """A pair of every pattern of the spec with ``config``, in the spec's order, after the
+        pairs before; a pattern whose dtypes refuse ``config`` records its matches as not tried
+        (what ``bcfg compat`` configures with a global config)."""
+        for rule in self.rules:
+            if rule.kind != "propagate":
+                self.quantizers.append(PairQuantizer(rule, config, "global", refuse=False))
+        return self
+
+    def report(self, stream: Any = "stderr") -> PairsQuantizer:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (``match_report``, from the pairs' ``last_matches``), and its summary is
+        written on ``stream`` (standard error by default; None: nowhere)."""
+        self.reporter = {"stream": stream}
+        return self
+
+    def _paired(self) -> set[Any]:
+        return {op for q in self.quantizers if isinstance(q, PairQuantizer) for o in q.rule.chain
+                for op in o}  # fmt: skip
+
+    def seen(self, model: GraphModule) -> set[Node]:
+        """The nodes whose op some pair's pattern has, or no pattern of the spec has."""
+        paired, ruled = self._paired(), {op for r in self.rules for o in r.chain for op in o}
+        return {n for n in model.graph.nodes if n.target in paired or n.target not in ruled}
+
+    def unmatched(self, node: Node) -> str | None:
+        """Why a pair's op in no match is float, when it is not the pattern's doing."""
+        if node.target in self._paired() and "source_fn_stack" not in node.meta:
+            return (
+                "no source_fn_stack in its meta: pairs match source partitions, which a strict "
+                "export records (torch.export.export(..., strict=True); compat --strict-export)"
+            )
+        return None
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        for transform in self.transforms:
+            model = transform(model)
+        model = super().annotate(model)
+        if getattr(self, "reporter", None) is not None:
+            self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
+            self.added: dict[Node, str] = {}
+            self.last_report = match_report.explain(model, self)
+            stream = self.reporter["stream"]
+            stream = sys.stderr if stream == "stderr" else stream
+            if stream is not None:
+                stream.write(self.last_report.text())
+        return model

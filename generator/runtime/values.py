@@ -91,6 +91,17 @@ class Rule:
     other: str | None = None
     when: tuple[Callable[..., bool], ...] = ()
     opt_in: bool = False
+    # Pairs (pairs.py, ExecuTorch's Cadence scheme): the first op's arguments that get the
+    # input spec, the getitem of the last op's user that gets the output spec, the bias's
+    # spec ("derived" or "config"), a None bias annotated too, the weight and bias left
+    # "float", conditions of weights-only configs, a function giving the weight anchors.
+    inputs: tuple[int, ...] = (0,)
+    output_index: int | None = None
+    bias_spec: str = "derived"
+    none_bias: bool = False
+    parameters: str = "quantized"
+    weights_only_when: tuple[Callable[..., bool], ...] = ()
+    weights: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
@@ -98,7 +109,7 @@ class Rule:
         object.__setattr__(self, "partitions", tuple(tuple(p) for p in self.partitions))
         if self.operator_types is not None:
             object.__setattr__(self, "operator_types", tuple(self.operator_types))
-        for name in ("sources", "allows", "skip", "roots", "when"):
+        for name in ("sources", "allows", "skip", "roots", "when", "inputs", "weights_only_when"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def selected_by(self, op: Any) -> bool:

@@ -22,12 +22,14 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
+    BiasSpec,
     Configs,
     Delegate,
     Match,
     OperatorType,
     Other,
     Outputs,
+    Parameters,
     QatConfig,
     QParams,
     ReusedWeight,
@@ -297,6 +299,13 @@ class PT2EOptions:
     operator_types: tuple[Symbol, ...] | None = None  # None: the first op's overloads
     qat_config: QatConfig | None = None  # None: inferred (required through batch norm)
     scope: Scope = Scope.ALL_OPS
+    inputs: tuple[int, ...] = (0,)
+    output_index: int | None = None
+    bias_spec: BiasSpec = BiasSpec.DERIVED
+    none_bias: bool = False
+    parameters: Parameters = Parameters.QUANTIZED
+    weights_only_when: tuple[Hook, ...] = ()
+    weights: Hook | None = None
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -430,6 +439,16 @@ class Rule:
     other: Other | None = None
     when: tuple[Hook, ...] = ()
     opt_in: bool = False
+    # Pairs (ExecuTorch's Cadence): the first op's input arguments, the getitem that takes
+    # the output spec, the bias's spec, a None bias annotated, the weight and bias left
+    # float, conditions of weights-only configs, a function giving the weight anchors.
+    inputs: tuple[int, ...] = (0,)
+    output_index: int | None = None
+    bias_spec: BiasSpec = BiasSpec.DERIVED
+    none_bias: bool = False
+    parameters: Parameters = Parameters.QUANTIZED
+    weights_only_when: tuple[Hook, ...] = ()
+    weights: Hook | None = None
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 

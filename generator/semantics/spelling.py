@@ -161,6 +161,8 @@ def key_text(key: Key, value: Any) -> str:
         return hook(value)
     if key.kind is Kind.OPS:
         return f"[{', '.join(spell(op.path) for op in value)}]"
+    if key.kind is Kind.INDICES:
+        return str(value[0]) if len(value) == 1 else f"[{', '.join(map(str, value))}]"
     return str(value)
 
 

@@ -1,6 +1,8 @@
 """What specs/cadence.bcfg still says in Python: the checks of ExecuTorch's Cadence patterns
-(``patterns.py``'s ``get_anchors`` returning empty anchors). Each takes a match's first node
-and its nodes (in order) and says whether the pattern annotates it."""
+(``patterns.py``'s ``get_anchors`` returning empty anchors; ``when`` and, for W8A32's
+weights-only configs, ``weights_only_when``), each taking a match's first node and its nodes
+(in order) and saying whether the pattern annotates it; and GRU's weight anchors
+(``weights``), which sit in a list argument."""
 
 from __future__ import annotations
 

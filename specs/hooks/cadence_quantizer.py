@@ -5,22 +5,18 @@ The same names, constructors and composition as ExecuTorch 1.5.1's
 composes ``CadenceAtenQuantizer(pattern, config)``s, each annotating the
 matches of one of ExecuTorch's pattern objects (kept: its ``fuse`` is the
 post-convert fusion pass's) with one config. The rule of a pattern is the
-spec's rule of its ops (``partition_types()``): its checks (``when:``), the
-configs it allows (``dtypes:``; another raises at construction), its weight
-and bias arguments (the op table's), and whether its output shares its input's
-spec (``shared_observer``); bcfg's runtime (``_bcfg_pt2e.pairs.PairQuantizer``)
-matches and annotates it. What the spec cannot say yet is ``ANCHORS`` and
-``FLOAT_CHECKS`` below: the inputs of ops that take two activations or put
-them elsewhere, by argument index, and W8A32's variant checks (a config whose
-activations stay float). The ``qconfig_*`` objects are ExecuTorch's own (its
-tests compare observer factories by identity).
+spec's rule of its ops (``partition_types()``): its checks, the configs it allows
+(another raises at construction) and its anchors by argument index (pt2e keys:
+``inputs``, ``output_index``, ``parameters``, ``none_bias``, ``weights_only_when``,
+``weights``); bcfg's runtime (``_bcfg_pt2e.pairs.PairQuantizer``) matches and
+annotates it. The ``qconfig_*`` objects are ExecuTorch's own (its tests compare
+observer factories by identity).
 """
 
 from __future__ import annotations
 
 from typing import Any, final
 
-import torch
 from executorch.backends.cadence.aot.quantizer import patterns as P
 from executorch.backends.cadence.aot.quantizer.quantizer import (  # noqa: F401 (re-exported)
     qconfig_A8W8,
@@ -33,8 +29,7 @@ from executorch.backends.cadence.aot.quantizer.quantizer import (  # noqa: F401 
 from torchao.quantization.pt2e.quantizer import ComposableQuantizer, Quantizer
 
 from generated._bcfg_pt2e.pairs import PairQuantizer
-from generated.cadence_quantizer import RULES
-from specs.hooks import cadence as checks
+from generated.cadence_quantizer import CadenceQuantizer as Spec
 
 __all__ = [
     "CadenceAtenQuantizer", "CadenceQuantizer", "CadenceDefaultQuantizer",
@@ -45,36 +40,16 @@ __all__ = [
     "get_cadence_default_quantizers",
 ]  # fmt: skip
 
-aten = torch.ops.aten
-# Anchors the op table does not give, by argument index: addmm(bias, input, weight); ops of
-# two activations; layer norm's float weight and bias; linear's bias even if None.
-ANCHORS: dict[Any, dict[str, Any]] = {
-    aten.addmm.default: {"inputs": (1,), "weight": 2, "bias": 0},
-    aten.bmm.default: {"inputs": (0, 1)},
-    aten.matmul.default: {"inputs": (0, 1)},
-    aten.add.Tensor: {"inputs": (0, 1)},
-    aten.layer_norm.default: {"weight": None},
-    aten.linear.default: {"none_bias": True},
-    aten.gru.input: {"parameters": checks.gru_parameters},
-}
-FLOAT_CHECKS = {
-    aten.linear.default: (checks.w8a32_linear,),
-    aten.conv1d.default: (checks.w8a32_conv,),
-}
-BY_OPS = {tuple(ops[0] for ops in r.chain): r for r in RULES}
-
 
 class CadenceAtenQuantizer(PairQuantizer):
     """One of ExecuTorch's patterns (its ``partition_types()``: the spec's rule) with one config."""
 
     def __init__(self, pattern: Any, quantization_config: Any) -> None:
-        ops = tuple(pattern.partition_types())
-        if ops not in BY_OPS:
-            raise ValueError(f"{type(pattern).__name__}: specs/cadence.bcfg has no pattern {ops}")
-        first = ops[0]
-        super().__init__(
-            BY_OPS[ops], quantization_config, ANCHORS.get(first), FLOAT_CHECKS.get(first, ())
-        )
+        try:
+            rule = Spec.rule_of(pattern.partition_types())
+        except ValueError as e:
+            raise ValueError(f"{type(pattern).__name__}: {e}") from None
+        super().__init__(rule, quantization_config)
         self.pattern, self.quantization_config = pattern, quantization_config
 
 

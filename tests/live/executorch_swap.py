@@ -15,7 +15,9 @@ module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 module's ``__all__`` that ExecuTorch's module also defines in place of that
 (ExecuTorch's Cadence tests check that its classes subclass one another and
 compare qspecs by their observers' identity, so the whole family goes
-together: ``--bcfg-swap specs.hooks.cadence_quantizer``).
+together: ``--bcfg-swap specs.hooks.cadence_quantizer``; and they find the
+classes by ``__module__``, so a Cadence replacement of the same name takes the
+quantizer module's name for the run: ``RENAMED``).
 Before collection (``pytest_configure``) the plugin imports the classes'
 defining module and replaces each class on every loaded module attribute that
 holds it (a package ``__init__`` that re-exports it included: Arm's
@@ -49,6 +51,11 @@ TARGETS = {
     ),
     "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
 }
+# Targets whose tests find the classes by ``__module__`` (Cadence's
+# ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
+# ``__module__`` is the quantizer module's must be tested): a replacement of the same name
+# takes the defining module's name for the run, as that module's attribute now holds it.
+RENAMED = {"cadence"}
 # The stages whose run says a test quantized: target -> (module, class) patched by Recorder.
 STAGES = {
     "xnnpack": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
@@ -124,6 +131,17 @@ def swap(cls: type | dict[str, type], target: str = "xnnpack") -> tuple[type, li
     return first, replaced
 
 
+def rename(replacements: dict[str, type], target: str) -> None:
+    """Under a ``RENAMED`` target, each replacement of the same name takes the name of the
+    module whose attribute it now is (after ``swap``, which skips the replacements' own
+    modules by that name)."""
+    if target not in RENAMED:
+        return
+    for name, cls in replacements.items():
+        if isinstance(cls, type) and cls.__name__ == name:
+            cls.__module__ = TARGETS[target][0]
+
+
 class Recorder:
     """Each test's outcome, and whether it ran the Tester's Quantize stage (``quantizes``)."""
 
@@ -188,7 +206,9 @@ def pytest_configure(config: Any) -> None:
         module = importlib.import_module(module_name)
         live = all(getattr(module, n) is replacements[n] for n in replacements)
         assert live and original not in replacements.values(), replaced
-        config.bcfg_swapped = (original, replacements, replaced)
+        homes = {n: f"{c.__module__}.{c.__qualname__}" for n, c in replacements.items()}
+        rename(replacements, target)
+        config.bcfg_swapped = (original, replacements, replaced, homes)
     path = config.getoption("--bcfg-outcomes")
     if path:
         config.pluginmanager.register(Recorder(path, target), "bcfg-outcomes")
@@ -199,11 +219,7 @@ def pytest_report_header(config: Any) -> str:
     swapped = getattr(config, "bcfg_swapped", None)
     if swapped is None:
         return f"bcfg: {module_name}.{'/'.join(names)} are ExecuTorch's own"
-    by = ", ".join(
-        f"{n} by {c.__module__}.{c.__qualname__}"
-        for n, c in swapped[1].items()
-        if isinstance(c, type)
-    )
+    by = ", ".join(f"{n} by {swapped[3][n]}" for n, c in swapped[1].items() if isinstance(c, type))
     return f"bcfg: {module_name}: {by} (on {', '.join(swapped[2])})"
 
 

@@ -42,6 +42,37 @@ def test_executorchs_annotation_tests_pass_swapped_and_fail_with_nothing(tmp_pat
     assert len(failed) == 19 and all("test_quantizer_annotation_" in k for k in failed)
 
 
+# ExecuTorch's test_all_quantizers_have_annotation_tests: the CadenceQuantizer subclasses
+# it finds in the quantizer module by __module__ (run in a child: the swap is for good).
+FOUND = """
+import importlib, inspect, sys
+from tests.live import executorch_swap as sw
+if sys.argv[1:]:
+    replacements = sw.load("specs.hooks.cadence_quantizer", "cadence")
+    sw.swap(replacements, "cadence")
+    sw.rename(replacements, "cadence")
+t = importlib.import_module("executorch.backends.cadence.aot.tests.test_quantizer_ops")
+m = t.quantizer_module
+found = [o for _, o in inspect.getmembers(m, inspect.isclass) if issubclass(o, t.CadenceQuantizer)
+         and o is not t.CadenceQuantizer and o.__module__ == m.__name__]
+print(sorted(f"{c.__name__} {c in t.TESTED_QUANTIZER_CLASSES | t.EXCLUDED_FROM_ANNOTATION_TESTING}"
+             for c in found))
+"""
+
+
+def test_the_swapped_classes_are_the_ones_executorchs_completeness_check_finds():
+    import subprocess
+    import sys
+
+    def found(*swap: str) -> str:
+        run = [sys.executable, "-c", FOUND, *swap]
+        out = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
+        return out.stdout.strip().splitlines()[-1]
+
+    theirs, ours = found(), found("swap")
+    assert ours == theirs and theirs.count("True") == 11, (theirs, ours)
+
+
 def test_zoo_models_annotate_and_convert_as_executorch_does():
     from .cadence_zoo import compare
 

@@ -1,6 +1,8 @@
 """``PairQuantizer`` (ExecuTorch's Cadence scheme: one pattern, one config), without ExecuTorch:
-anchors by argument index, the derived int32 bias, shared outputs (cat), float activations,
-the first pair winning, and a config the spec does not allow.
+anchors by argument index (the pt2e keys ``inputs``, ``parameters``, ``bias_spec``,
+``weights_only_when`` and ``input_index``), the derived int32 bias, shared outputs (cat),
+weights-only configs, the first pair winning, a config the spec does not allow, and
+``PairsQuantizer`` composing pairs by their ops.
 
 ``python -m tests.live.executorch_suites cadence`` runs ExecuTorch's own Cadence tests with the
 classes of specs/hooks/cadence_quantizer.py (on this runtime) in their place.
@@ -8,6 +10,7 @@ classes of specs/hooks/cadence_quantizer.py (on this runtime) in their place.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 
@@ -24,14 +27,26 @@ SPEC = """
     constraint act = qint8 {}
     dtypes s = {input: act, output: act, weight: qint8}
     dtypes w8 = {input: float, output: float, weight: qint8}
-    quantizer t { fx: false  scopes: composable }
+    quantizer t { fx: false  scopes: pairs }
     backend t {
         pattern (aten.linear.default, aten.relu.default) { dtypes: s }
-        pattern aten.linear.default { dtypes: [s, w8] }
-        pattern aten.addmm.default { dtypes: s }
+        pattern aten.linear.default {
+            dtypes: [s, w8]
+            pt2e: {weights_only_when: tests.runtime.test_runtime_pairs.two_rows}
+        }
+        pattern aten.addmm.default { dtypes: s  input_index: {weight: 2, bias: 0}  pt2e: {inputs: 1} }
         pattern aten.cat.default { observation: shared_observer  dtypes: s  pt2e: {eager: true} }
     }
 """
+
+
+def two_rows(node, nodes):
+    """A weights-only condition: the input has 2 rows (the test's does)."""
+    return node.args[0].meta["val"].shape[0] == 2
+
+
+def never(node, nodes):
+    return False
 
 
 class Model(nn.Module):
@@ -49,7 +64,8 @@ class Model(nn.Module):
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pairs")
-    rules = {r.name: r for r in generate(tmp, SPEC).__globals__["RULES"]}
+    getter = generate(tmp, SPEC)
+    rules = {r.name: r for r in getter.__globals__["RULES"]}
     sys.path.insert(0, str(tmp))
     try:  # the runtime generate() wrote beside the quantizer
         PairQuantizer = importlib.import_module("gen_pt2e._bcfg_pt2e.pairs").PairQuantizer
@@ -63,7 +79,7 @@ def made(tmp_path_factory):
         gm = torch.export.export(Model().eval(), (torch.randn(2, 4),), strict=True).module()
         return gm, {n.name: n for n in gm.graph.nodes}
 
-    return rules, PairQuantizer, graph
+    return rules, PairQuantizer, graph, getter
 
 
 def specs(node):
@@ -71,7 +87,7 @@ def specs(node):
 
 
 def test_a_chain_anchors_input_weight_derived_bias_and_output(made):
-    rules, PairQuantizer, graph = made
+    rules, PairQuantizer, graph, _ = made
     config = symmetric_config("per_tensor")
     gm, nodes = graph()
     PairQuantizer(rules["(aten.linear.default, aten.relu.default)"], config).annotate(gm)
@@ -91,23 +107,42 @@ def test_a_chain_anchors_input_weight_derived_bias_and_output(made):
 
 
 def test_anchors_by_argument_index_override_the_op_table(made):
-    rules, PairQuantizer, graph = made
+    rules, PairQuantizer, graph, _ = made
     config = symmetric_config("per_tensor")
     gm, nodes = graph()
-    anchors = {"inputs": (1,), "weight": 2, "bias": 0}
-    PairQuantizer(rules["aten.addmm.default"], config, anchors).annotate(gm)
+    PairQuantizer(rules["aten.addmm.default"], config).annotate(gm)  # inputs: 1, input_index
     addmm = nodes["addmm"]
     bias, x, weight = addmm.args
     got = specs(addmm)
     assert got[x] == config.input_activation and got[weight] == config.weight
     assert got[bias].derived_from == [(x, addmm), (weight, addmm)]
     gm, nodes = graph()
-    PairQuantizer(rules["aten.addmm.default"], config).annotate(gm)  # no anchors: argument 0 only
+    plain = dataclasses.replace(rules["aten.addmm.default"], inputs=(0,), weight=None, bias=None)
+    PairQuantizer(plain, config).annotate(gm)  # the keys' defaults: argument 0 only
     assert list(specs(nodes["addmm"])) == [nodes["addmm"].args[0]]
+    gm, nodes = graph()
+    weightless = dataclasses.replace(rules["aten.addmm.default"], parameters="float")
+    PairQuantizer(weightless, config).annotate(gm)  # parameters: float: the input only
+    assert list(specs(nodes["addmm"])) == [nodes["addmm"].args[1]]
+
+
+def test_bias_spec_config_gives_the_configs_bias_spec(made):
+    rules, PairQuantizer, graph, _ = made
+    plain = symmetric_config("per_tensor")  # its bias spec: its weight's
+    config = type(plain)(
+        plain.input_activation, plain.output_activation, plain.weight, plain.weight
+    )
+    rule = dataclasses.replace(
+        rules["(aten.linear.default, aten.relu.default)"], bias_spec="config"
+    )
+    gm, nodes = graph()
+    PairQuantizer(rule, config).annotate(gm)
+    linear = nodes["linear"]
+    assert specs(linear)[linear.args[2]] == config.weight
 
 
 def test_a_list_input_shares_its_first_elements_spec(made):
-    rules, PairQuantizer, graph = made
+    rules, PairQuantizer, graph, _ = made
     config = symmetric_config("per_tensor")
     gm, nodes = graph()
     PairQuantizer(rules["aten.cat.default"], config).annotate(gm)
@@ -120,7 +155,7 @@ def test_a_list_input_shares_its_first_elements_spec(made):
 
 
 def test_float_activations_annotate_parameters_only_and_configs_are_checked(made):
-    rules, PairQuantizer, graph = made
+    rules, PairQuantizer, graph, _ = made
     config = symmetric_config("per_tensor")
     w8 = type(config)(None, None, config.weight, config.weight)
     gm, nodes = graph()
@@ -130,10 +165,31 @@ def test_float_activations_annotate_parameters_only_and_configs_are_checked(made
     assert linear.meta["quantization_annotation"].output_qspec is None
     with pytest.raises(ValueError, match=r"aten.addmm.default: a config the spec does not allow"):
         PairQuantizer(rules["aten.addmm.default"], w8)
+    gm, nodes = graph()  # a weights-only condition that fails: nothing annotated
+    rows = dataclasses.replace(rules["aten.linear.default"], weights_only_when=(never,))
+    PairQuantizer(rows, w8).annotate(gm)
+    assert "quantization_annotation" not in nodes["linear"].meta
+    gm, nodes = graph()  # it binds weights-only configs only
+    PairQuantizer(rows, config).annotate(gm)
+    assert specs(nodes["linear"])[nodes["linear"].args[0]] == config.input_activation
+
+
+def test_pairs_quantizer_composes_pairs_by_their_ops(made):
+    _, _, graph, getter = made
+    config = symmetric_config("per_tensor")
+    quantizer = getter()
+    quantizer.add_pair(torch.ops.aten.cat.default, config)
+    quantizer.add_pair([torch.ops.aten.linear.default, torch.ops.aten.relu.default], config)
+    gm, nodes = graph()
+    quantizer.annotate(gm)
+    assert nodes["cat"].meta["quantization_annotation"].output_qspec.edge_or_node[1] is nodes["cat"]
+    assert nodes["relu"].meta["quantization_annotation"].output_qspec == config.output_activation
+    with pytest.raises(ValueError, match=r"has no pattern of the ops \(<OpOverload"):
+        quantizer.add_pair(torch.ops.aten.bmm.default, config)
 
 
 def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
-    rules, PairQuantizer, graph = made
+    rules, PairQuantizer, graph, _ = made
     config = symmetric_config("per_tensor")
     gm, nodes = graph()
     chain = PairQuantizer(rules["(aten.linear.default, aten.relu.default)"], config)
@@ -151,7 +207,7 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
         return False
 
     gm, nodes = graph()
-    checked = PairQuantizer(rules["aten.linear.default"], config, float_checks=())
+    checked = PairQuantizer(rules["aten.linear.default"], config)
     checked.checks = (never,)
     checked.annotate(gm)
     (match,) = checked.last_matches

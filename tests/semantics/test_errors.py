@@ -421,7 +421,23 @@ CHECKS = {
     ),
     "pt2e: a key the quantizer's runtime base does not honour": (
         "pt2e_unhonoured_keys",
-        "when applies to a quantizer with scopes: operators or composable, whose runtime reads it",
+        "when applies to a quantizer with scopes: operators, composable or pairs, whose runtime reads it",
+    ),
+    "pt2e: a pairs anchor key on another base": (
+        "pt2e_pairs_keys_base",
+        "inputs applies to a quantizer with scopes: pairs, whose runtime reads it",
+    ),
+    "pt2e: an argument index that is no index": (
+        "pt2e_pairs_bad_index",
+        "inputs must be an argument index, 0 or more, got the number -1",
+    ),
+    "pt2e: inputs naming the weight": (
+        "pt2e_pairs_inputs_weight",
+        "inputs names argument 1, which is the weight of pattern aten.linear.default",
+    ),
+    "pt2e: a weight key on a pattern without a weight": (
+        "pt2e_pairs_key_pattern",
+        "none_bias: true applies to a chain whose first op has a weight",
     ),
     "pt2e: a key on a pattern that only propagates": (
         "pt2e_unhonoured_keys",

@@ -20,6 +20,7 @@ pytest.importorskip("torchao", reason="the runtime's bases import torchao")
 
 from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
+from generator.runtime.pairs import PairsQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
 from generator.runtime.values import Rule as RuntimeRule  # noqa: E402
 
@@ -27,6 +28,7 @@ BASES = {
     t.Scopes.MODULES: SpecQuantizer.honours,
     t.Scopes.OPERATORS: OperatorScopedQuantizer.honours,
     t.Scopes.COMPOSABLE: ComposableSpecQuantizer.honours,
+    t.Scopes.PAIRS: PairsQuantizer.honours,
 }
 
 
@@ -126,6 +128,7 @@ CLASSES = {
     t.Scopes.MODULES: SpecQuantizer,
     t.Scopes.OPERATORS: OperatorScopedQuantizer,
     t.Scopes.COMPOSABLE: ComposableSpecQuantizer,
+    t.Scopes.PAIRS: PairsQuantizer,
 }
 
 

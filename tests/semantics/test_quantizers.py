@@ -518,7 +518,9 @@ def test_scopes_operators_selects_torchaos_inductor_configuration_scheme(tmp_pat
     message, hint = located_error(
         tmp_path, "quantizer b { scopes: operator }\n" + backend, "operator }"
     )
-    assert message == "scopes must be modules, operators or composable, got the name 'operator'"
+    assert (
+        message == "scopes must be modules, operators, composable or pairs, got the name 'operator'"
+    )
     assert hint == "did you mean 'operators'?"
 
 

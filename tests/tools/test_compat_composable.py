@@ -1,4 +1,4 @@
-"""``bcfg compat`` on a ``scopes: composable`` target: specs/cadence.bcfg as shipped (its hooks
+"""``bcfg compat`` on a ``scopes: pairs`` target: specs/cadence.bcfg as shipped (its hooks
 need no ExecuTorch), each op's verdict checked against what the quantizer annotated.
 
 compat itself compares its report with a plain prepare of the same quantizer (a
@@ -42,7 +42,7 @@ def int16():
 
 
 def linear_only(quantizer):
-    quantizer.add_stage(int8(), targets=[torch.ops.aten.linear.default])
+    quantizer.add_pair(torch.ops.aten.linear.default, int8())
 
 
 class Net(nn.Module):
@@ -61,7 +61,7 @@ def model():
     return Net().eval(), (torch.randn(1, 3, 8, 8),)
 """
 
-ARGS = ("compat", "cadence", "--model", "compat_user:model", "--quantization-config")
+ARGS = ("compat", "cadence", "--strict-export", "--model", "compat_user:model", "--quantization-config")
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def annotated(project: Path, configure: str) -> set[str]:
         with scratch() as root:
             q = build_quantizer(quantizer, root)()
             apply(q, configure, find_function(configure, ["compat_user"]))
-            gm = export(*user.model(), strict=False)
+            gm = export(*user.model(), strict=True)
             seen: set[str] = set()
             annotate = q.annotate
 
@@ -156,16 +156,24 @@ def test_cadence_int16_says_which_dtypes_refuse_the_config(run, project):
     assert quantized == annotated(project, "compat_user:int16")
 
 
-def test_a_stage_that_sees_only_linear_leaves_the_rest_on_purpose(run, project):
+def test_a_pair_of_linear_alone_leaves_the_rest_on_purpose(run, project):
     code, out, err = run(*ARGS, "compat_user:linear_only")
-    assert code == 0, err  # what no stage sees is left float on purpose: nothing to look at
+    assert code == 1, err  # mean and softmax have no rule; the rest no pair, on purpose
     lines = {line.split()[0]: line for line in out.splitlines()[3:] if line}
-    assert "stage 1 (aten.linear.default)  quantized" in lines["linear"]
+    assert "pair 1 (aten.linear.default)  quantized" in lines["linear"]
     assert all(lines[n].endswith("left float on purpose") for n in ("conv2d", "relu", "add"))
-    assert "1 quantized, 0 left float, 5 left float on purpose (no config, or" in out
+    assert "1 quantized, 2 left float, 3 left float on purpose (no config, or" in out
     code, out, err = run(*ARGS, "compat_user:linear_only", "--format", "json")
     detail = next(e["detail"] for e in json.loads(out)["skipped"] if e["node"] == "add")
-    assert detail.startswith("left float on purpose: no stage sees it")
+    assert detail == "left float on purpose: no pair has its pattern (add_pair, set_global)"
+
+
+def test_a_non_strict_export_says_pairs_need_source_partitions(run, project):
+    args = tuple(a for a in ARGS if a != "--strict-export")
+    code, out, err = run(*args, "compat_user:int8", "--format", "json")
+    assert code == 1, err
+    conv = next(e for e in json.loads(out)["skipped"] if e["node"] == "conv2d")
+    assert conv["reason"] == "skip" and "a strict export records" in conv["detail"]
 
 
 def test_text_shows_the_rule_and_where_the_spec_writes_it(run):

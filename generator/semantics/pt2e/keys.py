@@ -78,6 +78,11 @@ def fail_at(
     return Fail()
 
 
+def listed(words: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 def said(key: Key, value: object) -> str:
     """A key as messages show it: ``scope: first_op``, ``eager: true``, ``skip``."""
     if key.kind is Kind.WORD:
@@ -94,9 +99,9 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
         value = getattr(opts, word)
         if s.scopes not in key.bases:
             bases = [b for b in Scopes if b in key.bases]  # the table's order
-            named = " or ".join(b.value for b in bases)
+            named = listed([b.value for b in bases])
             others = [b.value for b in bases if b is not Scopes.MODULES]
-            other = f", or give the quantizer scopes: {' or '.join(others)}" if others else ""
+            other = f", or give the quantizer scopes: {listed(others)}" if others else ""
             raise fail_key(
                 ctx,
                 c,
@@ -112,6 +117,8 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
                 raise fail_key(ctx, c, word, f"{said(key, value)} applies to {message}", hint)
     if opts.weight_axis is not None:
         _check_rank(ctx, c, opts.weight_axis, d)
+    if s.scopes is Scopes.PAIRS:
+        _check_inputs(ctx, c, opts, d)
     if s.scopes is Scopes.OPERATORS and d.kind is m.RuleKind.CHAIN and len(d.chain) > 1:
         if not d.partitions:
             raise fail(
@@ -165,6 +172,12 @@ def _unmet(
             "a quantizer whose set_operator_type selects patterns; this one's selects nodes",
             "add operator_type: patterns to the quantizer, or remove operator_types",
         )
+    if need is Need.WEIGHTS_ONLY and not _weights_only(c):
+        return (
+            f"patterns whose dtypes include a weights-only config (input: float); pattern {p} "
+            "takes none, so no config would check it",
+            f"add a dtype config with input: float to its dtypes, or remove {word}",
+        )
     if need is Need.TRIED and d.kind is m.RuleKind.PROPAGATE:
         return (
             f"patterns tried with a config; pattern {p} only propagates (it follows its "
@@ -172,6 +185,32 @@ def _unmet(
             "add eager: true to annotate it in order, or remove qat_config",
         )
     return None
+
+
+def _weights_only(c: m.PatternConfig) -> bool:
+    """Whether a weights-only config (float input activations) may quantize the pattern: one
+    of its dtype configs says so, or it has none (a PT2E-only pattern takes any config)."""
+    floats = [dc.input is not None and dc.input.dtype == "float32" for dc in c.dtype_configs]
+    return not floats or any(floats)
+
+
+def _check_inputs(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> None:
+    """A pair's input arguments (``inputs``, default the first) are not the weight or bias
+    argument of its first op."""
+    if opts.parameters is m.Parameters.FLOAT or opts.weights is not None or not d.weighted:
+        return
+    for name, at in (("weight", d.weight), ("bias", d.bias)):
+        if at in opts.inputs:
+            raise fail_key(
+                ctx,
+                c,
+                "inputs",
+                f"inputs names argument {at}, which is the {name} of pattern {shown(c.pattern)} "
+                "(input_index's, or the op table's): it would get the input activation spec "
+                f"and the {name} spec",
+                f"give the {name} another position with input_index: {{{name}: N}}, or name "
+                "another argument in inputs",
+            )
 
 
 def _check_rank(ctx: Ctx, c: m.PatternConfig, axis: int, d: Derived) -> None:

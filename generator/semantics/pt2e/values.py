@@ -74,6 +74,10 @@ class KeyValues:
             return self._weight_axis(v)
         if key.kind is Kind.OPS:
             return self._operator_types(v)
+        if key.kind is Kind.INDEX:
+            return self._index(key.word, v, "an output index (the getitem's)")
+        if key.kind is Kind.INDICES:
+            return self._indices(key.word, v)
         return self._aten(v)
 
     def _aten(self, v: Value) -> m.AtenChain:
@@ -132,6 +136,32 @@ class KeyValues:
         raise self.ctx.fail(
             v.span, f"weight_axis must be a channel axis, 0 or more, got {describe(v)}"
         )
+
+    def _index(self, word: str, v: Value, what: str = "an argument index") -> int:
+        """An argument (or output) index: an integer, 0 or more."""
+        if isinstance(v, Num) and type(v.value) is int and v.value >= 0:
+            return v.value
+        counted = "arguments" if what == "an argument index" else "outputs"
+        raise self.ctx.fail(
+            v.span,
+            f"{word} must be {what}, 0 or more, got {describe(v)}",
+            f"indices count the op's {counted} from 0, as its ATen schema lists them",
+        )
+
+    def _indices(self, word: str, v: Value) -> tuple[int, ...]:
+        """Argument indices: one, or a non-empty list without repeats."""
+        if isinstance(v, Seq) and v.is_tuple:
+            raise self.ctx.fail(
+                v.span, f"{word} is a list of argument indices, got a tuple", "write [0, 1]"
+            )
+        items = v.items if isinstance(v, Seq) else (v,)
+        if not items:
+            raise self.ctx.fail(v.span, f"{word} names no argument", "write [0], or remove it")
+        out = tuple(self._index(word, x) for x in items)
+        for i, (x, n) in enumerate(zip(items, out, strict=True)):
+            if n in out[:i]:
+                raise self.ctx.fail(x.span, f"{word} names argument {n} twice", "remove one")
+        return out
 
     def _operator_types(self, v: Value) -> tuple[m.Symbol, ...]:
         """``operator_types:``: ATen overloads (a list; [] selects the pattern by none)."""
