@@ -156,7 +156,9 @@ class PairQuantizer(Quantizer):
             return f"a when: condition ({name}) rules the match out"
         anchored = self.anchored(nodes)
         if any(n is None for n in anchored):
-            return f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
+            return (
+                f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
+            )
         taken = [n.name for n in dict.fromkeys(anchored) if n is not None and annotated(n)]
         if taken:
             return f"{', '.join(taken)} was annotated first (by an earlier pair)"

@@ -423,6 +423,10 @@ CHECKS = {
         "pt2e_unhonoured_keys",
         "when applies to a quantizer with scopes: operators, composable or pairs, whose runtime reads it",
     ),
+    "pt2e: qat_config on a base that tries every chain with any config": (
+        "pt2e_qat_config_composable",
+        "qat_config: required applies to a quantizer with scopes: modules, whose runtime reads it",
+    ),
     "pt2e: a pairs anchor key on another base": (
         "pt2e_pairs_keys_base",
         "inputs applies to a quantizer with scopes: pairs, whose runtime reads it",

@@ -61,7 +61,14 @@ def model():
     return Net().eval(), (torch.randn(1, 3, 8, 8),)
 """
 
-ARGS = ("compat", "cadence", "--strict-export", "--model", "compat_user:model", "--quantization-config")
+ARGS = (
+    "compat",
+    "cadence",
+    "--strict-export",
+    "--model",
+    "compat_user:model",
+    "--quantization-config",
+)
 
 
 @pytest.fixture(scope="module")

@@ -46,10 +46,10 @@ CASES = {
     "cadence": (
         not_eager,
         "cadence\n  ~ pt2e: - {eager: true}  narrowing\n      in aten.max_pool2d.default\n"
-        "      at specs/cadence.bcfg:61\n",
+        "      at specs/cadence.bcfg:79\n",
         {"pattern": "aten.max_pool2d.default", "field": "pt2e", "before": "{eager: true}"},
         "| ✏️ changed | `aten.max_pool2d.default` | `pt2e` | − `{eager: true}` | — "
-        "| ⚠️ narrowing | specs/cadence.bcfg:61 |",
+        "| ⚠️ narrowing | specs/cadence.bcfg:79 |",
     ),
 }
 

@@ -48,15 +48,15 @@ async def test_each_target_opens_clean_and_a_qat_config_is_an_error_at_its_place
     assert (d.range.start.line, d.range.start.character) == (i, text.splitlines()[i].index("qat"))
     assert d.message.startswith(
         "qat_config: required applies to a quantizer with scopes: modules, whose runtime reads "
-        "it; this one has scopes: composable"
+        "it; this one has scopes: pairs"
     )
     close_doc(client, uri)
 
 
 async def test_hover_on_settings_and_their_words(client, workspace):
-    scopes = await hover(client, workspace, "cadence", "scopes: composable", "scopes")
+    scopes = await hover(client, workspace, "cadence", "scopes: pairs", "scopes")
     assert scopes.startswith("**quantizer setting** `scopes`: modules (the default")
-    assert scopes.endswith("values: `modules` (default), `operators`, `composable`")
+    assert scopes.endswith("values: `modules` (default), `operators`, `composable`, `pairs`")
     word = await hover(client, workspace, "cortex_m", "scopes: composable", "composable")
     assert word == (
         "**quantizer setting** `scopes: composable`: the runtime base `ComposableSpecQuantizer`; "
@@ -71,7 +71,7 @@ async def test_hover_on_settings_and_their_words(client, workspace):
 
 
 async def test_hover_on_pt2e_keys_in_a_record_and_in_a_for_list(client, workspace):
-    when = await hover(client, workspace, "cadence", "pt2e: {when: hooks.tensor_add}", "when")
+    when = await hover(client, workspace, "cadence", "pt2e: {when: hooks.tensor_add,", "when")
     assert when.startswith("**PT2E key** `when`: conditions a match meets")
     assert "read under `scopes: operators` and `scopes: composable`" in when
     eager = await hover(client, workspace, "cadence", "pt2e: {eager: true}", "eager")
@@ -121,10 +121,10 @@ async def test_definition_of_hooks_groups_and_dtypes(
 async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     path = workspace / "specs" / "cadence.bcfg"
     text = path.read_text().replace(
-        "    scopes: composable\n", "    scopes: composable\n    configs: \n    \n"
+        "    scopes: pairs\n", "    scopes: pairs\n    configs: \n    \n"
     )
     text = text.replace(
-        "pattern aten.bmm.default { dtypes: A8W8 }",
+        "pattern aten._softmax.default { dtypes: A16 }",
         "pattern aten.bmm.default { dtypes: A8W8  pt2e: {eager: true, } }\n"
         "    pattern aten.mm.default { dtypes: A8W8  pt2e: {when: hooks.} }",
     )

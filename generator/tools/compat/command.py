@@ -114,7 +114,8 @@ def _explainable(quantizer: m.Quantizer) -> None:
     base = BASES[quantizer.scopes]
     if base.reports:
         return
-    explained = " and ".join(f"scopes: {s}" for s, b in BASES.items() if b.reports)
+    names = [f"scopes: {s}" for s, b in BASES.items() if b.reports]
+    explained = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     raise UsageError(
         f"{quantizer.span}: quantizer {quantizer.module} has scopes: {quantizer.scopes}, whose "
         f"runtime base ({base.runtime}) has no report(), which bcfg compat reads to explain "
