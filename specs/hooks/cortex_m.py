@@ -5,7 +5,21 @@ imported when called, so that bcfg resolves this module without ExecuTorch."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+import torch
+
+
+class Shared:
+    """Call targets that share the spec of what is around them like the shared_observer
+    ops, but that no pattern can name (not ATen ops)."""
+
+    shared_targets = (
+        operator.getitem,
+        torch.ops.higher_order.while_loop,
+        torch.ops.higher_order.cond,
+    )
 
 
 def _ex() -> Any:
