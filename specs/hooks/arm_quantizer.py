@@ -14,27 +14,27 @@ per-op implementation (``use_composable_quantizer=False``) is not reproduced."""
 from __future__ import annotations
 
 import operator
+import sys
+from importlib.util import find_spec
 from typing import Any
 
 import torch
 from torch.fx import GraphModule
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from generated._bcfg_pt2e.composable import INFO, MATCHED, NO_TFA
-from generated._bcfg_pt2e.values import KEY
-
 aten = torch.ops.aten
 FUSED = (aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default)
 SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
 
 
-try:  # ExecuTorch's, taken when this module is imported, before a test swaps its classes
+# ExecuTorch's, taken when this module is imported, before a test swaps its classes; not
+# tried without its Arm dependencies (tosa-tools), as where bcfg generates.
+et = finders = SUBMODULES = None
+if find_spec("tosa_serializer") is not None:
     from executorch.backends.arm.quantizer import arm_quantizer as et
     from executorch.backends.cortex_m.quantizer import node_finders as finders
 
     SUBMODULES = et.TOSAQuantizer._quantize_with_submodules
-except ImportError:  # ExecuTorch without its Arm dependencies (tosa-tools)
-    et = finders = SUBMODULES = None
 
 
 def compile_spec(self: Any, compile_spec_or_tosa_spec: Any, use_composable_quantizer: bool) -> None:
@@ -169,13 +169,15 @@ class TOSAFront:
         not to be rewritten, run Arm's pass manager (leaky relu by table), drop the marks."""
         from executorch.backends.arm._passes import ArmPassManager
 
+        base = next(k for k in type(self).__mro__ if k.__name__ == "ComposableSpecQuantizer")
+        rt = sys.modules[base.__module__]  # the generated module's runtime: its meta keys
         model = self.annotate(model)
         for node in model.graph.nodes:
-            node.meta.setdefault(NO_TFA, True)
+            node.meta.setdefault(rt.NO_TFA, True)
         with et._prefer_table_for_quantized_leaky_relu(self.compile_spec):
             model = ArmPassManager(self.compile_spec).transform_for_annotation_pipeline(model)
         for node in model.graph.nodes:
-            for key in (KEY, INFO, NO_TFA, MATCHED):
+            for key in (rt.KEY, rt.INFO, rt.NO_TFA, rt.MATCHED):
                 node.meta.pop(key, None)
         return model
 
