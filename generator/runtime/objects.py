@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+__all__ = ["load_object", "refuse"]
+
 
 def load_object(path: str) -> Any:
     """The object ``path`` names: the longest prefix that imports as a module, then

@@ -16,15 +16,11 @@ from __future__ import annotations
 import operator
 import sys
 from importlib.util import find_spec
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch.fx import GraphModule
-from torchao.quantization.pt2e.quantizer import Quantizer
-
-aten = torch.ops.aten
-FUSED = (aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default)
-SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+if TYPE_CHECKING:  # torch is imported where it is used: bcfg resolves this module without it
+    from torch.fx import GraphModule
+    from torchao.quantization.pt2e.quantizer import Quantizer
 
 
 # ExecuTorch's, taken when this module is imported, before a test swaps its classes; not
@@ -62,12 +58,18 @@ class TOSAFront:
 
     # Shared like the spec's shared_observer ops: ops the table also quantizes (when no
     # stage saw them), and call targets no rule can name.
-    shared_targets = (
-        aten.minimum.default, aten.maximum.default, aten.eq.Tensor, aten.eq.Scalar,
-        aten.ne.Tensor, aten.ne.Scalar, aten.ge.Tensor, aten.ge.Scalar, aten.gt.Tensor,
-        aten.gt.Scalar, aten.le.Tensor, aten.le.Scalar, aten.lt.Tensor, aten.lt.Scalar,
-        operator.getitem, torch.ops.higher_order.while_loop, torch.ops.higher_order.cond,
-    )  # fmt: skip
+    @property
+    def shared_targets(self) -> tuple:
+        import torch
+
+        aten, higher = torch.ops.aten, torch.ops.higher_order
+        return (
+            aten.minimum.default, aten.maximum.default, aten.eq.Tensor, aten.eq.Scalar,
+            aten.ne.Tensor, aten.ne.Scalar, aten.ge.Tensor, aten.ge.Scalar, aten.gt.Tensor,
+            aten.gt.Scalar, aten.le.Tensor, aten.le.Scalar, aten.lt.Tensor, aten.lt.Scalar,
+            operator.getitem, higher.while_loop, higher.cond,
+        )  # fmt: skip
+
     needs_stage = False
 
     # ExecuTorch's driver: prepare, calibrate, convert, cond and while submodules too.
@@ -75,10 +77,16 @@ class TOSAFront:
 
     def accepts(self, rule: Any, nodes: list, config: Any) -> bool:
         """A relu fused into conv or linear needs an affine output (ReluFusedPatternCheck)."""
-        if len(nodes) < 2 or nodes[-1].target not in FUSED or config is None:
+        import torch
+
+        fused = {
+            getattr(torch.ops.aten, f).default for f in ("relu", "relu_", "hardtanh", "hardtanh_")
+        }
+        if len(nodes) < 2 or nodes[-1].target not in fused or config is None:
             return True
         spec = config.get_output_act_qspec(nodes[-1])
-        return spec is not None and spec.qscheme not in SYMMETRIC
+        symmetric = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+        return spec is not None and spec.qscheme not in symmetric
 
     # Configuration, each returning self; a config is checked as ExecuTorch checks it.
     def _config(self, config: Any, what: str = "value") -> Any:

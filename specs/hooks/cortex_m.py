@@ -8,18 +8,18 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-import torch
-
 
 class Shared:
     """Call targets that share the spec of what is around them like the shared_observer
-    ops, but that no pattern can name (not ATen ops)."""
+    ops, but that no pattern can name (not ATen ops); torch is imported when they are
+    read, so that bcfg resolves this module without it."""
 
-    shared_targets = (
-        operator.getitem,
-        torch.ops.higher_order.while_loop,
-        torch.ops.higher_order.cond,
-    )
+    @property
+    def shared_targets(self) -> tuple:
+        import torch
+
+        higher = torch.ops.higher_order
+        return (operator.getitem, higher.while_loop, higher.cond)
 
 
 def _ex() -> Any:
