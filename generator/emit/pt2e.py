@@ -56,6 +56,8 @@ RUNTIME_NAMES: dict[str, str] = {
     "user_quantizable": "conditions",
     "same_shape": "conditions",
     "scalars_to_tensors": "transforms",
+    "load_object": "objects",
+    "refuse": "objects",
 }
 # Module-level names of a quantizer module (builtins and keywords: Scope knows them).
 _RESERVED = frozenset(
@@ -217,7 +219,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     """The complete text of ``generated/<backend>_quantizer.py``."""
     frag = Fragments(layout_matches_black() if fast is None else fast)
     cls, getter = class_name(q.module), getter_name(q.module)
-    names = _Names(scope=Scope(_RESERVED | {cls, getter}))
+    exported = [c.name for c in q.classes if c.name != cls]
+    names = _Names(scope=Scope(_RESERVED | {cls, getter, *exported}))
     _reserve_imports(q, names)
     rules = [
         {
@@ -242,6 +245,11 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"operator_type = {layout.string(q.operator_type)}")
     base = names.need(BASES[q.scopes].runtime)
     spec_file = safe_text(q.spec_file)
+    own = next((c for c in q.classes if c.name == cls), None)
+    init = [] if own is None else _constructor(own, "super().__init__()", q.spec_file, names)
+    others = [_class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own]
+    mixins = [] if own is None else [_sym(s, names) for s in own.mixins]
+    exports = ", ".join(layout.string(n) for n in [cls, *exported, getter])
     source = (
         jinja_env()
         .get_template("pt2e/quantizer.py.jinja")
@@ -251,19 +259,61 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             runtime=RUNTIME_MODULE,
             cls=cls,
             base=base,
+            bases=", ".join([*mixins, base]),
             getter=getter,
             imports=sorted(names.imports),
             runtime_import=_runtime_imports(names.runtime),
-            exports=frag.statement(f"__all__ = [{layout.string(cls)}, {layout.string(getter)}]", 0),
+            exports=frag.statement(f"__all__ = [{exports}]", 0),
             definitions=[line for text in names.lines for line in frag.statement(text, 0)],
             rules=rules,
             body=[line for text in body for line in frag.statement(text, 1)],
+            init=init,
+            classes=others,
             count=len(q.rules),
         )
     )
-    whole = not frag.fast or not _plain(spec_file)
+    whole = not frag.fast or not _plain(spec_file) or bool(q.classes)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
+
+
+def _class_source(c: m.QuantClass, cls: str, base: str, spec: str, names: _Names) -> str:
+    """An exported class of ``classes:`` other than the generated one: its bases, its
+    constructor (black formats the module after)."""
+    bases = [_sym(s, names) for s in c.mixins] + [c.parent or cls]
+    doc = f'"""{c.name}, exported under the target\'s own name, from {safe_text(spec)}."""'
+    lines = [f"class {c.name}({', '.join(bases)}):", f"    {doc}", ""]
+    lines += _constructor(c, f"{base}.__init__(self)", spec, names)
+    return "\n".join(lines)
+
+
+def _constructor(c: m.QuantClass, first: str, spec: str, names: _Names) -> list[str]:
+    """``__init__`` of an exported class, indented for its class body: the base constructed,
+    fixed parameters checked, object defaults imported, the init hook, the stages."""
+    sig = ["self"]
+    for p in c.params:
+        value = "None" if p.path is not None else repr(p.value)
+        sig.append(p.name if p.required else f"{p.name}={value}")
+    lines = [f"def __init__({', '.join(sig)}) -> None:", f"    {first}"]
+    for p in c.params:
+        if p.fixed:
+            args = [repr(c.name), repr(p.name), p.name, repr(p.value), layout.string(spec)]
+            lines.append(f"    {names.need('refuse')}({', '.join(args)})")
+    for p in c.params:
+        if p.path is not None:
+            lines.append(f"    if {p.name} is None:")
+            lines.append(f"        {p.name} = {names.need('load_object')}({p.path!r})")
+    if c.init is not None:
+        call = ", ".join(["self", *(p.name for p in c.params)])
+        lines.append(f"    {_sym(c.init, names)}({call})")
+    for st in c.stages:
+        config = st.param or f"{names.need('load_object')}({st.path!r})"
+        if st.targets is None:
+            lines.append(f"    self.add_stage({config})")
+        else:
+            ops = ", ".join(_sym(op, names) for op in st.targets)
+            lines.append(f"    self.add_stage({config}, [{ops}])")
+    return ["    " + line if line else line for line in lines]
 
 
 def _by_type(name: str) -> tuple[int, str]:

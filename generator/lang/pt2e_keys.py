@@ -144,6 +144,7 @@ class Kind(Enum):
     OPS = "a list of ATen overloads"
     INDEX = "an argument index, `0` or more"
     INDICES = "an argument index, `0` or more, or a list of them"
+    CLASSES = "a list of class records"
 
 
 class Need(Enum):
@@ -701,6 +702,20 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "the ExecuTorch delegate its programs are lowered to: generate warns at each dtype "
         "config the delegate would refuse (checked at generate time, not read at run time)",
         words=Delegate,
+    ),
+    Key(
+        "classes",
+        "the classes the module exports under the target's own names: each {name, base, "
+        "params, fixed, init, stages}, its constructor's parameters and the stages it adds",
+        Kind.CLASSES,
+        (),
+        ("classes",),
+        frozenset({Scopes.COMPOSABLE}),
+        "classes under the target's own names, with its constructor: parameters with "
+        "defaults, then config stages (`scopes: composable` only; the section "
+        '"Exported classes" has the record)',
+        grade=any_change_narrows,
+        syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
     ),
 )
 

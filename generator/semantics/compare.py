@@ -31,6 +31,7 @@ from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIEL
 from ..sources import Span
 from . import checks, spelling
 from . import model as m
+from .pt2e.classes import spell as spell_classes
 from .pt2e.order import tried_order
 
 
@@ -190,6 +191,10 @@ def _quantizer_changes(
             if canon.value(va) == canon.value(vb):
                 continue
             va, vb = (spelling.hooks(v) if v else None for v in (va, vb))
+        elif key.kind is Kind.CLASSES:
+            if va == vb:
+                continue
+            va, vb = spell_classes(va), spell_classes(vb)
         elif va == vb:
             continue
         severity = _GRADES[key.grade(va, vb)]

@@ -299,6 +299,10 @@ class Evaluator:
             return DTypeValue(m.DType(facts.dtype), span)
         return Sym(m.Symbol(path, facts.kind, facts.module), span)
 
+    def expand_alias(self, f: LoadedFile, head: str, span: Span) -> str:
+        """The full dotted path ``head`` stands for, without importing it."""
+        return self._expand_alias(f, head, span)
+
     def _expand_alias(self, f: LoadedFile, head: str, span: Span) -> str:
         """The full dotted path ``head`` stands for: through aliases (which may name aliases,
         the built-in ones included), each in its own file's scope; else ``head`` itself."""

@@ -453,6 +453,44 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class ClassParam:
+    """A constructor parameter of an exported class: its default is a Python literal
+    (``value``), an object by dotted path imported at construction (``path``: the
+    signature's default is then None, which stands for it), or none (``required``)."""
+
+    name: str
+    value: Any = None
+    path: str | None = None
+    required: bool = False
+    fixed: bool = False  # only the default is taken: another value is refused
+
+
+@dataclass(frozen=True)
+class ClassStage:
+    """``add_stage(config, targets)``: the config is a parameter (``param``) or an object
+    by dotted path (``path``); ``targets`` None: every op."""
+
+    param: str | None
+    path: str | None
+    targets: tuple[Symbol, ...] | None = None
+
+
+@dataclass(frozen=True)
+class QuantClass:
+    """A class a quantizer module exports under the target's own name (``classes:``):
+    its bases (hook classes, then an earlier class of the list or the generated one),
+    constructor parameters, an init hook called with them, and its stages in order."""
+
+    name: str
+    mixins: tuple[Symbol, ...] = ()
+    parent: str | None = None  # an earlier class of the list; None: the generated class
+    params: tuple[ClassParam, ...] = ()
+    init: Symbol | None = None
+    stages: tuple[ClassStage, ...] = ()
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Quantizer:
     """A PT2E quantizer: ``<module>_quantizer.py`` defines it from backend ``module``'s patterns."""
 
@@ -476,3 +514,5 @@ class Quantizer:
     configs: Configs = Configs.SPEC
     # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
     delegate: Delegate | None = None
+    # The classes it exports under the target's own names (scopes: composable).
+    classes: tuple[QuantClass, ...] = ()

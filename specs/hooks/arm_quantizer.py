@@ -1,8 +1,8 @@
-"""ExecuTorch's Arm front classes over the quantizer generated from specs/arm_tosa.bcfg.
-
-``TOSAQuantizer(compile_spec_or_tosa_spec)``, ``EthosUQuantizer(compile_spec)`` and
-``VgfQuantizer(compile_spec)``, as ExecuTorch 1.5.1 builds them by default (its
-composable implementation): ``set_global``, ``set_module_type``,
+"""What is Arm's own in ExecuTorch's Arm front classes, which specs/arm_tosa.bcfg's
+``classes:`` exports from the generated module (``TOSAQuantizer``,
+``EthosUQuantizer``, ``VgfQuantizer``: their constructors, ``compile_spec`` below
+their init): the mixins ``TOSAFront`` and ``VgfFront``, as ExecuTorch 1.5.1 builds
+the classes by default (its composable implementation): ``set_global``, ``set_module_type``,
 ``set_module_name``, ``set_io``, ``add_quantizer``, ``set_node_finder``,
 ``set_node_target``, ``set_node_name``, each a stage ahead of those set before
 it, the global one last, then the shared ops. What stays ExecuTorch's: its
@@ -14,70 +14,79 @@ per-op implementation (``use_composable_quantizer=False``) is not reproduced."""
 from __future__ import annotations
 
 import operator
-from typing import Any
+import sys
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch.fx import GraphModule
-from torchao.quantization.pt2e.quantizer import Quantizer
-
-from generated._bcfg_pt2e.composable import INFO, MATCHED, NO_TFA
-from generated._bcfg_pt2e.values import KEY
-from generated.arm_tosa_quantizer import ArmTosaQuantizer
-
-aten = torch.ops.aten
-FUSED = (aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default)
-SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+if TYPE_CHECKING:  # torch is imported where it is used: bcfg resolves this module without it
+    from torch.fx import GraphModule
+    from torchao.quantization.pt2e.quantizer import Quantizer
 
 
-try:  # ExecuTorch's, taken when this module is imported, before a test swaps its classes
+# ExecuTorch's, taken when this module is imported, before a test swaps its classes; not
+# tried without its Arm dependencies (tosa-tools), as where bcfg generates.
+et = finders = SUBMODULES = None
+if find_spec("tosa_serializer") is not None:
     from executorch.backends.arm.quantizer import arm_quantizer as et
     from executorch.backends.cortex_m.quantizer import node_finders as finders
 
     SUBMODULES = et.TOSAQuantizer._quantize_with_submodules
-except ImportError:  # ExecuTorch without its Arm dependencies (tosa-tools)
-    et = finders = SUBMODULES = None
 
 
-class TOSAQuantizer(ArmTosaQuantizer):
+def compile_spec(self: Any, compile_spec_or_tosa_spec: Any, use_composable_quantizer: bool) -> None:
+    """The classes' init: the compile spec, from a TOSA specification or a compile spec."""
+    from executorch.backends.arm.common.arm_compile_spec import ArmCompileSpec
+    from executorch.backends.arm.tosa import TosaSpecification
+
+    self.use_composable_quantizer = use_composable_quantizer
+    spec = compile_spec_or_tosa_spec
+    if isinstance(spec, TosaSpecification):
+        from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+        spec = TosaCompileSpec(spec)
+    elif not isinstance(spec, ArmCompileSpec):
+        raise TypeError(
+            "TOSAQuantizer constructor expects a TosaSpecification or compile_spec list, "
+            f"got {type(spec)}"
+        )
+    self.compile_spec, self.tosa_spec = spec, spec.tosa_spec
+
+
+class TOSAFront:
+    """Mixed in before the generated class (which has add_stage, set_global_stage,
+    add_quantizer, annotate)."""
+
     # Shared like the spec's shared_observer ops: ops the table also quantizes (when no
     # stage saw them), and call targets no rule can name.
-    shared_targets = (
-        aten.minimum.default, aten.maximum.default, aten.eq.Tensor, aten.eq.Scalar,
-        aten.ne.Tensor, aten.ne.Scalar, aten.ge.Tensor, aten.ge.Scalar, aten.gt.Tensor,
-        aten.gt.Scalar, aten.le.Tensor, aten.le.Scalar, aten.lt.Tensor, aten.lt.Scalar,
-        operator.getitem, torch.ops.higher_order.while_loop, torch.ops.higher_order.cond,
-    )  # fmt: skip
+    @property
+    def shared_targets(self) -> tuple:
+        import torch
+
+        aten, higher = torch.ops.aten, torch.ops.higher_order
+        return (
+            aten.minimum.default, aten.maximum.default, aten.eq.Tensor, aten.eq.Scalar,
+            aten.ne.Tensor, aten.ne.Scalar, aten.ge.Tensor, aten.ge.Scalar, aten.gt.Tensor,
+            aten.gt.Scalar, aten.le.Tensor, aten.le.Scalar, aten.lt.Tensor, aten.lt.Scalar,
+            operator.getitem, higher.while_loop, higher.cond,
+        )  # fmt: skip
+
     needs_stage = False
-
-    def __init__(self, compile_spec_or_tosa_spec: Any, use_composable_quantizer: bool = True):
-        if not use_composable_quantizer:
-            raise NotImplementedError("use_composable_quantizer=False: not in specs/arm_tosa.bcfg")
-        super().__init__()
-        from executorch.backends.arm.common.arm_compile_spec import ArmCompileSpec
-        from executorch.backends.arm.tosa import TosaSpecification
-
-        self.use_composable_quantizer = True
-        spec = compile_spec_or_tosa_spec
-        if isinstance(spec, TosaSpecification):
-            from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-
-            spec = TosaCompileSpec(spec)
-        elif not isinstance(spec, ArmCompileSpec):
-            raise TypeError(
-                "TOSAQuantizer constructor expects a TosaSpecification or compile_spec list, "
-                f"got {type(spec)}"
-            )
-        self.compile_spec, self.tosa_spec = spec, spec.tosa_spec
 
     # ExecuTorch's driver: prepare, calibrate, convert, cond and while submodules too.
     _quantize_with_submodules = SUBMODULES
 
     def accepts(self, rule: Any, nodes: list, config: Any) -> bool:
         """A relu fused into conv or linear needs an affine output (ReluFusedPatternCheck)."""
-        if len(nodes) < 2 or nodes[-1].target not in FUSED or config is None:
+        import torch
+
+        fused = {
+            getattr(torch.ops.aten, f).default for f in ("relu", "relu_", "hardtanh", "hardtanh_")
+        }
+        if len(nodes) < 2 or nodes[-1].target not in fused or config is None:
             return True
         spec = config.get_output_act_qspec(nodes[-1])
-        return spec is not None and spec.qscheme not in SYMMETRIC
+        symmetric = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+        return spec is not None and spec.qscheme not in symmetric
 
     # Configuration, each returning self; a config is checked as ExecuTorch checks it.
     def _config(self, config: Any, what: str = "value") -> Any:
@@ -87,7 +96,7 @@ class TOSAQuantizer(ArmTosaQuantizer):
             )
         return config
 
-    def set_global(self, quantization_config: Any) -> TOSAQuantizer:
+    def set_global(self, quantization_config: Any) -> Any:
         self.set_global_stage(quantization_config)
         return self
 
@@ -99,25 +108,25 @@ class TOSAQuantizer(ArmTosaQuantizer):
     def global_config(self, value: Any) -> None:
         self.set_global(self._config(value, "global_config value"))
 
-    def set_node_finder(self, quantization_config: Any, node_finder: Any) -> TOSAQuantizer:
+    def set_node_finder(self, quantization_config: Any, node_finder: Any) -> Any:
         self.add_stage(quantization_config, finder=node_finder, first=True)
         return self
 
-    def set_node_target(self, node_target: Any, quantization_config: Any) -> TOSAQuantizer:
+    def set_node_target(self, node_target: Any, quantization_config: Any) -> Any:
         return self.set_node_finder(quantization_config, finders.NodeTargetNodeFinder(node_target))
 
-    def set_node_name(self, node_name: str, quantization_config: Any) -> TOSAQuantizer:
+    def set_node_name(self, node_name: str, quantization_config: Any) -> Any:
         return self.set_node_finder(quantization_config, finders.NodeNameNodeFinder(node_name))
 
-    def set_module_type(self, module_type: Any, quantization_config: Any) -> TOSAQuantizer:
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> Any:
         finder = finders.ModuleTypeNodeFinder(module_type)
         return self.set_node_finder(quantization_config, finder)
 
-    def set_module_name(self, module_name: str, quantization_config: Any) -> TOSAQuantizer:
+    def set_module_name(self, module_name: str, quantization_config: Any) -> Any:
         finder = finders.ModuleNameNodeFinder(module_name)
         return self.set_node_finder(quantization_config, finder)
 
-    def set_io(self, quantization_config: Any) -> TOSAQuantizer:
+    def set_io(self, quantization_config: Any) -> Any:
         self.set_node_finder(quantization_config, finders.InputNodeFinder())
         return self.set_node_finder(quantization_config, finders.OutputNodeFinder())
 
@@ -159,7 +168,7 @@ class TOSAQuantizer(ArmTosaQuantizer):
         ),
     )
 
-    def add_quantizer(self, quantizer: Quantizer) -> TOSAQuantizer:
+    def add_quantizer(self, quantizer: Quantizer) -> Any:
         super().add_quantizer(quantizer)
         return self
 
@@ -168,13 +177,15 @@ class TOSAQuantizer(ArmTosaQuantizer):
         not to be rewritten, run Arm's pass manager (leaky relu by table), drop the marks."""
         from executorch.backends.arm._passes import ArmPassManager
 
+        base = next(k for k in type(self).__mro__ if k.__name__ == "ComposableSpecQuantizer")
+        rt = sys.modules[base.__module__]  # the generated module's runtime: its meta keys
         model = self.annotate(model)
         for node in model.graph.nodes:
-            node.meta.setdefault(NO_TFA, True)
+            node.meta.setdefault(rt.NO_TFA, True)
         with et._prefer_table_for_quantized_leaky_relu(self.compile_spec):
             model = ArmPassManager(self.compile_spec).transform_for_annotation_pipeline(model)
         for node in model.graph.nodes:
-            for key in (KEY, INFO, NO_TFA, MATCHED):
+            for key in (rt.KEY, rt.INFO, rt.NO_TFA, rt.MATCHED):
                 node.meta.pop(key, None)
         return model
 
@@ -195,29 +206,19 @@ class TOSAQuantizer(ArmTosaQuantizer):
                     )
 
 
-class EthosUQuantizer(TOSAQuantizer):
-    """Arm's quantizer for Ethos-U: the TOSA one, from an EthosUCompileSpec."""
+class VgfFront:
+    """Mixed in before TOSAQuantizer for VGF: each config wrapped as a VGF config (snorm)."""
 
-    def __init__(self, compile_spec: Any, use_composable_quantizer: bool = True) -> None:
-        super().__init__(compile_spec, use_composable_quantizer)
-
-
-class VgfQuantizer(TOSAQuantizer):
-    """Arm's quantizer for VGF: the TOSA one, each config wrapped as a VGF config (snorm)."""
-
-    def __init__(self, compile_spec: Any, use_composable_quantizer: bool = True) -> None:
-        super().__init__(compile_spec, use_composable_quantizer)
-
-    def set_global(self, quantization_config: Any) -> TOSAQuantizer:
+    def set_global(self, quantization_config: Any) -> Any:
         return super().set_global(et._wrap_vgf_quantization_config(quantization_config))
 
-    def set_module_type(self, module_type: Any, quantization_config: Any) -> TOSAQuantizer:
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> Any:
         config = et._wrap_vgf_quantization_config(quantization_config)
         return super().set_module_type(module_type, config)
 
-    def set_module_name(self, module_name: str, quantization_config: Any) -> TOSAQuantizer:
+    def set_module_name(self, module_name: str, quantization_config: Any) -> Any:
         config = et._wrap_vgf_quantization_config(quantization_config)
         return super().set_module_name(module_name, config)
 
-    def set_io(self, quantization_config: Any) -> TOSAQuantizer:
+    def set_io(self, quantization_config: Any) -> Any:
         return super().set_io(et._wrap_vgf_quantization_config(quantization_config))

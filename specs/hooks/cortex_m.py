@@ -5,7 +5,21 @@ imported when called, so that bcfg resolves this module without ExecuTorch."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+
+class Shared:
+    """Call targets that share the spec of what is around them like the shared_observer
+    ops, but that no pattern can name (not ATen ops); torch is imported when they are
+    read, so that bcfg resolves this module without it."""
+
+    @property
+    def shared_targets(self) -> tuple:
+        import torch
+
+        higher = torch.ops.higher_order
+        return (operator.getitem, higher.while_loop, higher.cond)
 
 
 def _ex() -> Any:

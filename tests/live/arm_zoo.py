@@ -5,7 +5,7 @@
 runs in the environment of ``tests/live/envs.py``'s ``ARM`` (ExecuTorch's Arm
 quantizer imports only there) and prints one JSON object: for each model, what
 differs between ExecuTorch's quantizer and the other class (default
-``specs.hooks.arm_quantizer:TOSAQuantizer``; its module's ``EthosUQuantizer``
+``generated.arm_tosa_quantizer:TOSAQuantizer``; its module's ``EthosUQuantizer``
 and ``VgfQuantizer`` for the Ethos-U and VGF cases, when it has them):
 
 - ``differ``: the nodes whose annotation differs after each class's
@@ -49,7 +49,7 @@ from typing import Any
 import torch
 from torch import nn
 
-DEFAULT = "specs.hooks.arm_quantizer:TOSAQuantizer"
+DEFAULT = "generated.arm_tosa_quantizer:TOSAQuantizer"
 INT = "TOSA-1.0+INT"
 INT16 = "TOSA-1.0+INT+int16"
 

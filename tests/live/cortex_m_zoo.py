@@ -185,7 +185,7 @@ def compare(names: list[str]) -> dict[str, Any]:
     from executorch.backends.cortex_m.quantizer import quantization_configs as configs
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer as Theirs
 
-    from specs.hooks.cortex_m_quantizer import CortexMQuantizer as Ours
+    from generated.cortex_m_quantizer import CortexMQuantizer as Ours
 
     out = {}
     for name, (module, inputs, variant) in models().items():
@@ -219,7 +219,7 @@ def deploy(names: list[str]) -> dict[str, Any]:
     """For each model, whether both quantizers give the same program, and its size."""
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer as Theirs
 
-    from specs.hooks.cortex_m_quantizer import CortexMQuantizer as Ours
+    from generated.cortex_m_quantizer import CortexMQuantizer as Ours
 
     out = {}
     for name, (module, inputs, variant) in models().items():

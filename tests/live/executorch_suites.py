@@ -38,7 +38,7 @@ and ``misc/test_shared_qspecs.py``, ``misc/test_quant_custom_meta.py``,
 test_implementation"``) in the same environment, with ExecuTorch's
 ``TOSAQuantizer``, ``EthosUQuantizer`` and ``VgfQuantizer`` and with each
 replaced by its namesake in ``--swap-module`` (default
-``specs.hooks.arm_quantizer``), on its defining module and on every module
+``generated.arm_tosa_quantizer``), on its defining module and on every module
 that re-exports it (``executorch.backends.arm.quantizer``); ``--swap
 module:Class`` puts one class in place of all three (``--swap
 tests.live.executorch_swap:AnnotatesNothing``: 64 of the 69 fail). About 4
@@ -71,9 +71,9 @@ from collections import Counter
 from pathlib import Path
 
 SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
-CORTEX_M_SWAP = "specs.hooks.cortex_m_quantizer:CortexMQuantizer"
+CORTEX_M_SWAP = "generated.cortex_m_quantizer:CortexMQuantizer"
 # A module: its TOSAQuantizer, EthosUQuantizer and VgfQuantizer replace ExecuTorch's.
-ARM_SWAP = "specs.hooks.arm_quantizer"
+ARM_SWAP = "generated.arm_tosa_quantizer"
 CADENCE_SWAP = "specs.hooks.cadence_quantizer"
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 CADENCE_FILES = (

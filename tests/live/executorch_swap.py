@@ -11,7 +11,7 @@ never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``
 ``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``). ``--bcfg-swap
 module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 (no class) puts each module attribute of the same name in place of each
-(``--bcfg-swap specs.hooks.arm_quantizer``), and each other name of the
+(``--bcfg-swap generated.arm_tosa_quantizer``), and each other name of the
 module's ``__all__`` that ExecuTorch's module also defines in place of that
 (ExecuTorch's Cadence tests check that its classes subclass one another and
 compare qspecs by their observers' identity, so the whole family goes

@@ -9,7 +9,7 @@ there in a child process, and skip where that environment has not been made
 apart: ExecuTorch's class compared with itself is the same in every model,
 down to the TOSA flatbuffers and the reference model's outputs; a class that
 annotates nothing differs in every model and fails ExecuTorch's tests. The
-generated class (``specs/hooks/arm_quantizer.py``) is compared where this
+generated classes (``generated/arm_tosa_quantizer.py``) are compared where this
 tree has it. About 23 minutes on a 2-core machine shared with five other
 jobs. ``python -m tests.live.arm_zoo`` runs the whole zoo and
 ``python -m tests.live.executorch_suites arm`` ExecuTorch's Arm tests.
@@ -30,7 +30,7 @@ pytestmark = ARM.needed("ExecuTorch's Arm quantizer")
 
 THEIRS = "executorch.backends.arm.quantizer:TOSAQuantizer"
 NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
-OURS = REPO / "specs" / "hooks" / "arm_quantizer.py"
+OURS = REPO / "generated" / "arm_tosa_quantizer.py"
 needs_ours = pytest.mark.skipif(
     not OURS.exists(), reason=f"no {OURS.relative_to(REPO)} in this tree (issue 33's Arm spec)"
 )
@@ -94,7 +94,7 @@ def test_a_class_that_annotates_nothing_differs_in_every_model():
 
 @needs_ours
 def test_the_generated_class_is_executorchs_in_the_zoo():
-    code, result = zoo("specs.hooks.arm_quantizer:TOSAQuantizer", SUBSET)
+    code, result = zoo("generated.arm_tosa_quantizer:TOSAQuantizer", SUBSET)
     differ = {name: r for name, r in result.items() if r["differ"] or not r["converted"]}
     assert code == 0 and not differ, json.dumps(differ or result, indent=1)
 

@@ -68,7 +68,7 @@ def figures() -> tuple[int, int]:
 
 
 CORTEX_M_SPECS = ["specs/cortex_m.bcfg"]
-CORTEX_M_HOOKS = ["specs/hooks/cortex_m.py", "specs/hooks/cortex_m_quantizer.py"]
+CORTEX_M_HOOKS = ["specs/hooks/cortex_m.py"]
 
 
 def executorch_dir() -> Path | None:

@@ -27,6 +27,7 @@ from ..delegates import check as check_delegate
 from ..evaluate import Evaluator
 from ..load import LoadedFile, Program
 from ..values import Seq, Sym, describe
+from .classes import Classes
 from .keys import Settings
 from .mapping import Mapping
 from .rules import rules
@@ -114,6 +115,8 @@ class Quantizers:
         built = rules(self.ctx, self.mapping, settings, backend)
         if failed or built is None:
             raise Fail
+        if "classes" in values:
+            values["classes"] = self._classes(f, decl, values["classes"], scopes, built)
         if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
             delegate = DELEGATES[values["delegate"]]
             self.ctx.report(check_delegate(delegate, decl.name, backend, built))
@@ -150,6 +153,9 @@ class Quantizers:
                 if key.kind is Kind.HOOKS:
                     values[key.lands[0]] = self._transforms(f, fld.value)
                     continue
+                if key.kind is Kind.CLASSES:  # resolved against the rules (_classes)
+                    values[key.lands[0]] = fld
+                    continue
                 v = self.evaluator.eval(f, fld.value, {})
                 values[key.lands[0]] = self.coerce.key_value(
                     replace(key, meaning=key.meaning or key.doc), v
@@ -157,6 +163,24 @@ class Quantizers:
             except Fail:
                 failed = True
         return values, spans, failed
+
+    def _classes(
+        self,
+        f: LoadedFile,
+        decl: syn.QuantizerDecl,
+        fld: syn.Field,
+        scopes: Scopes,
+        built: tuple[m.Rule, ...],
+    ) -> tuple[m.QuantClass, ...]:
+        if scopes is not Scopes.COMPOSABLE:
+            raise self.ctx.fail(
+                fld.span,
+                f"classes applies to a quantizer with scopes: composable (their constructors "
+                f"add stages); this one has scopes: {scopes}, whose base ignores them",
+                "add scopes: composable, or remove classes",
+            )
+        getter = f"get_{decl.name}_quantizer"
+        return Classes(self.ctx, self.evaluator, f, (getter,)).resolve(fld.value, built)
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:
         items = e.items if isinstance(e, syn.ListExpr) else (e,)

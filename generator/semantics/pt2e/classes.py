@@ -1,0 +1,305 @@
+"""``classes: [...]``: the classes a quantizer module exports under the target's own names.
+
+Each class record says the class's ``name``; its ``base`` (hook classes by dotted
+path, mixed in before the generated class, and at most one earlier class of the
+list to derive from); its constructor's ``params`` in order, each with its default
+(``true``, ``false``, ``none``, a number, a string, an object by dotted path, or
+``required``); which of them are ``fixed`` (only the default is reproduced);
+an ``init`` hook called as ``init(self, *params)``; and its ``stages`` in order,
+each ``{config: C}`` (every op), ``{config: C, ops: [...]}`` (the ops listed) or
+``{config: C, chains: [...]}`` (every op of the rules whose chain begins with one
+of the ops listed), where ``C`` is a parameter or an object by dotted path.
+
+Objects by dotted path (defaults and stage configs) are imported when the class is
+constructed, not at generation: they may live in a package the generated module
+must not need at import (ExecuTorch's configs need its Arm dependencies).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...lang import syntax as syn
+from ...lang.vocabulary import BOOLEANS
+from ...sources import Span
+from .. import model as m
+from ..context import Ctx, Fail
+from ..evaluate import Evaluator
+from ..load import LoadedFile
+from ..values import Seq, Sym, describe
+
+CLASS_KEYS = ("name", "base", "params", "fixed", "init", "stages")
+STAGE_KEYS = ("config", "ops", "chains")
+# Names a generated quantizer module defines besides its classes.
+_TAKEN = ("RULES", "aten", "torch")
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "none": None}
+
+
+class Classes:
+    """Resolves one quantizer's ``classes:`` field against its rules."""
+
+    def __init__(self, ctx: Ctx, evaluator: Evaluator, f: LoadedFile, taken: tuple[str, ...]):
+        self.ctx = ctx
+        self.evaluator = evaluator
+        self.f = f
+        self.taken = (*_TAKEN, *taken)
+
+    def resolve(self, e: syn.Expr, rules: tuple[m.Rule, ...]) -> tuple[m.QuantClass, ...]:
+        if not isinstance(e, syn.ListExpr):
+            raise self.ctx.fail(
+                e.span,
+                "classes must be a list of class records",
+                "like classes: [{name: MyQuantizer, stages: [{config: my.CONFIG}]}]",
+            )
+        out: list[m.QuantClass] = []
+        seen: dict[str, Span] = {}
+        failed = False
+        for item in e.items:
+            try:
+                c = self._class(item, rules, seen)
+            except Fail:
+                failed = True
+                continue
+            seen[c.name] = item.span
+            out.append(c)
+        if failed:
+            raise Fail
+        return tuple(out)
+
+    def _record(self, e: syn.Expr, keys: tuple[str, ...], what: str) -> dict[str, syn.Entry]:
+        if not isinstance(e, syn.Record):
+            raise self.ctx.fail(
+                e.span, f"a {what} is a record, like {{{keys[0]}: ...}}", f"keys: {', '.join(keys)}"
+            )
+        out: dict[str, syn.Entry] = {}
+        for entry in e.entries:
+            key = str(entry.key)
+            if key not in keys:
+                raise self.ctx.fail(
+                    entry.span,
+                    f"unknown {what} key '{key}'",
+                    self.ctx.suggest(key, keys) or f"keys are: {', '.join(keys)}",
+                )
+            if key in out:
+                raise self.ctx.fail(entry.span, f"{what} key '{key}' is set twice")
+            out[key] = entry
+        return out
+
+    def _name(self, e: syn.Expr, what: str) -> str:
+        if isinstance(e, syn.DottedName) and len(e.parts) == 1 and e.parts[0].isidentifier():
+            return e.parts[0]
+        raise self.ctx.fail(e.span, f"{what} must be a plain name, like MyQuantizer")
+
+    def _class(self, e: syn.Expr, rules: tuple[m.Rule, ...], seen: dict[str, Span]) -> m.QuantClass:
+        rec = self._record(e, CLASS_KEYS, "class record")
+        if "name" not in rec:
+            raise self.ctx.fail(e.span, "a class record needs a name", "add name: MyQuantizer")
+        name = self._name(rec["name"].value, "a class name")
+        where = rec["name"].value.span
+        if name in seen:
+            raise self.ctx.fail(
+                where,
+                f"class '{name}' is defined twice in this module, first at {seen[name]}",
+                "give each class its own name",
+            )
+        if name in self.taken:
+            raise self.ctx.fail(
+                where,
+                f"class name '{name}' is a name the generated module defines",
+                f"the module defines {', '.join(self.taken)}; choose another",
+            )
+        mixins, parent = self._bases(rec.get("base"), seen)
+        params = self._params(rec.get("params"), rec.get("fixed"))
+        init = None
+        if "init" in rec:
+            v = self.evaluator.eval(self.f, rec["init"].value, {})
+            if not (isinstance(v, Sym) and v.symbol.kind == m.SymbolKind.FUNCTION):
+                raise self.ctx.fail(
+                    v.span,
+                    f"init must be a function named by its dotted path, got {describe(v)}",
+                    "the class calls it as init(self, *params) after the base is constructed",
+                )
+            init = v.symbol
+        names = [p.name for p in params]
+        stages = self._stages(rec.get("stages"), names, rules)
+        return m.QuantClass(name, mixins, parent, params, init, stages, e.span)
+
+    def _bases(
+        self, entry: syn.Entry | None, seen: dict[str, Span]
+    ) -> tuple[tuple[m.Symbol, ...], str | None]:
+        if entry is None:
+            return (), None
+        items = entry.value.items if isinstance(entry.value, syn.ListExpr) else (entry.value,)
+        mixins: list[m.Symbol] = []
+        parent = None
+        for x in items:
+            if isinstance(x, syn.DottedName) and len(x.parts) == 1 and x.parts[0] in seen:
+                if parent is not None:
+                    raise self.ctx.fail(x.span, "a class derives from one earlier class")
+                parent = x.parts[0]
+                continue
+            v = self.evaluator.eval(self.f, x, {})
+            if not (isinstance(v, Sym) and v.symbol.kind == m.SymbolKind.CLASS):
+                hint = (
+                    f"an earlier class of the list: {', '.join(seen)}"
+                    if seen
+                    else "a base is a hook class named by its dotted path"
+                )
+                raise self.ctx.fail(
+                    v.span,
+                    f"a base must be a class, or a class of this list; got {describe(v)}",
+                    hint,
+                )
+            mixins.append(v.symbol)
+        return tuple(mixins), parent
+
+    def _params(self, entry: syn.Entry | None, fixed: syn.Entry | None) -> tuple[m.ClassParam, ...]:
+        out: list[m.ClassParam] = []
+        if entry is not None:
+            if not isinstance(entry.value, syn.Record):
+                raise self.ctx.fail(
+                    entry.value.span,
+                    "params must be a record of parameter: default",
+                    "like params: {config: none, strict: false}",
+                )
+            for p in entry.value.entries:
+                if not (isinstance(p.key, str) and p.key.isidentifier()):
+                    raise self.ctx.fail(p.span, f"parameter '{p.key}' is not a Python name")
+                out.append(self._param(p.key, p.value))
+                if out[-1].required and any(not q.required for q in out[:-1]):
+                    raise self.ctx.fail(
+                        p.span, f"required parameter '{p.key}' follows one with a default"
+                    )
+        if fixed is None:
+            return tuple(out)
+        names = [p.name for p in out]
+        items = fixed.value.items if isinstance(fixed.value, syn.ListExpr) else (fixed.value,)
+        for x in items:
+            name = self._name(x, "a fixed parameter")
+            if name not in names:
+                raise self.ctx.fail(
+                    x.span,
+                    f"fixed names no parameter of this class: '{name}'",
+                    self.ctx.suggest(name, names) or f"parameters: {', '.join(names) or 'none'}",
+                )
+            i = names.index(name)
+            if out[i].required or out[i].path is not None:
+                raise self.ctx.fail(x.span, f"fixed parameter '{name}' needs a literal default")
+            out[i] = m.ClassParam(name, out[i].value, fixed=True)
+        return tuple(out)
+
+    def _param(self, name: str, e: syn.Expr) -> m.ClassParam:
+        if isinstance(e, (syn.Int, syn.Float, syn.Str)):
+            return m.ClassParam(name, e.value)
+        if isinstance(e, syn.DottedName) and len(e.parts) == 1:
+            word = e.parts[0]
+            if word == "required":
+                return m.ClassParam(name, required=True)
+            if word in _LITERALS:
+                return m.ClassParam(name, _LITERALS[word])
+        if isinstance(e, syn.DottedName) and len(e.parts) > 1:
+            return m.ClassParam(name, path=self._path(e))
+        raise self.ctx.fail(
+            e.span,
+            f"the default of '{name}' must be {', '.join(BOOLEANS)}, none, required, a number, "
+            "a string or an object by dotted path",
+        )
+
+    def _path(self, e: syn.DottedName) -> str:
+        """A dotted path through the file's aliases, not imported (the class imports it)."""
+        if any("${" in p for p in e.parts):
+            raise self.ctx.fail(e.span, "an object's path cannot hold a ${...} hole here")
+        head = self.evaluator.expand_alias(self.f, e.parts[0], e.span)
+        return ".".join([head, *e.parts[1:]])
+
+    def _stages(
+        self, entry: syn.Entry | None, params: list[str], rules: tuple[m.Rule, ...]
+    ) -> tuple[m.ClassStage, ...]:
+        if entry is None:
+            return ()
+        if not isinstance(entry.value, syn.ListExpr):
+            raise self.ctx.fail(entry.value.span, "stages must be a list of stage records")
+        out = []
+        for x in entry.value.items:
+            rec = self._record(x, STAGE_KEYS, "stage")
+            if "config" not in rec:
+                raise self.ctx.fail(x.span, "a stage needs a config", "add config: a parameter")
+            if "ops" in rec and "chains" in rec:
+                raise self.ctx.fail(rec["chains"].span, "a stage takes ops or chains, not both")
+            c = rec["config"].value
+            param = path = None
+            if isinstance(c, syn.DottedName) and len(c.parts) == 1 and c.parts[0] in params:
+                param = c.parts[0]
+            elif isinstance(c, syn.DottedName) and len(c.parts) > 1:
+                path = self._path(c)
+            else:
+                word = c.parts[0] if isinstance(c, syn.DottedName) else describe_syntax(c)
+                raise self.ctx.fail(
+                    c.span,
+                    f"unknown parameter '{word}' in a stage's config",
+                    self.ctx.suggest(word, params)
+                    or f"a config is a parameter ({', '.join(params) or 'this class has none'}) "
+                    "or an object by dotted path",
+                )
+            targets = None
+            if "ops" in rec:
+                targets = self._ops(rec["ops"].value)
+            elif "chains" in rec:
+                firsts = set(self._ops(rec["chains"].value))
+                found = {
+                    op: None
+                    for r in rules
+                    if r.kind == "chain" and set(r.chain[0]) & firsts
+                    for ops in r.chain
+                    for op in ops
+                }
+                if not found:
+                    raise self.ctx.fail(
+                        rec["chains"].value.span,
+                        "no chain of this quantizer's rules begins with these ops",
+                        "list the first ops of chain patterns of the backend",
+                    )
+                targets = tuple(found)
+            out.append(m.ClassStage(param, path, targets))
+        return tuple(out)
+
+    def _ops(self, e: syn.Expr) -> tuple[m.Symbol, ...]:
+        v = self.evaluator.eval(self.f, e, {})
+        items = v.items if isinstance(v, Seq) else (v,)
+        out = []
+        for x in items:
+            if not (isinstance(x, Sym) and x.symbol.kind == m.SymbolKind.OP):
+                raise self.ctx.fail(
+                    x.span,
+                    f"a stage's ops are ATen ops, like aten.conv2d.default; got {describe(x)}",
+                )
+            out.append(x.symbol)
+        return tuple(out)
+
+
+def describe_syntax(e: syn.Expr) -> str:
+    return type(e).__name__.lower()
+
+
+def spell(classes: tuple[m.QuantClass, ...]) -> str | None:
+    """The classes as ``bcfg diff`` shows them: each constructor's signature and its stages."""
+
+    def param(p: m.ClassParam) -> str:
+        if p.required:
+            return p.name
+        default = p.path if p.path is not None else repr(p.value)
+        return f"{p.name}={default}" + (" (fixed)" if p.fixed else "")
+
+    def stage(s: m.ClassStage) -> str:
+        where = "every op" if s.targets is None else f"{len(s.targets)} ops"
+        return f"{s.param or s.path} on {where}"
+
+    out = [
+        (
+            f"{c.name}({', '.join(map(param, c.params))}): " + "; ".join(map(stage, c.stages))
+            if c.stages
+            else f"{c.name}({', '.join(map(param, c.params))})"
+        )
+        for c in classes
+    ]
+    return ", ".join(out) or None
