@@ -62,8 +62,8 @@ def main() -> None:
     from executorch.backends.arm.quantizer import get_symmetric_quantization_config
     from executorch.backends.arm.tosa.specification import TosaSpecification
 
-    from specs.hooks.arm_quantizer import TOSAQuantizer
-    from specs.hooks.cortex_m_quantizer import CortexMQuantizer
+    from generated.arm_tosa_quantizer import TOSAQuantizer
+    from generated.cortex_m_quantizer import CortexMQuantizer
 
     def arm() -> Any:
         q = TOSAQuantizer(TosaSpecification.create_from_string("TOSA-1.0+INT"))
