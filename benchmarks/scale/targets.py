@@ -68,11 +68,8 @@ def _no_config(cls: Any, target: Target) -> Any:
 
 def _tosa(cls: Any, target: Target) -> Any:
     """A TOSA quantizer for the TOSA-1.0+INT profile, ExecuTorch's symmetric config globally."""
-    from executorch.backends.arm.tosa import TosaSpecification
-
-    return cls(TosaSpecification.create_from_string("TOSA-1.0+INT")).set_global(
-        target.make_config()
-    )
+    spec = _load("executorch.backends.arm.tosa:TosaSpecification")
+    return cls(spec.create_from_string("TOSA-1.0+INT")).set_global(target.make_config())
 
 
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
