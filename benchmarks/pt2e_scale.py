@@ -118,8 +118,9 @@ def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float
         out["gen_report"] = annotate_call(target.make(gen).report(None), gm)
         out["gen_read"] = annotate_call(target.make(gen).report(None), gm, True)
     out["ref"] = annotate_call(target.make(ref), gm)
-    out["gen_prepare"] = prepare_call(target.make(gen), gm)
-    out["ref_prepare"] = prepare_call(target.make(ref), gm)
+    if target.prepare:
+        out["gen_prepare"] = prepare_call(target.make(gen), gm)
+        out["ref_prepare"] = prepare_call(target.make(ref), gm)
     return out  # type: ignore[return-value]
 
 
