@@ -81,17 +81,21 @@ def clear(gm: Any) -> None:
         n.meta.pop(KEY, None)
 
 
-def annotate_call(q: Any, gm: Any, read: bool = False) -> Callable[[], None]:
+def annotate_call(
+    q: Any, gm: Any, read: bool = False, fresh: Callable[[], Any] | None = None
+) -> Callable[[], None]:
     """One timed annotate of ``q`` on its own transform of ``gm`` (annotations cleared first);
-    ``read``: and the entries of its report read (the report explains the annotate then)."""
+    ``read``: and the entries of its report read (the report explains the annotate then);
+    ``fresh``: each call annotates with a new quantizer it makes (untimed)."""
     mine = q.transform_for_annotation(copy.deepcopy(gm))
 
     def call() -> float:
         clear(mine)
+        who = fresh() if fresh is not None else q
         start = time.perf_counter()
-        q.annotate(mine)
+        who.annotate(mine)
         if read:
-            len(q.last_report.entries)
+            len(who.last_report.entries)
         return time.perf_counter() - start
 
     return call  # type: ignore[return-value]
@@ -113,11 +117,18 @@ def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float
     """The timed calls of one target on one graph (report on: where the class has
     ``report()``)."""
     gen, ref = target.generated_class(package), target.reference_class()
-    out = {"gen": annotate_call(target.make(gen), gm)}
+
+    def fresh(cls: Any, report: bool = False) -> Callable[[], Any] | None:
+        if not target.fresh:
+            return None
+        return lambda: target.make(cls).report(None) if report else target.make(cls)
+
+    out = {"gen": annotate_call(target.make(gen), gm, fresh=fresh(gen))}
     if hasattr(gen, "report"):
-        out["gen_report"] = annotate_call(target.make(gen).report(None), gm)
-        out["gen_read"] = annotate_call(target.make(gen).report(None), gm, True)
-    out["ref"] = annotate_call(target.make(ref), gm)
+        on = target.make(gen).report(None)
+        out["gen_report"] = annotate_call(on, gm, fresh=fresh(gen, True))
+        out["gen_read"] = annotate_call(on, gm, True, fresh(gen, True))
+    out["ref"] = annotate_call(target.make(ref), gm, fresh=fresh(ref))
     if target.prepare:
         out["gen_prepare"] = prepare_call(target.make(gen), gm)
         out["ref_prepare"] = prepare_call(target.make(ref), gm)

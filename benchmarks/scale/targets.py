@@ -30,6 +30,9 @@ class Target:
     # Whether prepare_pt2e is timed: not for the Arm classes, whose transform_for_annotation
     # runs ExecuTorch's passes in C++, where the time limit's signal aborts the process.
     prepare: bool = True
+    # Whether each annotate gets a new quantizer (untimed): ExecuTorch's composable classes
+    # keep the last annotate's annotations and refuse a graph whose annotations were cleared.
+    fresh: bool = False
 
     def generated_class(self, package: str) -> Any:
         if self.stands_in:
@@ -114,6 +117,7 @@ TARGETS = (
         setup="_no_config",
         env="arm",
         prepare=False,
+        fresh=True,
     ),
     Target(
         "arm_tosa",
@@ -124,6 +128,7 @@ TARGETS = (
         setup="_tosa",
         env="arm",
         prepare=False,
+        fresh=True,
     ),
     Target(
         "cadence",
@@ -133,5 +138,6 @@ TARGETS = (
         stands_in="specs.hooks.cadence_quantizer:CadenceDefaultQuantizer",
         setup="_no_config",
         env="cadence",
+        fresh=True,
     ),
 )
