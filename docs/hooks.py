@@ -371,9 +371,10 @@ def scale_figures(data: dict[str, Any], target: str) -> list[tuple[str, int, str
         for o in data["over"]
         if o["target"] == target
     }
-    largest: dict[str, int] = {}
-    for g in data["graphs"]:
-        largest[g["family"]] = max(largest.get(g["family"], 0), g["nodes"])
+    largest: dict[str, int] = {}  # of the graphs the target was timed on (runs may differ)
+    for family, nodes, variant in times:
+        if variant == "gen":
+            largest[family] = max(largest.get(family, 0), nodes)
     rows = []
     for family, nodes in largest.items():
         gen, ref = times.get((family, nodes, "gen")), times.get((family, nodes, "ref"))

@@ -114,9 +114,14 @@ class SpecQuantizer(Quantizer):
         )
         # The outputs of quantized patterns, when consumers observe them.
         outputs: set[Node] | None = set() if self.outputs == "consumers" else None
-        for scope in self.scopes():
+        scopes, rec = self.scopes(), report.ACTIVE
+        if rec is not None:  # the report takes a match's scope from here, not a test of its own
+            rec.scopes = scopes
+        for at, scope in enumerate(scopes):
             if scope.config is None:
                 continue
+            if rec is not None:
+                rec.at = at
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or not rule.applies(scope.config):
                     continue

@@ -49,7 +49,7 @@ from torch.fx import GraphModule, Node
 
 from .conditions import not_floating
 from .graph import index as graph_index
-from .graph import is_op, shared_inputs
+from .graph import is_op
 from .matcher import candidates
 from .validate import rejections
 from .values import KEY, Rule
@@ -112,13 +112,55 @@ def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
     )
 
 
-@dataclass(frozen=True)
 class Report:
-    """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule."""
+    """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule.
 
-    backend: str
-    entries: tuple[Entry, ...]
-    matches: tuple[tuple[str, str, int], ...]  # (rule, scope, how many matches)
+    ``Report(backend, entries, matches)``; a quantizer's report is made later: what the
+    annotate left is kept (``_Snapshot``), and the entries are worked out from it when first
+    read, so that reporting costs an annotate little until its report is read, and a graph
+    changed since (prepare_pt2e's observers) does not change what it says."""
+
+    __slots__ = ("backend", "_entries", "_matches", "_later")
+
+    def __init__(
+        self,
+        backend: str,
+        entries: Sequence[Entry] = (),
+        matches: Sequence[tuple[str, str, int]] = (),
+        later: Any = None,
+    ) -> None:
+        self.backend = backend
+        self._entries, self._matches = tuple(entries), tuple(matches)
+        self._later = later  # a _Snapshot to explain on first read, or None
+
+    def _made(self) -> None:
+        if self._later is not None:
+            self._entries, self._matches = self._later.explain()
+            self._later = None
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        self._made()
+        return self._entries
+
+    @property
+    def matches(self) -> tuple[tuple[str, str, int], ...]:  # (rule, scope, how many matches)
+        self._made()
+        return self._matches
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Report):
+            return NotImplemented
+        return (self.backend, self.entries, self.matches) == (
+            other.backend,
+            other.entries,
+            other.matches,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Report({self.backend!r}, {self.entries!r}, {self.matches!r})"
 
     @property
     def float_nodes(self) -> list[Entry]:
@@ -178,14 +220,21 @@ class Recorder:
         self.declines: dict[Node, list[tuple[Rule, str, str]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
         self.parts: dict[Node, Node] = {}
+        # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
+        # of the one annotating now (None: not said), and that position for each match.
+        self.scopes: Sequence[Any] | None = None
+        self.at: int | None = None
+        self.matched_at: list[int | None] = []
 
     def start(self) -> None:
         self.matches = []
         self.declines = {}
         self.parts = {}
+        self.scopes, self.at, self.matched_at = None, None, []
 
     def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
         self.matches.append((rule, list(nodes), how))
+        self.matched_at.append(self.at)
 
     def part_of(self, nodes: Iterable[Node], first: Node) -> None:
         """``nodes`` were marked annotated as part of the match whose first op is ``first``."""
@@ -226,7 +275,9 @@ class Recorder:
             self.matched(rule, new, "hook")
 
     def finish(self, model: GraphModule, quantizer: Any) -> Report:
-        report = explain(model, quantizer, self)
+        """The report of the annotate just done: explained when first read (its text written
+        on the stream now reads it)."""
+        report = Report(quantizer.backend, later=_Snapshot(model, quantizer, self))
         stream = sys.stderr if self.stream == "stderr" else self.stream
         if stream is not None:
             stream.write(report.text())
@@ -237,7 +288,7 @@ class Recorder:
 
 
 def _ops(ops: Iterable[Any]) -> str:
-    return " or ".join(str(op) for op in ops)
+    return " or ".join(_name(op) for op in ops)
 
 
 def _op(n: Node) -> str:
@@ -248,29 +299,39 @@ _NAMES: dict[Any, str] = {}  # str of an op, once per op: torch's OpOverload.__s
 
 
 def _name(target: Any) -> str:
+    """How the report names an op or a source: its ``str``, but a builtin or function whose
+    ``str`` holds its address (``<built-in method cat of type object at 0x...>``) by where
+    it is defined (``torch.cat``), so that a report reads the same in every process."""
     try:
         name = _NAMES.get(target)
     except TypeError:  # an unhashable target
-        return str(target)
+        return _stable(target)
     if name is None:
-        name = _NAMES[target] = str(target)
+        name = _NAMES[target] = _stable(target)
     return name
 
 
-# What each spec says, by id, for one ``explain`` (the spec is kept, so its id stays its own):
-# a config's few specs are shared by every match, and described once.
-_SPECS: dict[int, tuple[Any, str]] = {}
+def _stable(target: Any) -> str:
+    text = str(target)
+    if " at 0x" not in text:
+        return text
+    module = (
+        getattr(target, "__module__", None) or type(getattr(target, "__self__", None)).__module__
+    )
+    return f"{module}.{getattr(target, '__name__', type(target).__name__)}"
 
 
-def _spec(s: Any) -> str:
+def _spec(s: Any, memo: dict[int, tuple[Any, str]]) -> str:
+    """What a spec says; ``memo``: by id (the spec kept beside, so its id stays its own), as
+    a config's few specs are shared by every match and described once."""
     name = type(s).__name__
     if name == "SharedQuantizationSpec":
         return "shared"
-    known = _SPECS.get(id(s))
+    known = memo.get(id(s))
     if known is not None and known[0] is s:
         return known[1]
     text = _describe(s, name)
-    _SPECS[id(s)] = (s, text)
+    memo[id(s)] = (s, text)
     return text
 
 
@@ -289,33 +350,50 @@ def _describe(s: Any, name: str) -> str:
     return out
 
 
-def describe_specs(first: Node, last: Node) -> str | None:
-    """The specs a match got: its first op's inputs, its last op's output."""
+def describe_specs(first: Node, last: Node, qa: Any = None) -> str | None:
+    """The specs a match got: its first op's inputs, its last op's output. ``qa``: the
+    annotations by node (default: the nodes' own); specs are described once per graph index."""
+    model = first.graph.owning_module
+    memo: dict[int, tuple[Any, str]] = (
+        graph_index(model).derived("spec text", dict) if model is not None else {}
+    )
+    return _specs(first, last, qa or _own, memo)
+
+
+def _own(n: Node) -> Any:
+    return n.meta.get(KEY)
+
+
+def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
     parts = []
-    qa = first.meta.get(KEY)
-    if qa is not None:
-        for arg, s in qa.input_qspec_map.items():
+    a = qa(first)
+    if a is not None:
+        for arg, s in a.input_qspec_map.items():
             if s is not None:
-                parts.append(f"{arg.name}: {_spec(s)}")
-    qb = last.meta.get(KEY)
-    if qb is not None and qb.output_qspec is not None:
-        parts.append(f"output: {_spec(qb.output_qspec)}")
+                parts.append(f"{arg.name}: {_spec(s, memo)}")
+    b = qa(last)
+    if b is not None and b.output_qspec is not None:
+        parts.append(f"output: {_spec(b.output_qspec, memo)}")
     return ", ".join(parts) or None
 
 
 def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
     """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
     for s in scopes:
-        if s.config is None:
-            continue
-        selects = getattr(s, "selects", None)
-        if rule is not None and selects is not None and not rule.selected_by(selects):
-            continue  # an operator type that does not select the rule (operator_type "patterns")
-        if not (rule.accept(s.accept) if rule is not None else s.accept)(nodes):
-            continue
-        if rule is None or rule.kind == "propagate" or rule.applies(s.config):
+        if _takes(s, nodes, rule):
             return s
     return None
+
+
+def _takes(s: Any, nodes: Sequence[Node], rule: Rule | None) -> bool:
+    if s.config is None:
+        return False
+    selects = getattr(s, "selects", None)
+    if rule is not None and selects is not None and not rule.selected_by(selects):
+        return False  # an operator type that does not select the rule (operator_type "patterns")
+    if not (rule.accept(s.accept) if rule is not None else s.accept)(nodes):
+        return False
+    return rule is None or rule.kind == "propagate" or rule.applies(s.config)
 
 
 def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
@@ -325,101 +403,300 @@ def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
     return None
 
 
-def _rejections(quantizer: Any) -> dict[tuple[str, str], str]:
-    """Why the configs the last annotate used are not allowed, by (rule name, scope label)."""
-    used = getattr(quantizer, "_used", {})
+def _rejections(
+    rules: Sequence[Rule], used: dict[tuple[int, str], Any]
+) -> dict[tuple[str, str], str]:
+    """Why the configs an annotate used are not allowed, by (rule name, scope label)."""
     return {
-        (quantizer.rules[index].name, label): why
-        for (index, label), why in rejections(quantizer.rules, used).items()
+        (rules[index].name, label): why for (index, label), why in rejections(rules, used).items()
     }
 
 
 def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
-    _SPECS.clear()
-    try:
-        return _explain(model, quantizer, rec)
-    finally:
-        _SPECS.clear()
+    entries, matches = _Snapshot(model, quantizer, rec).explain()
+    return Report(quantizer.backend, entries, matches)
 
 
-def _explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
-    rules: Sequence[Rule] = quantizer.rules
-    scopes = quantizer.scopes()
-    bad = _rejections(quantizer)
-    found = _Found(model)
-    done: dict[Node, Entry] = {}
-    counts: dict[tuple[str, str], int] = {}
-    for rule, nodes, how in rec.matches:
-        scope = _scope(scopes, nodes, rule)
-        label = scope.label if scope is not None else "?"
-        counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
-        specs = describe_specs(nodes[0], nodes[-1]) if how != "hook" else None
-        for i, n in enumerate(nodes):
-            if n in done:
+class _Snapshot:
+    """What explaining an annotate reads, as the annotate left it: the graph's nodes in order,
+    each one's arguments, users and annotation, the recorder's findings, the quantizer's
+    rules, scopes and the configs it used. A pass over the graph at the end of ``annotate``;
+    the entries are worked out from it later (``explain``), whatever became of the graph."""
+
+    def __init__(self, model: GraphModule, quantizer: Any, rec: Recorder) -> None:
+        self.model = model
+        self.index = graph_index(model)
+        self.rules: Sequence[Rule] = quantizer.rules
+        self.scopes: Sequence[Any] = rec.scopes if rec.scopes is not None else quantizer.scopes()
+        self.used = dict(getattr(quantizer, "_used", {}))
+        self.matches = list(zip(rec.matches, rec.matched_at))
+        self.declines, self.parts = rec.declines, rec.parts
+        self.nodes = list(model.graph.nodes)
+        # (args, users, annotation) of each node, by its place in the index's order (the
+        # graph's as annotate found it): prepare_pt2e puts observers between the nodes.
+        self.at = self.index.order
+        if len(self.at) != len(self.nodes):  # the graph changed since the index (no annotate)
+            self.at = {n: i for i, n in enumerate(self.nodes)}
+        self.facts = [(n.args, tuple(n.users), n.meta.get(KEY)) for n in self.nodes]
+        # The nodes each rule that matches by source partition finds (torch's partitioning,
+        # memoized on the index: what the annotate found), by rule.
+        self.found = {
+            id(r): set(candidates(model, r, lambda nodes: True)) for r in self.rules if r.sources
+        }
+
+    def args(self, n: Node) -> tuple[Any, ...]:
+        return self.facts[self.at[n]][0]
+
+    def users(self, n: Node) -> tuple[Node, ...]:
+        return self.facts[self.at[n]][1]
+
+    def qa(self, n: Node) -> Any:
+        at = self.at.get(n)
+        return self.facts[at][2] if at is not None else None
+
+    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
+        self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
+        self.bad = _rejections(self.rules, self.used)
+        done, counts = self._matched()
+        share = [r for r in self.rules if r.kind in ("propagate", "shared")]
+        entries = []
+        for n in self.nodes:
+            if n.op != "call_function" or n.target is operator.getitem:
                 continue
-            if how != "chain":
-                role = how
-            elif len(nodes) == 1:
-                role = "op"
-            else:
-                role = "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
-            why = bad.get((rule.name, label))
-            if how == "hook":
-                specs = describe_specs(n, n)
-            done[n] = Entry(
+            got = done.get(n)
+            entries.append(got if got is not None else self._unmatched(n, done, share))
+        return tuple(entries), tuple((r, s, c) for (r, s), c in counts.items())
+
+    def _scope_of(self, rule: Rule, nodes: list[Node], how: str, at: int | None) -> Any:
+        """The scope of a match: the first that takes it. A chain the quantizer annotated
+        with its scope at ``at`` is taken by that one, unless an earlier one takes it."""
+        if at is None or how != "chain":
+            return _scope(self.scopes, nodes, rule)
+        earlier = _scope(self.scopes[:at], nodes, rule)
+        return earlier if earlier is not None else self.scopes[at]
+
+    def _matched(self) -> tuple[dict[Node, Entry], dict[tuple[str, str], int]]:
+        """The entries of the ops the rules annotated, and the matches per rule and scope."""
+        done: dict[Node, Entry] = {}
+        counts: dict[tuple[str, str], int] = {}
+        for (rule, nodes, how), at in self.matches:
+            scope = self._scope_of(rule, nodes, how, at)
+            label = scope.label if scope is not None else "?"
+            counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
+            specs = _specs(nodes[0], nodes[-1], self.qa, self.memo) if how != "hook" else None
+            why = self.bad.get((rule.name, label))
+            reason = "disallowed" if why else "annotated"
+            detail = f"config {label} not allowed: {why}" if why else f"pattern {rule.name}"
+            last = len(nodes) - 1
+            for i, n in enumerate(nodes):
+                if n in done:
+                    continue
+                if how != "chain":
+                    role = how
+                elif last == 0:
+                    role = "op"
+                else:
+                    role = "first op" if i == 0 else "last op" if i == last else "inside"
+                if how == "hook":
+                    specs = _specs(n, n, self.qa, self.memo)
+                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
+        return done, counts
+
+    def _unmatched(self, n: Node, done: dict[Node, Entry], share: list[Rule]) -> Entry:
+        """An op no match of the recorder holds: part of one, a weight, propagated, or float."""
+        qa = self.qa(n)
+        owner = done.get(self.parts.get(n))  # type: ignore[arg-type]
+        if owner is not None and qa is not None and qa._annotated:
+            return _covered(n, owner, "part of its match", "part")
+        if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
+            user = next((done[u] for u in self.users(n) if u in done), None)
+            if user is not None:  # a weight or bias a match marked: no spec of its own
+                return _covered(n, user, "a weight or bias of its match", "weight")
+            # Marked annotated without a spec (a config of None, a QAT partition's own op):
+            # no later rule takes it, and it is not quantized; say why as for a float op.
+            return replace(self._why_float(n), role="marked")
+        if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
+            sharing = next((r for r in share if is_op(n, r.chain[0])), None)
+            scope = _node_scope(self.scopes, n)
+            return Entry(
                 n.name,
                 _op(n),
                 True,
-                "disallowed" if why else "annotated",
-                f"config {label} not allowed: {why}" if why else f"pattern {rule.name}",
-                rule.name,
-                label,
-                role,
-                specs,
+                "annotated",
+                "shares its input's observer",
+                sharing.name if sharing else None,
+                scope.label if scope is not None else None,
+                "propagated",
+                _specs(n, n, self.qa, self.memo),
             )
-    share = [r for r in rules if r.kind in ("propagate", "shared")]
-    entries = []
-    for n in model.graph.nodes:
-        if n.op != "call_function" or n.target is operator.getitem:
-            continue
-        if n in done:
-            entries.append(done[n])
-            continue
-        qa = n.meta.get(KEY)
-        owner = done.get(rec.parts.get(n))  # type: ignore[arg-type]
-        if owner is not None and qa is not None and qa._annotated:
-            entries.append(_covered(n, owner, "part of its match", "part"))
-            continue
-        if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
-            user = next((done[u] for u in n.users if u in done), None)
-            if user is not None:  # a weight or bias a match marked: no spec of its own
-                entries.append(_covered(n, user, "a weight or bias of its match", "weight"))
+        return self._why_float(n)
+
+    def _why_float(self, n: Node) -> Entry:
+        # No scope takes the op alone (operator scopes take matches by their first op): the
+        # config of least precedence, the global one where it is set, decides what it says.
+        scopes = self.scopes
+        scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
+        if not any(not not_floating(a) for a in self._tensor_inputs(n)):
+            return _float(n, "not_a_tensor_op", "no floating-point tensor input", scope=scope)
+        if not isinstance(n.meta.get("val"), torch.Tensor):
+            return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
+        if scope is None or scope.config is None:
+            label = scope.label if scope is not None else "global"
+            what = (
+                "no global config (set_global)" if label == "global" else f"{label} config is None"
+            )
+            return _float(n, "no_config", f"left float on purpose: {what}", scope=scope)
+        declines = self.declines.get(n, [])
+        for rule, reason, detail in declines:
+            if reason != "annotated":
+                return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
+        return self._nearest(n, scope, declines)
+
+    def _nearest(self, n: Node, scope: Any, declines: list[tuple[Rule, str, str]]) -> Entry:
+        """A float op in a configured scope that no rule declined: the nearest rule's break."""
+        rules = self.rules
+        with_op = _with_op(n, rules, self.index)
+        if not with_op:
+            return _no_rule(n, rules, scope)
+        config = scope.config
+        # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
+        best: tuple[int, Rule, tuple[Any, ...]] | None = None
+        for r, k in _positions(n, rules, index=self.index):
+            if r.kind not in ("chain", "shared"):
                 continue
-            # Marked annotated without a spec (a config of None, a QAT partition's own op):
-            # no later rule takes it, and it is not quantized; say why as for a float op.
-            entries.append(replace(_why_float(n, scopes, rules, rec, found), role="marked"))
-            continue
-        if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
-            sharing = next((r for r in share if is_op(n, r.chain[0])), None)
-            scope = _node_scope(scopes, n)
-            entries.append(
-                Entry(
-                    n.name,
-                    _op(n),
-                    True,
-                    "annotated",
-                    "shares its input's observer",
-                    sharing.name if sharing else None,
-                    scope.label if scope is not None else None,
-                    "propagated",
-                    describe_specs(n, n),
-                )
+            got, broke = self._near(n, r, k)
+            if broke is None and r.sources and n not in self.found[id(r)]:
+                if best is None or got >= best[0]:
+                    best = (got, r, ("source", r.sources, n))
+                continue
+            if broke is None and r.partitions and r.applies(config):
+                # Matched by module partitions (find_sequential_partitions): had the ops been
+                # one, the rule would have annotated them or said why above.
+                if best is None or got >= best[0]:
+                    best = (got, r, ("partitions", n))
+                continue
+            if broke is None:
+                if r.opt_in and scope.label == "global":
+                    detail = (
+                        f"pattern {r.name} is opt-in: the global config does not try it, "
+                        "a config set for its operator or module does"
+                    )
+                    return _float(n, "not_tried", detail, r, scope)
+                if not r.applies(config):
+                    return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
+                continue
+            if best is None or got > best[0]:
+                best = (got, r, broke)
+        for rule, _, detail in declines:
+            return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
+        if best is not None:
+            _, r, broke = best
+            reason, why = self._broke(broke)
+            return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
+        return self._left(n, with_op, scope)
+
+    def _tensor_inputs(self, n: Node) -> list[Node]:
+        out = []
+        for a in self.args(n):
+            for x in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(x, Node):
+                    out.append(x)
+        return out
+
+    def _broke(self, broke: tuple[Any, ...]) -> tuple[str, str]:
+        """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
+        kind = broke[0]
+        if kind == "source":
+            return "source_partition", (
+                f"matched by source partition ({_ops(broke[1])}), and {broke[2].name} is not "
+                "the output of one (a non-strict export records no source_fn_stack)"
             )
-            continue
-        entries.append(_why_float(n, scopes, rules, rec, found))
-    matches = tuple((r, s, c) for (r, s), c in counts.items())
-    return Report(quantizer.backend, tuple(entries), matches)
+        if kind == "partitions":
+            return "source_partition", (
+                f"matched by module source partitions, and {broke[1].name} is not in one of "
+                "its modules (a functional call, or an export that records none)"
+            )
+        if kind == "before":  # the op before ``cur`` is not the chain's
+            _, prev, cur, ops = broke
+            shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
+            return "chain_broke", f"chain broke at {shown}: it wants {_ops(ops)} before {cur.name}"
+        if kind == "others":  # the op before ``cur`` has other users
+            _, prev, cur = broke
+            others = ", ".join(u.name for u in self.users(prev) if u is not cur)
+            return "second_user", (
+                f"chain broke at {prev.name}: its output has other users ({others})"
+            )
+        if kind == "users":  # ``cur``'s output has no single user
+            users = self.users(broke[1])
+            shown = ", ".join(u.name for u in users) or "none"
+            return "second_user", (
+                f"chain broke at {broke[1].name}: its output has {len(users)} users ({shown})"
+            )
+        _, u, ops = broke  # "after": the op after is not the chain's
+        return "chain_broke", f"chain broke at {u.name} ({_op(u)}): it wants {_ops(ops)}"
+
+    def _left(self, n: Node, with_op: Sequence[Rule], scope: Any) -> Entry:
+        """A float op that rules have, none of them in order: a shared op whose producer is
+        float, or an op a hook left."""
+        for r in with_op:
+            if r.kind == "propagate":
+                first = self.args(n)[0] if self.args(n) else None
+                if isinstance(first, (list, tuple)):
+                    inputs = [a for a in first if isinstance(a, Node)]
+                else:
+                    inputs = [first] if isinstance(first, Node) else []
+                cold = [i.name for i in inputs if not self._quantized_output(i)]
+                what = f"input {', '.join(cold)} is" if cold else "inputs are"
+                detail = f"it shares its input's observer, and its {what} not quantized"
+                return _float(n, "producer_float", f"pattern {r.name}: {detail}", r, scope)
+        for r in with_op:
+            if r.kind == "hook":
+                name = getattr(r.annotate, "__name__", "its annotate function")
+                return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
+        r = with_op[0]
+        return _float(
+            n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
+        )
+
+    def _quantized_output(self, n: Node) -> bool:
+        qa = self.qa(n)
+        if qa is None or not qa._annotated:
+            return False
+        if qa.output_qspec is not None:
+            return True
+        for u in self.users(n):
+            other = self.qa(u)
+            if other is not None and n in other.input_qspec_map:
+                return True
+        return False
+
+    def _near(self, n: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
+        """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it
+        broke (None: nowhere; else what ``_broke`` says in words)."""
+        got = 1
+        cur = n
+        for j in range(k - 1, -1, -1):
+            args = self.args(cur)
+            prev = args[0] if args else None
+            if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
+                return got, ("before", prev, cur, rule.chain[j])
+            if len(self.users(prev)) != 1:
+                return got, ("others", prev, cur)
+            cur = prev
+            got += 1
+        cur = n
+        for j in range(k + 1, len(rule.chain)):
+            users = self.users(cur)
+            if len(users) != 1:
+                return got, ("users", cur)
+            (u,) = users
+            if not is_op(u, rule.chain[j]) or self.args(u)[0] is not cur:
+                return got, ("after", u, rule.chain[j])
+            cur = u
+            got += 1
+        return got, None
 
 
 def _float(n: Node, reason: str, detail: str, rule: Rule | None = None, scope: Any = None) -> Entry:
@@ -427,171 +704,45 @@ def _float(n: Node, reason: str, detail: str, rule: Rule | None = None, scope: A
     return Entry(n.name, _op(n), False, reason, detail, rule.name if rule else None, label)
 
 
-def _tensor_inputs(n: Node) -> list[Node]:
-    out = []
-    for a in n.args:
-        for x in a if isinstance(a, (list, tuple)) else (a,):
-            if isinstance(x, Node):
-                out.append(x)
-    return out
-
-
-def _why_float(
-    n: Node, scopes: Sequence[Any], rules: Sequence[Rule], rec: Recorder, found: _Found
-) -> Entry:
-    # No scope takes the op alone (operator scopes take matches by their first op): the
-    # config of least precedence, the global one where it is set, decides what it says.
-    scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
-    if not any(not not_floating(a) for a in _tensor_inputs(n)):
-        return _float(n, "not_a_tensor_op", "no floating-point tensor input", scope=scope)
-    if not isinstance(n.meta.get("val"), torch.Tensor):
-        return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
-    if scope is None or scope.config is None:
-        label = scope.label if scope is not None else "global"
-        what = "no global config (set_global)" if label == "global" else f"{label} config is None"
-        return _float(n, "no_config", f"left float on purpose: {what}", scope=scope)
-    declines = rec.declines.get(n, [])
-    for rule, reason, detail in declines:
-        if reason != "annotated":
-            return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
-    candidates = _with_op(n, rules)
-    if not candidates:
-        return _no_rule(n, rules, scope)
-    config = scope.config
-    # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
-    best: tuple[int, Rule, tuple[Any, ...]] | None = None
-    for r, k in _positions(n, rules):
-        if r.kind not in ("chain", "shared"):
-            continue
-        got, broke = _near(n, r, k)
-        if broke is None and r.sources and n not in found(r):
-            if best is None or got >= best[0]:
-                best = (got, r, ("source", r.sources, n))
-            continue
-        if broke is None and r.partitions and r.applies(config):
-            # Matched by module partitions (find_sequential_partitions): had the ops been
-            # one, the rule would have annotated them or said why above.
-            if best is None or got >= best[0]:
-                best = (got, r, ("partitions", n))
-            continue
-        if broke is None:
-            if r.opt_in and scope.label == "global":
-                detail = (
-                    f"pattern {r.name} is opt-in: the global config does not try it, "
-                    "a config set for its operator or module does"
-                )
-                return _float(n, "not_tried", detail, r, scope)
-            if not r.applies(config):
-                return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
-            continue
-        if best is None or got > best[0]:
-            best = (got, r, broke)
-    for rule, _, detail in declines:
-        return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
-    if best is not None:
-        _, r, broke = best
-        reason, why = _broke(broke)
-        return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
-    return _left(n, candidates, scope)
-
-
-def _broke(broke: tuple[Any, ...]) -> tuple[str, str]:
-    """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
-    kind = broke[0]
-    if kind == "source":
-        return "source_partition", (
-            f"matched by source partition ({_ops(broke[1])}), and {broke[2].name} is not the "
-            "output of one (a non-strict export records no source_fn_stack)"
-        )
-    if kind == "partitions":
-        return "source_partition", (
-            f"matched by module source partitions, and {broke[1].name} is not in one of "
-            "its modules (a functional call, or an export that records none)"
-        )
-    if kind == "before":  # the op before ``cur`` is not the chain's
-        _, prev, cur, ops = broke
-        shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
-        return "chain_broke", f"chain broke at {shown}: it wants {_ops(ops)} before {cur.name}"
-    if kind == "others":  # the op before ``cur`` has other users
-        _, prev, cur = broke
-        others = ", ".join(u.name for u in prev.users if u is not cur)
-        return "second_user", f"chain broke at {prev.name}: its output has other users ({others})"
-    if kind == "users":  # ``cur``'s output has no single user
-        users = list(broke[1].users)
-        shown = ", ".join(u.name for u in users) or "none"
-        return "second_user", (
-            f"chain broke at {broke[1].name}: its output has {len(users)} users ({shown})"
-        )
-    _, u, ops = broke  # "after": the op after is not the chain's
-    return "chain_broke", f"chain broke at {u.name} ({_op(u)}): it wants {_ops(ops)}"
-
-
 def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
     """A float op no rule has (hooks name no ops: any of them may have looked at it)."""
     detail = f"no rule of the quantizer has {_op(n)}"
-    hooks = [r for r in rules if r.kind == "hook" and not r.chain]
+    hooks = _hooks(rules)
     if hooks:
-        names = ", ".join(
-            f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks
-        )
-        detail += f"; the hooks of {names} did not annotate it"
+        detail += f"; the hooks of {hooks} did not annotate it"
     return _float(n, "no_rule", detail, scope=scope)
 
 
-def _left(n: Node, candidates: Sequence[Rule], scope: Any) -> Entry:
-    """A float op that rules have, none of them in order: a shared op whose producer is
-    float, or an op a hook left."""
-    for r in candidates:
-        if r.kind == "propagate":
-            inputs = shared_inputs(n)
-            cold = [i.name for i in inputs if not _quantized_output(i)]
-            what = f"input {', '.join(cold)} is" if cold else "inputs are"
-            return _float(
-                n,
-                "producer_float",
-                f"pattern {r.name}: it shares its input's observer, and its {what} not quantized",
-                r,
-                scope,
-            )
-    for r in candidates:
-        if r.kind == "hook":
-            name = getattr(r.annotate, "__name__", "its annotate function")
-            return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
-    r = candidates[0]
-    return _float(
-        n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
-    )
+_HOOKS: dict[int, tuple[Sequence[Rule], str]] = {}  # by id(rules): the rules kept beside
 
 
-class _Found:
-    """The nodes each rule that matches by source partition finds in the graph: torch's
-    source partitioning runs once per rule and report, not once per float op."""
-
-    def __init__(self, model: GraphModule) -> None:
-        self.model = model
-        self.by_rule: dict[int, set[Node]] = {}
-
-    def __call__(self, rule: Rule) -> set[Node]:
-        found = self.by_rule.get(id(rule))
-        if found is None:
-            found = set(candidates(self.model, rule, lambda nodes: True))
-            self.by_rule[id(rule)] = found
-        return found
+def _hooks(rules: Sequence[Rule]) -> str:
+    """The names of the rules' hooks that name no ops, once per rules."""
+    known = _HOOKS.get(id(rules))
+    if known is not None and known[0] is rules:
+        return known[1]
+    hooks = [r for r in rules if r.kind == "hook" and not r.chain]
+    text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
+    _HOOKS[id(rules)] = (rules, text)
+    return text
 
 
-def _with_op(n: Node, rules: Sequence[Rule]) -> list[Rule]:
+def _with_op(n: Node, rules: Sequence[Rule], index: Any = None) -> list[Rule]:
     """The rules with ``n``'s op in their chain: once per op and annotate (the graph's index)."""
-    return [r for r, _ in _positions(n, rules, first=True)]
+    return [r for r, _ in _positions(n, rules, first=True, index=index)]
 
 
-def _positions(n: Node, rules: Sequence[Rule], first: bool = False) -> list[tuple[Rule, int]]:
+def _positions(
+    n: Node, rules: Sequence[Rule], first: bool = False, index: Any = None
+) -> list[tuple[Rule, int]]:
     """(rule, position) of each place ``n``'s op has in the chains of ``rules`` (``first``: the
-    first place of each rule), once per op, rules and annotate (memoized on the graph's index)."""
-    model = n.graph.owning_module
+    first place of each rule), once per op, rules and annotate (memoized on the graph's
+    ``index``; default: the index of ``n``'s graph)."""
+    if index is None:
+        model = n.graph.owning_module
+        index = graph_index(model) if model is not None else None
     memo: dict[Any, list[tuple[Rule, int]]] = (
-        graph_index(model).derived(("rule positions", id(rules), first), dict)
-        if model is not None
-        else {}
+        index.derived(("rule positions", id(rules), first), dict) if index is not None else {}
     )
     try:
         found = memo.get(n.target)
@@ -609,15 +760,6 @@ def _positions(n: Node, rules: Sequence[Rule], first: bool = False) -> list[tupl
     return found
 
 
-def _quantized_output(n: Node) -> bool:
-    qa = n.meta.get(KEY)
-    if qa is None or not qa._annotated:
-        return False
-    return qa.output_qspec is not None or any(
-        u.meta.get(KEY) is not None and n in u.meta[KEY].input_qspec_map for u in n.users
-    )
-
-
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
     if rule.qat and not config.is_qat:
         return f"pattern {rule.name} is for QAT only; {scope.label} config has is_qat False"
@@ -628,28 +770,3 @@ def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
         f"pattern {rule.name} allows {want} configs only; {scope.label} config has "
         f"input_activation.is_dynamic {dynamic}"
     )
-
-
-def _near(n: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
-    """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it broke
-    (None: nowhere; else what ``_broke`` says in words)."""
-    got = 1
-    cur = n
-    for j in range(k - 1, -1, -1):
-        prev = cur.args[0] if cur.args else None
-        if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
-            return got, ("before", prev, cur, rule.chain[j])
-        if len(prev.users) != 1:
-            return got, ("others", prev, cur)
-        cur = prev
-        got += 1
-    cur = n
-    for j in range(k + 1, len(rule.chain)):
-        if len(cur.users) != 1:
-            return got, ("users", cur)
-        (u,) = cur.users
-        if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
-            return got, ("after", u, rule.chain[j])
-        cur = u
-        got += 1
-    return got, None
