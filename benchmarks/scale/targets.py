@@ -26,7 +26,7 @@ class Target:
     # "function" of this module that makes a configured quantizer of a class (default: the
     # class called without arguments, set_global(config))
     setup: str = ""
-    env: str = ""  # the environment the reference imports in (tests/live/<env>_env.py)
+    env: str = ""  # the environment the reference imports in (tests/live/envs.py)
     # Whether prepare_pt2e is timed: not for the Arm classes, whose transform_for_annotation
     # runs ExecuTorch's passes in C++, where the time limit's signal aborts the process.
     prepare: bool = True
@@ -113,7 +113,6 @@ TARGETS = (
         "CortexMQuantizer",
         "executorch.backends.cortex_m.quantizer.quantizer:CortexMQuantizer",
         "",
-        stands_in="specs.hooks.cortex_m_quantizer:CortexMQuantizer",
         setup="_no_config",
         env="arm",
         prepare=False,
@@ -121,10 +120,9 @@ TARGETS = (
     ),
     Target(
         "arm_tosa",
-        "ArmTosaQuantizer",
+        "TOSAQuantizer",
         "executorch.backends.arm.quantizer:TOSAQuantizer",
         "executorch.backends.arm.quantizer:get_symmetric_quantization_config",
-        stands_in="specs.hooks.arm_quantizer:TOSAQuantizer",
         setup="_tosa",
         env="arm",
         prepare=False,

@@ -148,20 +148,29 @@ def test_a_scale_marker_without_figures_fails_the_build(hooks, tmp_path):
 
 
 def test_the_checked_in_figures_cover_every_target_at_every_size(hooks):
-    """benchmarks/scale/figures.json (the last --docs run) has, for every shipped target, the
-    generated annotate at every size, and the hand-written class's time or how it ran over."""
+    """benchmarks/scale/figures.json (the last --docs run) has, for every target of the main
+    environment, the generated annotate at every size of every model, and the hand-written
+    class's time or how it ran over; the targets whose reference imports only in an
+    environment of their own (Cortex-M, Arm TOSA, Cadence) at least on the 1k transformer.
+    A graph is known by its model and size: another environment's export of it may differ
+    by a node."""
     from benchmarks.scale.targets import TARGETS
 
     data = json.loads(hooks.SCALE.read_text())
-    graphs = [(g["family"], g["nodes"]) for g in data["graphs"]]
-    assert {g["size"] for g in data["graphs"]} == {1000, 4000, 16000}
-    timed = {(t["family"], t["nodes"], t["target"], t["variant"]) for t in data["times"]}
-    over = {(o["family"], o["nodes"], o["target"], o["variant"]) for o in data["over"]}
+    sizes = {g["size"] for g in data["graphs"]}
+    assert sizes == {1000, 4000, 16000}
+
+    def at(entries: list) -> set:
+        size = lambda n: min(sizes, key=lambda s: abs(s - n))  # noqa: E731
+        return {(e["family"], size(e["nodes"]), e["target"], e["variant"]) for e in entries}
+
+    timed, over = at(data["times"]), at(data["over"])
+    graphs = {(g["family"], g["size"]) for g in data["graphs"]}
     for t in TARGETS:
         assert t.name in data["targets"]
-        for family, nodes in graphs:
-            assert (family, nodes, t.name, "gen") in timed
-            assert {(family, nodes, t.name, "ref")} & (timed | over), (family, nodes, t.name)
+        for family, size in graphs if not t.env else {("transformer", 1000)}:
+            assert (family, size, t.name, "gen") in timed, (family, size, t.name)
+            assert {(family, size, t.name, "ref")} & (timed | over), (family, size, t.name)
 
 
 def _nav(hooks, docs: Path) -> list:

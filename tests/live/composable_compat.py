@@ -2,7 +2,7 @@
 
     python -m tests.live.composable_compat
 
-runs in the environment of ``tests/live/arm_env.py`` (their hooks import
+runs in the environment of ``tests/live/envs.py``'s ``ARM`` (their hooks import
 ExecuTorch's Arm stack) and prints one JSON object: for each target, each op's
 (reason, pattern, config, quantized) as compat's PT2E analysis reports it.
 The analysis checks the report against a plain prepare of the same quantizer

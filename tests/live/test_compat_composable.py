@@ -1,10 +1,10 @@
 """``bcfg compat``'s report on the Cortex-M and Arm TOSA targets (``scopes: composable``).
 
 Their hooks import ExecuTorch's Arm stack, which imports only in the environment
-of ``tests/live/arm_env.py``: ``tests/live/composable_compat.py`` runs compat's
+of ``tests/live/envs.py``'s ``ARM``: ``tests/live/composable_compat.py`` runs compat's
 analysis there (the report, checked against a plain prepare of the same
 quantizer) and these tests check each op's verdict. They skip where that
-environment has not been made (``python -m tests.live.arm_env --create``).
+environment has not been made (``python -m tests.live.envs arm --create``).
 """
 
 from __future__ import annotations
@@ -16,19 +16,15 @@ import pytest
 
 from tests.support import REPO
 
-from . import arm_env
+from .envs import ARM
 
-pytestmark = pytest.mark.skipif(
-    not arm_env.ready(),
-    reason=f"ExecuTorch's Arm stack imports only in {arm_env.root()}, not made here: "
-    "python -m tests.live.arm_env --create",
-)
+pytestmark = ARM.needed("ExecuTorch's Arm stack")
 
 
 @pytest.fixture(scope="module")
 def reports() -> dict:
     run = subprocess.run(
-        [str(arm_env.python()), "-m", "tests.live.composable_compat"],
+        [str(ARM.python()), "-m", "tests.live.composable_compat"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -427,6 +427,22 @@ CHECKS = {
         "pt2e_qat_config_composable",
         "qat_config: required applies to a quantizer with scopes: modules, whose runtime reads it",
     ),
+    "pt2e: a class defined twice": (
+        "pt2e_classes_duplicate",
+        "class 'MyQuantizer' is defined twice in this module",
+    ),
+    "pt2e: a class record's unknown key": (
+        "pt2e_classes_record",
+        "unknown class record key 'param'",
+    ),
+    "pt2e: classes on a base whose constructors add no stages": (
+        "pt2e_classes_scopes",
+        "classes applies to a quantizer with scopes: composable (their constructors add stages)",
+    ),
+    "pt2e: a stage's config naming no parameter": (
+        "pt2e_classes_stage_parameter",
+        "unknown parameter 'per_tensor_confg' in a stage's config",
+    ),
     "pt2e: a pairs anchor key on another base": (
         "pt2e_pairs_keys_base",
         "inputs applies to a quantizer with scopes: pairs, whose runtime reads it",

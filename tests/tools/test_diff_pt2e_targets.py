@@ -8,7 +8,20 @@ import json
 
 import pytest
 
+from tests.support import REPO
 from tests.tools.test_diff import bcfg, edit, repo  # noqa: F401 (repo: a fixture)
+
+
+def line(target: str, after: str, needle: str) -> int:
+    """The line of the first ``needle`` at or after the first line with ``after`` in the spec."""
+    lines = (REPO / "specs" / f"{target}.bcfg").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, text in enumerate(lines) if after in text)
+    return next(i for i in range(start, len(lines)) if needle in lines[i]) + 1
+
+
+DIV = line("cortex_m", "for op in [aten.div.Tensor, aten.div_.Tensor]", "dtypes: [io8, io16]")
+TANH = line("arm_tosa", "aten.tanh.default", "pattern op {}")
+POOL = line("cadence", "pattern aten.max_pool2d.default {", "pattern")
 
 
 def narrow_div(text: str) -> str:
@@ -31,25 +44,29 @@ CASES = {
         narrow_div,
         "cortex_m\n  ~ dtypes: - io16  narrowing\n"
         "      in 2 patterns: aten.div.Tensor, aten.div_.Tensor\n"
-        "      at specs/cortex_m.bcfg:86\n",
+        f"      at specs/cortex_m.bcfg:{DIV}\n",
         {"pattern": "aten.div.Tensor", "change": "changed", "field": "dtypes", "before": "io16"},
         "| ✏️ changed | `aten.div.Tensor`, `aten.div_.Tensor` | `dtypes` | − `io16` | — "
-        "| ⚠️ narrowing | specs/cortex_m.bcfg:86 |",
+        f"| ⚠️ narrowing | specs/cortex_m.bcfg:{DIV} |",
     ),
     "arm_tosa": (
         drop_tanh,
-        "arm_tosa\n  - aten.tanh.default  narrowing\n      was specs/arm_tosa.bcfg:92\n",
-        {"pattern": "aten.tanh.default", "change": "removed", "was": "specs/arm_tosa.bcfg:92:9"},
+        f"arm_tosa\n  - aten.tanh.default  narrowing\n      was specs/arm_tosa.bcfg:{TANH}\n",
+        {
+            "pattern": "aten.tanh.default",
+            "change": "removed",
+            "was": f"specs/arm_tosa.bcfg:{TANH}:9",
+        },
         "| ➖ removed | `aten.tanh.default` | — | — | — | ⚠️ narrowing "
-        "| was specs/arm_tosa.bcfg:92 |",
+        f"| was specs/arm_tosa.bcfg:{TANH} |",
     ),
     "cadence": (
         not_eager,
         "cadence\n  ~ pt2e: - {eager: true}  narrowing\n      in aten.max_pool2d.default\n"
-        "      at specs/cadence.bcfg:79\n",
+        f"      at specs/cadence.bcfg:{POOL}\n",
         {"pattern": "aten.max_pool2d.default", "field": "pt2e", "before": "{eager: true}"},
         "| ✏️ changed | `aten.max_pool2d.default` | `pt2e` | − `{eager: true}` | — "
-        "| ⚠️ narrowing | specs/cadence.bcfg:79 |",
+        f"| ⚠️ narrowing | specs/cadence.bcfg:{POOL} |",
     ),
 }
 

@@ -232,7 +232,7 @@ def test_a_pt2e_only_target_is_explained_and_said_to_be_one(repo, capsys, every_
 @pytest.mark.parametrize(
     ("target", "pattern", "pt2e"),
     [
-        ("cadence", "aten.add.Tensor", "{when: specs.hooks.cadence.tensor_add}"),
+        ("cadence", "aten.add.Tensor", "{when: specs.hooks.cadence.tensor_add, inputs: [0, 1]}"),
         (
             "cortex_m",
             "aten.conv_transpose2d.input",
@@ -244,7 +244,7 @@ def test_a_pt2e_only_target_is_explained_and_said_to_be_one(repo, capsys, every_
 def test_the_composable_targets_are_explained_with_their_pt2e_keys(
     repo, capsys, every_backend, target, pattern, pt2e
 ):
-    """arm_tosa, cortex_m and cadence (scopes: composable): listed, and a pattern's pt2e
+    """arm_tosa, cortex_m and cadence (scopes: composable and pairs): listed, and a pattern's pt2e
     field explained where the spec sets it (cortex_m: the group field its options fill)."""
     code, out, _ = explain(capsys, target)
     assert code == 0
