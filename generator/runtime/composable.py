@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import itertools
 import operator
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -535,11 +534,7 @@ class ComposableSpecQuantizer(Quantizer):
             match.stage, match.rule = match_report.SHARED, owner or str(match.nodes[0].target)
             self.last_matches.append(match)
         if self.reporter is not None:
-            self.last_report = match_report.explain(model, self)
-            stream = self.reporter["stream"]
-            stream = sys.stderr if stream == "stderr" else stream
-            if stream is not None:
-                stream.write(self.last_report.text())
+            match_report.publish(model, self)
         return model
 
     def _fallback(self) -> Any:

@@ -25,6 +25,7 @@ the rule of its ops. ``explain`` turns them into the main base's ``Report``
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ from torch.fx import GraphModule, Node
 from .report import Entry, Report, describe_specs
 from .values import KEY
 
-__all__ = ["SHARED", "explain"]
+__all__ = ["SHARED", "explain", "publish"]
 
 SHARED = "shared ops"  # the scope of clusters of shared ops
 # Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
@@ -167,3 +168,13 @@ def _added(n: Node, owner: str) -> Entry:
     """An op a quantizer added with ``add_quantizer`` annotated (no stage matched it)."""
     return Entry(n.name, _op(n), True, "annotated", f"annotated by {owner} (add_quantizer)",
                  owner, "added quantizer", "op", describe_specs(n, n))  # fmt: skip
+
+
+def publish(model: GraphModule, quantizer: Any) -> None:
+    """``quantizer.last_report`` from the matches of its last annotate, and its summary written
+    where ``quantizer.report(stream)`` said (standard error, a stream, or nowhere)."""
+    quantizer.last_report = explain(model, quantizer)
+    stream = quantizer.reporter["stream"]
+    stream = sys.stderr if stream == "stderr" else stream
+    if stream is not None:
+        stream.write(quantizer.last_report.text())

@@ -35,7 +35,6 @@ pair's class, config and rule).
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -316,9 +315,5 @@ class PairsQuantizer(ComposableQuantizer):
         if getattr(self, "reporter", None) is not None:
             self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
             self.added: dict[Node, str] = {}
-            self.last_report = match_report.explain(model, self)
-            stream = self.reporter["stream"]
-            stream = sys.stderr if stream == "stderr" else stream
-            if stream is not None:
-                stream.write(self.last_report.text())
+            match_report.publish(model, self)
         return model
