@@ -122,12 +122,63 @@ def _slow_reason(path: str) -> str | None:
     return None
 
 
+# ``--dist loadfile`` (CI) hands each worker a whole file at a time, in the order the files
+# are collected: the longest files go first, so that the run does not end with one worker
+# on a long file while the other is idle (xdist's own order, by number of tests, left the
+# few-test minutes-long files to the end). Seconds of each file's tests (setup included)
+# with ``--durations=0``, two workers on 2 cores at load 10 to 12 (November 28; the files
+# that run had not reached, from the morning's list, scaled): only their order matters.
+# A file not listed goes after these, a slow one (SLOW) before the quick ones.
+SECONDS = {
+    "tests/docs/test_pages.py": 680,
+    "tests/live/test_pt2e_x86.py": 480,
+    "tests/tools/test_diff.py": 460,
+    "tests/live/test_pt2e_xnnpack.py": 410,
+    "tests/infra/test_fastcheck.py": 340,
+    "tests/live/test_executorch_deploy.py": 330,
+    "tests/tools/test_import.py": 280,
+    "tests/live/test_compat.py": 210,
+    "tests/live/test_compat_pt2e.py": 200,
+    "tests/tools/test_projects.py": 180,
+    "tests/live/test_pt2e_cortex_m.py": 150,
+    "tests/live/test_delegates.py": 150,
+    "tests/live/test_executorch_swap.py": 120,
+    "tests/tools/test_fuzz.py": 100,
+    "tests/tools/test_compat_stop.py": 70,
+    "tests/runtime/test_versions.py": 70,
+    "tests/test_style.py": 70,
+}
+
+
+def file_weight(path: str) -> float:
+    """How early ``--dist loadfile`` should start the file at ``path`` (more: earlier)."""
+    if path in SECONDS:
+        return SECONDS[path]
+    return 1.0 if _slow_reason(path) is not None else 0.0
+
+
+def _path(item: pytest.Item) -> str:
+    return item.path.relative_to(REPO).as_posix() if item.path.is_relative_to(REPO) else ""
+
+
+def pytest_configure(config):
+    """With ``--dist loadfile``, keep the order pytest_collection_modifyitems gives the files
+    (xdist would otherwise reorder them by their number of tests, the cheap corpus cases
+    first and the few long tests last)."""
+    if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of SLOW's modules ``slow`` (``-m "not slow"`` is the quick run)."""
+    """Mark the tests of SLOW's modules ``slow`` (``-m "not slow"`` is the quick run); in an
+    xdist worker (whose collection order is the order the work is handed out in), put the
+    longest files first (``SECONDS``)."""
     for item in items:
-        path = item.path.relative_to(REPO).as_posix() if item.path.is_relative_to(REPO) else ""
-        if _slow_reason(path) is not None:
+        if _slow_reason(_path(item)) is not None:
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):
+        order = {id(item): i for i, item in enumerate(items)}
+        items.sort(key=lambda item: (-file_weight(_path(item)), order[id(item)]))
 
 
 def pytest_addoption(parser):

@@ -31,9 +31,7 @@ pytest.importorskip("executorch", reason="ExecuTorch comparisons need '.[executo
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
-from .pt2e_support import differences, pattern_cache, recording  # noqa: E402
-
-_ET_UTILS = "executorch.backends.xnnpack.quantizer.xnnpack_quantizer_utils"
+from .pt2e_support import differences, recording  # noqa: E402
 
 
 def _config(**kw: Any) -> Any:
@@ -229,20 +227,8 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple, Callable[[Any], Any], boo
 }
 
 
-@pytest.fixture(scope="module")
-def traced_once() -> Any:
-    """Trace the QAT conv-bn patterns once for the module's cases (a speed-up only)."""
-    import tests.live.pt2e_support as ps
-
-    saved = ps._TRACER_USERS
-    ps._TRACER_USERS = saved + (_ET_UTILS,)
-    with pattern_cache():
-        yield
-    ps._TRACER_USERS = saved
-
-
 @pytest.mark.parametrize("name", list(CASES))
-def test_annotates_as_executorch(name: str, traced_once: Any) -> None:
+def test_annotates_as_executorch(name: str) -> None:
     make, args, setup, qat = CASES[name]
     ref, new = _annotations(make(), args, setup, qat)
     assert differences(ref, new) == []

@@ -1,5 +1,6 @@
-"""The live suites' cache of torchao's pattern exports (tests/live/conftest.py) gives
-each call the graph a fresh export gives, and exports each pattern once."""
+"""The live suites' cache of torchao's pattern exports (tests/live/pt2e_support.py, on for
+the session in tests/live/conftest.py) gives each call the graph a fresh export gives, and
+exports each pattern once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torchao.quantization.pt2e import qat_utils, utils  # noqa: E402
 
-from .conftest import cached, pattern_key  # noqa: E402
+from .pt2e_support import cached, pattern_key  # noqa: E402
 
 # convert's example inputs for the quantized conv2d + bn patterns (qat_utils._fold_conv_bn_qat)
 INPUTS = (torch.randn(1, 1, 3, 3), torch.randn(1, 1, 1, 1), *(torch.randn(1) for _ in range(4)))

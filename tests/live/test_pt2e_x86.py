@@ -25,7 +25,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from .pt2e_support import ZOO, flat, pattern_cache, run
+from .pt2e_support import ZOO, flat, run
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
 
@@ -256,12 +256,6 @@ CASES = (
         ("arm", "reused_conv", "static", 1, "global"),
     ]
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _traced_once():
-    with pattern_cache():
-        yield
 
 
 @pytest.mark.parametrize(("target", "model", "form", "strict", "setup"), CASES)

@@ -22,18 +22,10 @@ from .pt2e_support import (
     compare,
     compare_zoo,
     export_edge,
-    pattern_cache,
     symmetric_config,
 )
 
 pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _traced_once():
-    """torchao's QAT patterns traced once per run, not once per call (see pattern_cache)."""
-    with pattern_cache():
-        yield
 
 
 def xnnpack():
