@@ -9,7 +9,7 @@ swap in a generated class that annotates nothing, to see that the swap is live
 (tests must fail). Torchao's Arm tests skip unless ``platform.processor()`` is
 ``aarch64``; they only annotate and convert, so both runs report aarch64.
 Both runs export each of torchao's QAT pattern graphs once (the live suites'
-cache, ``tests/live/conftest.py``): its QAT tests otherwise export the same
+cache, ``tests/live/pt2e_support.pattern_cache``): its QAT tests otherwise export the same
 conv + batch norm patterns about 110 times per convert.
 """
 
@@ -21,13 +21,9 @@ import platform
 
 def pytest_configure(config) -> None:  # noqa: ANN001 - pytest's hook signature
     platform.processor = lambda: "aarch64"  # type: ignore[assignment]
-    from torchao.quantization.pt2e import qat_utils
+    from tests.live.pt2e_support import pattern_cache
 
-    from tests.live.conftest import cached
-
-    qat_utils._get_aten_graph_module_for_pattern = cached(
-        qat_utils._get_aten_graph_module_for_pattern
-    )
+    pattern_cache().__enter__()  # on for the whole run
     which, _, null = os.environ.get("BCFG_SWAP", "").partition("-")
     if which in ("x86", "all"):
         import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
