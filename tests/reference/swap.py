@@ -18,12 +18,16 @@ from __future__ import annotations
 import os
 import platform
 
+_CACHE = None
+
 
 def pytest_configure(config) -> None:  # noqa: ANN001 - pytest's hook signature
     platform.processor = lambda: "aarch64"  # type: ignore[assignment]
     from tests.live.pt2e_support import pattern_cache
 
-    pattern_cache().__enter__()  # on for the whole run
+    global _CACHE  # kept: a dropped context manager would be collected and restore the tracer
+    _CACHE = pattern_cache()
+    _CACHE.__enter__()  # on for the whole run
     which, _, null = os.environ.get("BCFG_SWAP", "").partition("-")
     if which in ("x86", "all"):
         import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
