@@ -5,7 +5,7 @@ weights-only configs, the first pair winning, a config the spec does not allow, 
 ``PairsQuantizer`` composing pairs by their ops.
 
 ``python -m tests.live.executorch_suites cadence`` runs ExecuTorch's own Cadence tests with the
-classes of specs/hooks/cadence_quantizer.py (on this runtime) in their place.
+classes of generated/cadence_quantizer.py (specs/cadence.bcfg's classes:) in their place.
 """
 
 from __future__ import annotations
