@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..semantics import model as m
-from ..semantics.pt2e.pair_classes import LIST, QAT
 from . import layout
 from .pysource import safe_text
 
 if TYPE_CHECKING:
     from .pt2e import _Names
+
+LIST, QAT = m.PAIRS_LIST, m.PAIRS_QAT
 
 
 def pairs_source(c: m.QuantClass, cls: str, spec: str, names: _Names, pair: str) -> str:

@@ -478,6 +478,10 @@ class ClassStage:
     targets: tuple[Symbol, ...] | None = None
 
 
+PAIRS_LIST = "quantizers"  # the parameter a pairs class's pairs extend (torchao's name)
+PAIRS_QAT = "is_qat"  # the parameter that chooses a pair's qat config
+
+
 @dataclass(frozen=True)
 class ClassPair:
     """A pair a ``scopes: pairs`` class appends (``pairs:``): the pattern (an object by dotted

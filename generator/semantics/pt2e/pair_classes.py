@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 PAIR_KEYS = ("pattern", "config", "qat")
 PAIRS_ONLY = ("pair", "pairs", "function")  # the keys only a class of scopes: pairs takes
 PAIR_CLASS = ("name", "base", "pair")  # the keys a pair class takes
-QAT = "is_qat"  # the parameter that chooses a pair's qat config
-LIST = "quantizers"  # the parameter a pairs class's pairs extend
+QAT = m.PAIRS_QAT
 
 
 class PairClasses:
