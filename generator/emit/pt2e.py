@@ -256,7 +256,9 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         init, others = _pairs_classes(q, own, cls, names)
     else:
         init = [] if own is None else _constructor(own, "super().__init__()", q.spec_file, names)
-        others = [_class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own]
+        others = [
+            _class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own
+        ]
     mixins = [] if own is None else [_sym(s, names) for s in own.mixins]
     exports = ", ".join(layout.string(n) for n in [cls, *exported, getter])
     source = (

@@ -5,15 +5,14 @@ compose them (``semantics/pt2e/pair_classes.py`` has the records)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..semantics import model as m
 from . import layout
 from .pysource import safe_text
 
-if TYPE_CHECKING:
-    from .pt2e import _Names
-
+# The emitter's ``_Names`` (pt2e.py): its imports, runtime names and pairs functions.
+_Names = Any
 LIST, QAT = m.PAIRS_LIST, m.PAIRS_QAT
 
 

@@ -80,15 +80,32 @@ def derived_bias(node: Node, x: int, w: int) -> DerivedQuantizationSpec:
     )
 
 
-def partitions(model: GraphModule, ops: list) -> list[list[Node]]:
-    """ExecuTorch's ``find_sequential_partitions_aten`` (one node a partition), as node lists."""
+# Where a PairsQuantizer's annotate leaves ``sourced(model)`` for its pairs (on the graph,
+# for the annotate only): one pass over the graph for every pair, not one per pair and op.
+SOURCED = "_bcfg_sourced"
+
+
+def sourced(model: GraphModule) -> dict[Any, list[Node]]:
+    """The nodes with a ``source_fn_stack`` (what partitions are made of), by target, in graph
+    order."""
+    out: dict[Any, list[Node]] = {}
+    for n in model.graph.nodes:
+        if n.meta.get("source_fn_stack") is not None:
+            out.setdefault(n.target, []).append(n)
+    return out
+
+
+def partitions(
+    model: GraphModule, ops: list, index: dict[Any, list[Node]] | None = None
+) -> list[list[Node]]:
+    """ExecuTorch's ``find_sequential_partitions_aten`` (one node a partition), as node lists
+    (``index``: ``sourced(model)``, if made already)."""
+    index = sourced(model) if index is None else index
     typed = []
     for op in ops:
         groups: dict[Any, list[Node]] = {}
-        for n in model.graph.nodes:
-            stack = n.meta.get("source_fn_stack")
-            if stack is not None and n.target == op:
-                groups.setdefault(stack[-1][1], []).append(n)
+        for n in index.get(op, ()):
+            groups.setdefault(n.meta["source_fn_stack"][-1][1], []).append(n)
         typed.append([n for g in groups.values() for n in g])
     out: list[list[Node]] = []
 
@@ -135,7 +152,8 @@ class PairQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self.last_matches = []
-        for nodes in partitions(model, [ops[0] for ops in self.rule.chain]):
+        index = getattr(model.graph, SOURCED, None)
+        for nodes in partitions(model, [ops[0] for ops in self.rule.chain], index):
             why = REFUSED if self.refused else self.skipped(nodes)
             match = Match(nodes, why is None, why or "")
             match.stage, match.config, match.rule = self.label, self.config, self.rule.name
@@ -346,7 +364,14 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
     def annotate(self, model: GraphModule) -> GraphModule:
         for transform in self.transforms:
             model = transform(model)
-        model = super().annotate(model)
+        mine = getattr(model.graph, SOURCED, None) is None  # else an enclosing annotate's
+        if mine:
+            setattr(model.graph, SOURCED, sourced(model))
+        try:
+            model = super().annotate(model)
+        finally:
+            if mine:
+                delattr(model.graph, SOURCED)
         if getattr(self, "reporter", None) is not None:
             self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
             self.added: dict[Node, str] = {}

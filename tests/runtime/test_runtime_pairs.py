@@ -230,4 +230,3 @@ def test_a_match_an_earlier_pair_took_reports_annotated_as_the_composable_base_d
     assert not relu.quantized and relu.reason == "annotated"
     assert relu.reason == match_report.REASONS[composable.REJECT_MATCHED]
     assert "linear was matched first" in relu.detail
-

@@ -96,9 +96,7 @@ class PairClasses:
             or "define it earlier: {function: my_pairs, pairs: [...]}",
         )
 
-    def _pairs_class(
-        self, rec: dict[str, syn.Entry], c: m.QuantClass, e: syn.Expr
-    ) -> m.QuantClass:
+    def _pairs_class(self, rec: dict[str, syn.Entry], c: m.QuantClass, e: syn.Expr) -> m.QuantClass:
         """A class (or pairs function) of a ``scopes: pairs`` quantizer."""
         if "pair" in rec:
             v = rec["pair"].value
