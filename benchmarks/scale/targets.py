@@ -133,7 +133,7 @@ TARGETS = (
         "CadenceQuantizer",
         "executorch.backends.cadence.aot.quantizer.quantizer:CadenceDefaultQuantizer",
         "",
-        stands_in="specs.hooks.cadence_quantizer:CadenceDefaultQuantizer",
+        stands_in="generated.cadence_quantizer:CadenceDefaultQuantizer",
         setup="_no_config",
         env="cadence",
         fresh=True,

@@ -23,6 +23,7 @@ from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import RUNTIME_MODULE
 from . import layout
+from .pt2e_pairs import pairs_constructor, pairs_source
 from .pysource import (
     Fragments,
     Scope,
@@ -47,6 +48,7 @@ RUNTIME_NAMES: dict[str, str] = {
     "OperatorScopedQuantizer": "operators",
     "ComposableSpecQuantizer": "composable",
     "PairsQuantizer": "pairs",
+    "PatternPair": "pairs",
     "large_scalar": "conditions",
     "depthwise": "conditions",
     "grouped": "conditions",
@@ -90,6 +92,7 @@ class _Names:
     quants: dict[m.Quant, str] = field(default_factory=dict)
     allows: dict[m.Allows, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # definitions, in order of first use
+    functions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # pairs functions' params
 
     def local(self, base: str) -> str:
         return self.scope.fresh(base if base.isidentifier() else "value")
@@ -97,6 +100,9 @@ class _Names:
     def need(self, name: str) -> str:
         self.runtime.add(name)
         return name
+
+    def sym(self, s: m.Symbol) -> str:
+        return _sym(s, self)
 
 
 def _sym(sym: m.Symbol, names: _Names) -> str:
@@ -246,8 +252,13 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     base = names.need(BASES[q.scopes].runtime)
     spec_file = safe_text(q.spec_file)
     own = next((c for c in q.classes if c.name == cls), None)
-    init = [] if own is None else _constructor(own, "super().__init__()", q.spec_file, names)
-    others = [_class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own]
+    if q.scopes == "pairs":  # ExecuTorch's Cadence scheme: pair classes, pairs appended
+        init, others = _pairs_classes(q, own, cls, names)
+    else:
+        init = [] if own is None else _constructor(own, "super().__init__()", q.spec_file, names)
+        others = [
+            _class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own
+        ]
     mixins = [] if own is None else [_sym(s, names) for s in own.mixins]
     exports = ", ".join(layout.string(n) for n in [cls, *exported, getter])
     source = (
@@ -275,6 +286,17 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     whole = not frag.fast or not _plain(spec_file) or bool(q.classes)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
+
+
+def _pairs_classes(
+    q: m.Quantizer, own: m.QuantClass | None, cls: str, names: _Names
+) -> tuple[list[str], list[str]]:
+    """The generated class's constructor and the other classes of a ``scopes: pairs`` list."""
+    names.functions = {c.name: tuple(p.name for p in c.params) for c in q.classes if c.function}
+    pair = next((c.name for c in q.classes if c.pair), "")
+    spec = q.spec_file
+    init = [] if own is None else pairs_constructor(own, "super().__init__(", spec, names, pair)
+    return init, [pairs_source(c, cls, spec, names, pair) for c in q.classes if c is not own]
 
 
 def _class_source(c: m.QuantClass, cls: str, base: str, spec: str, names: _Names) -> str:

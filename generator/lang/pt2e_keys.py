@@ -706,14 +706,15 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
     Key(
         "classes",
         "the classes the module exports under the target's own names: each {name, base, "
-        "params, fixed, init, stages}, its constructor's parameters and the stages it adds",
+        "params, fixed, init, stages}, its constructor's parameters and the stages it adds "
+        "(scopes: pairs: {name, base, params, pair, pairs}, the pairs it appends)",
         Kind.CLASSES,
         (),
         ("classes",),
-        frozenset({Scopes.COMPOSABLE}),
+        frozenset({Scopes.COMPOSABLE, Scopes.PAIRS}),
         "classes under the target's own names, with its constructor: parameters with "
-        "defaults, then config stages (`scopes: composable` only; the section "
-        '"Exported classes" has the record)',
+        "defaults, then config stages (`scopes: composable`) or (pattern, config) pairs "
+        '(`scopes: pairs`); the section "Exported classes" has the record',
         grade=any_change_narrows,
         syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
     ),

@@ -40,10 +40,10 @@ One concern a module:
   scheme of (pattern, config) pairs, its sequential partitions, anchors by
   argument index (the rule's ``inputs``, weight and bias, ``output_index``), a
   derived int32 bias, shared outputs, weights-only (W8A32) configs (its module
-  docstring has the scheme; specs/hooks/cadence_quantizer.py composes the
-  pairs under ExecuTorch's class names); each pair
+  docstring has the scheme; ``PatternPair`` is a spec's pair class, of a
+  pattern object, under ``classes:``); each pair
   records the matches it tried (``last_matches``), as the composable base does.
-* ``match_report``: the composable base's report (``report()``): each op's
+* ``match_report``: the composable and pairs bases' report (``report()``): each op's
   stage and rule, or why it is float, from the matches it recorded.
 
 How a rule is matched and annotated (README, "PT2E quantizers"):

@@ -404,7 +404,7 @@ def _float_users(node: Node) -> list[Node]:
     return list(node.users) if float_out(node) else []
 
 
-class ComposableSpecQuantizer(Quantizer):
+class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
 
     ``add_stage(config, targets=None, finder=None, first=False)`` adds a stage (all
@@ -476,13 +476,6 @@ class ComposableSpecQuantizer(Quantizer):
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return transforms.run(self.transforms, model)
-
-    def report(self, stream: Any = "stderr") -> ComposableSpecQuantizer:
-        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
-        left float (a ``report.Report``, from ``last_matches``), and its summary is written on
-        ``stream`` (standard error by default; None: nowhere)."""
-        self.reporter = {"stream": stream}
-        return self
 
     def stage_list(self) -> list[Any]:
         """The stages in the order they annotate: added quantizers and stages, then the global."""

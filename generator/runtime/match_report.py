@@ -27,7 +27,7 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch.fx import GraphModule, Node
@@ -35,7 +35,7 @@ from torch.fx import GraphModule, Node
 from .report import Entry, Report, describe_specs
 from .values import KEY
 
-__all__ = ["SHARED", "explain", "publish"]
+__all__ = ["SHARED", "Reports", "explain", "publish"]
 
 SHARED = "shared ops"  # the scope of clusters of shared ops
 # Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
@@ -178,3 +178,17 @@ def publish(model: GraphModule, quantizer: Any) -> None:
     stream = sys.stderr if stream == "stderr" else stream
     if stream is not None:
         stream.write(quantizer.last_report.text())
+
+
+class Reports:
+    """``report()`` of the bases that record their matches (composable, pairs): opting in."""
+
+    reporter: Any = None  # report(stream): {"stream": stream}; None: no report
+    last_report: Any = None
+
+    def report(self, stream: Any = "stderr") -> Self:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (a ``report.Report``, from ``last_matches``: ``explain``), and its summary is
+        written on ``stream`` (standard error by default; None: nowhere)."""
+        self.reporter = {"stream": stream}
+        return self

@@ -3,8 +3,10 @@
 ExecuTorch's Cadence quantizers compose ``CadenceAtenQuantizer(pattern,
 config)``s, each annotating every match of one pattern with one config, the
 first pair first. A ``PairQuantizer`` is one pair, its pattern a rule of a
-``scopes: pairs`` spec; ``PairsQuantizer``, the base of such a spec's
-generated quantizer, composes them (``add_pair(ops, config)``).
+``scopes: pairs`` spec (``PatternPair``: the rule of a pattern object's
+``partition_types()``, the base of a spec's pair class); ``PairsQuantizer``, the
+base of such a spec's generated quantizer, composes quantizers (pairs, and
+other such quantizers) given in order or added (``add_pair(ops, config)``).
 
 * **Matches**: as ExecuTorch's ``find_sequential_partitions_aten``, each node
   calling one of the rule's ops that has a ``source_fn_stack`` is a
@@ -13,7 +15,8 @@ generated quantizer, composes them (``add_pair(ops, config)``).
   A match is skipped if an op before the last has another user, if a
   ``when:`` condition fails (with a weights-only config, a
   ``weights_only_when:`` one too), or if its anchors (the first op, the node
-  that takes the output spec) are annotated already.
+  that takes the output spec) are annotated already (ExecuTorch's composable
+  message for it, ``REJECT_MATCHED``: the report's ``annotated``).
 * **Anchors** by argument index, as the rule's pt2e keys say: the first op's
   ``inputs`` get the input activation spec (a list argument, cat's: its first
   element, the rest sharing it); its ``weight`` argument the weight spec and
@@ -49,11 +52,13 @@ from torchao.quantization.pt2e.quantizer import (
 )
 
 from . import match_report
-from .composable import Match
+from .composable import REJECT_MATCHED, Match
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
 
-__all__ = ["PairQuantizer", "PairsQuantizer", "bias_qparams", "partitions"]
+__all__ = [
+    "PairQuantizer", "PairsQuantizer", "PatternPair", "bias_qparams", "partitions", "rule_of",
+]  # fmt: skip
 
 REFUSED = "Tried annotating unsupported quantization config"  # ExecuTorch's words (match_report)
 
@@ -75,15 +80,32 @@ def derived_bias(node: Node, x: int, w: int) -> DerivedQuantizationSpec:
     )
 
 
-def partitions(model: GraphModule, ops: list) -> list[list[Node]]:
-    """ExecuTorch's ``find_sequential_partitions_aten`` (one node a partition), as node lists."""
+# Where a PairsQuantizer's annotate leaves ``sourced(model)`` for its pairs (on the graph,
+# for the annotate only): one pass over the graph for every pair, not one per pair and op.
+SOURCED = "_bcfg_sourced"
+
+
+def sourced(model: GraphModule) -> dict[Any, list[Node]]:
+    """The nodes with a ``source_fn_stack`` (what partitions are made of), by target, in graph
+    order."""
+    out: dict[Any, list[Node]] = {}
+    for n in model.graph.nodes:
+        if n.meta.get("source_fn_stack") is not None:
+            out.setdefault(n.target, []).append(n)
+    return out
+
+
+def partitions(
+    model: GraphModule, ops: list, index: dict[Any, list[Node]] | None = None
+) -> list[list[Node]]:
+    """ExecuTorch's ``find_sequential_partitions_aten`` (one node a partition), as node lists
+    (``index``: ``sourced(model)``, if made already)."""
+    index = sourced(model) if index is None else index
     typed = []
     for op in ops:
         groups: dict[Any, list[Node]] = {}
-        for n in model.graph.nodes:
-            stack = n.meta.get("source_fn_stack")
-            if stack is not None and n.target == op:
-                groups.setdefault(stack[-1][1], []).append(n)
+        for n in index.get(op, ()):
+            groups.setdefault(n.meta["source_fn_stack"][-1][1], []).append(n)
         typed.append([n for g in groups.values() for n in g])
     out: list[list[Node]] = []
 
@@ -130,7 +152,8 @@ class PairQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self.last_matches = []
-        for nodes in partitions(model, [ops[0] for ops in self.rule.chain]):
+        index = getattr(model.graph, SOURCED, None)
+        for nodes in partitions(model, [ops[0] for ops in self.rule.chain], index):
             why = REFUSED if self.refused else self.skipped(nodes)
             match = Match(nodes, why is None, why or "")
             match.stage, match.config, match.rule = self.label, self.config, self.rule.name
@@ -158,9 +181,8 @@ class PairQuantizer(Quantizer):
             return (
                 f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
             )
-        taken = [n.name for n in dict.fromkeys(anchored) if n is not None and annotated(n)]
-        if taken:
-            return f"{', '.join(taken)} was annotated first (by an earlier pair)"
+        if any(n is not None and annotated(n) for n in anchored):
+            return REJECT_MATCHED  # an earlier pair's (the report says which node it took)
         return None
 
     def output_node(self, nodes: list[Node]) -> Node | None:
@@ -228,7 +250,34 @@ class PairQuantizer(Quantizer):
         return []
 
 
-class PairsQuantizer(ComposableQuantizer):
+def rule_of(rules: Sequence[Rule], ops: Any, spec: str) -> Rule:
+    """The rule whose chain's ops (each position's first) are ``ops`` (an op or a sequence)."""
+    ops = tuple(ops) if isinstance(ops, (list, tuple)) else (ops,)
+    for r in rules:
+        if tuple(o[0] for o in r.chain) == ops:
+            return r
+    raise ValueError(f"{spec} has no pattern of the ops {ops}")
+
+
+class PatternPair(PairQuantizer):
+    """One pair of a pattern object and a config (ExecuTorch's ``CadenceAtenQuantizer(pattern,
+    quantization_config)``): the rule of ``rules`` whose chain begins with the pattern's
+    ``partition_types()``. A spec's pair class (``classes: [{name: ..., pair: true}]``) sets
+    ``rules`` and ``spec``."""
+
+    rules: Sequence[Rule] = ()
+    spec = ""
+
+    def __init__(self, pattern: Any, quantization_config: Any) -> None:
+        try:
+            rule = rule_of(self.rules, pattern.partition_types(), self.spec)
+        except ValueError as e:
+            raise ValueError(f"{type(pattern).__name__}: {e}") from None
+        super().__init__(rule, quantization_config)
+        self.pattern, self.quantization_config = pattern, quantization_config
+
+
+class PairsQuantizer(match_report.Reports, ComposableQuantizer):
     """The base of a ``scopes: pairs`` spec's quantizer: its (pattern, config) pairs in
     order, each a ``PairQuantizer`` of the rule whose first ops are the pattern's."""
 
@@ -236,8 +285,6 @@ class PairsQuantizer(ComposableQuantizer):
     spec = ""
     rules: Sequence[Rule] = ()
     transforms: Sequence[Any] = ()
-    reporter: Any = None  # report(): where its summary goes
-    last_report: Any = None
     unseen = "no pair has its pattern (add_pair, set_global)"  # match_report's words
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
     honours: frozenset[str] = frozenset(
@@ -248,24 +295,32 @@ class PairsQuantizer(ComposableQuantizer):
         }
     )
 
-    def __init__(self, pairs: Sequence[tuple[Any, Any]] = ()) -> None:
+    def __init__(self, quantizers: Sequence[Quantizer] = ()) -> None:
+        """``quantizers`` (pairs, other quantizers) annotate in order: the list itself is kept,
+        as torchao's ComposableQuantizer keeps it."""
         ignored = unhonoured(self.rules, self.honours)
         if ignored:
             raise ValueError(
                 f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
             )
-        super().__init__([])
-        for ops, config in pairs:
-            self.add_pair(ops, config)
+        super().__init__(quantizers if isinstance(quantizers, list) else list(quantizers))
 
     @classmethod
     def rule_of(cls, ops: Any) -> Rule:
         """The rule whose chain's ops (each position's first) are ``ops`` (an op or a sequence)."""
-        ops = tuple(ops) if isinstance(ops, (list, tuple)) else (ops,)
-        for r in cls.rules:
-            if tuple(o[0] for o in r.chain) == ops:
-                return r
-        raise ValueError(f"{cls.spec or cls.__name__} has no pattern of the ops {ops}")
+        return rule_of(cls.rules, ops, cls.spec or cls.__name__)
+
+    def get_ops_to_preserve_from_decomposition(self) -> list:
+        """The ops of its pairs' patterns (each position's first op), and of the composed
+        quantizers of this base: what a trace keeps from decomposition (ExecuTorch's
+        ``CadenceQuantizer`` method of that name)."""
+        ops: set = set()
+        for q in self.quantizers:
+            if isinstance(q, PairQuantizer):
+                ops.update(o[0] for o in q.rule.chain)
+            elif isinstance(q, PairsQuantizer):
+                ops.update(q.get_ops_to_preserve_from_decomposition())
+        return list(ops)
 
     def add_pair(self, ops: Any, config: Any) -> PairsQuantizer:
         """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
@@ -283,25 +338,23 @@ class PairsQuantizer(ComposableQuantizer):
                 self.quantizers.append(PairQuantizer(rule, config, "global", refuse=False))
         return self
 
-    def report(self, stream: Any = "stderr") -> PairsQuantizer:
-        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
-        left float (``match_report``, from the pairs' ``last_matches``), and its summary is
-        written on ``stream`` (standard error by default; None: nowhere)."""
-        self.reporter = {"stream": stream}
-        return self
-
     def _paired(self) -> set[Any]:
         return {op for q in self.quantizers if isinstance(q, PairQuantizer) for o in q.rule.chain
                 for op in o}  # fmt: skip
 
     def seen(self, model: GraphModule) -> set[Node]:
-        """The nodes whose op some pair's pattern has, or no pattern of the spec has."""
-        paired, ruled = self._paired(), {op for r in self.rules for o in r.chain for op in o}
-        return {n for n in model.graph.nodes if n.target in paired or n.target not in ruled}
+        """The nodes whose op some pair's pattern has, or no pattern of the spec has (the
+        explanation asks first: the pairs' ops are kept for ``unmatched``)."""
+        self.paired = self._paired()
+        ruled = {op for r in self.rules for o in r.chain for op in o}
+        return {n for n in model.graph.nodes if n.target in self.paired or n.target not in ruled}
 
     def unmatched(self, node: Node) -> str | None:
         """Why a pair's op in no match is float, when it is not the pattern's doing."""
-        if node.target in self._paired() and "source_fn_stack" not in node.meta:
+        paired = getattr(self, "paired", None)
+        if paired is None:
+            paired = self.paired = self._paired()
+        if node.target in paired and "source_fn_stack" not in node.meta:
             return (
                 "no source_fn_stack in its meta: pairs match source partitions, which a strict "
                 "export records (torch.export.export(..., strict=True); compat --strict-export)"
@@ -311,7 +364,14 @@ class PairsQuantizer(ComposableQuantizer):
     def annotate(self, model: GraphModule) -> GraphModule:
         for transform in self.transforms:
             model = transform(model)
-        model = super().annotate(model)
+        mine = getattr(model.graph, SOURCED, None) is None  # else an enclosing annotate's
+        if mine:
+            setattr(model.graph, SOURCED, sourced(model))
+        try:
+            model = super().annotate(model)
+        finally:
+            if mine:
+                delattr(model.graph, SOURCED)
         if getattr(self, "reporter", None) is not None:
             self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
             self.added: dict[Node, str] = {}

@@ -463,6 +463,9 @@ class ClassParam:
     path: str | None = None
     required: bool = False
     fixed: bool = False  # only the default is taken: another value is refused
+    # A list default (scopes: pairs): "" a fresh empty list, or the name of a pairs function of
+    # the list called for it; the signature's default is then None, which stands for it.
+    calls: str | None = None
 
 
 @dataclass(frozen=True)
@@ -473,6 +476,23 @@ class ClassStage:
     param: str | None
     path: str | None
     targets: tuple[Symbol, ...] | None = None
+
+
+PAIRS_LIST = "quantizers"  # the parameter a pairs class's pairs extend (torchao's name)
+PAIRS_QAT = "is_qat"  # the parameter that chooses a pair's qat config
+
+
+@dataclass(frozen=True)
+class ClassPair:
+    """A pair a ``scopes: pairs`` class appends (``pairs:``): the pattern (an object by dotted
+    path, constructed then) with the config (``config``: a parameter or a dotted path), or
+    ``qat`` when the class's ``is_qat`` parameter is true; or ``splice``, a pairs function of
+    the list whose pairs come there."""
+
+    pattern: str | None = None
+    config: ClassStage | None = None
+    qat: ClassStage | None = None
+    splice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -488,6 +508,11 @@ class QuantClass:
     init: Symbol | None = None
     stages: tuple[ClassStage, ...] = ()
     span: Span | None = field(default=None, compare=False)
+    # scopes: pairs: one (pattern, config) pair (``pair: true``), the pairs its constructor
+    # appends, and a function returning its pairs (``function:`` instead of ``name:``).
+    pair: bool = False
+    pairs: tuple[ClassPair, ...] = ()
+    function: bool = False
 
 
 @dataclass(frozen=True)
@@ -514,5 +539,5 @@ class Quantizer:
     configs: Configs = Configs.SPEC
     # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
     delegate: Delegate | None = None
-    # The classes it exports under the target's own names (scopes: composable).
+    # The classes it exports under the target's own names (scopes: composable or pairs).
     classes: tuple[QuantClass, ...] = ()

@@ -1,4 +1,4 @@
-"""Models quantized by ExecuTorch's Cadence quantizers and by specs/hooks/cadence_quantizer.py's.
+"""Models quantized by ExecuTorch's Cadence quantizers and by generated/cadence_quantizer.py's.
 
     python -m tests.live.cadence_zoo [NAME ...]
 
@@ -89,7 +89,7 @@ def compare(names: list[str]) -> dict[str, Any]:
     from executorch.backends.cadence.aot.compiler_funcs import trace
     from executorch.backends.cadence.aot.quantizer import quantizer as theirs
 
-    from specs.hooks import cadence_quantizer as ours
+    from generated import cadence_quantizer as ours
     from tests.live.pt2e_support import differences, run
 
     report: dict[str, Any] = {}

@@ -74,7 +74,7 @@ SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
 CORTEX_M_SWAP = "generated.cortex_m_quantizer:CortexMQuantizer"
 # A module: its TOSAQuantizer, EthosUQuantizer and VgfQuantizer replace ExecuTorch's.
 ARM_SWAP = "generated.arm_tosa_quantizer"
-CADENCE_SWAP = "specs.hooks.cadence_quantizer"
+CADENCE_SWAP = "generated.cadence_quantizer"
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 CADENCE_FILES = (
     "test_quantizer_ops.py test_fusion_ops_passes.py test_remove_bn_tracking_pass.py"

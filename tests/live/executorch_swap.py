@@ -15,7 +15,7 @@ module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 module's ``__all__`` that ExecuTorch's module also defines in place of that
 (ExecuTorch's Cadence tests check that its classes subclass one another and
 compare qspecs by their observers' identity, so the whole family goes
-together: ``--bcfg-swap specs.hooks.cadence_quantizer``; and they find the
+together: ``--bcfg-swap generated.cadence_quantizer``; and they find the
 classes by ``__module__``, so a Cadence replacement of the same name takes the
 quantizer module's name for the run: ``RENAMED``).
 Before collection (``pytest_configure``) the plugin imports the classes'

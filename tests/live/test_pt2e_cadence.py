@@ -1,4 +1,5 @@
-"""The Cadence classes of specs/hooks/cadence_quantizer.py annotate as ExecuTorch's own.
+"""The Cadence classes of generated/cadence_quantizer.py (specs/cadence.bcfg's classes:)
+annotate as ExecuTorch's own.
 
 ExecuTorch's ``test_quantizer_ops.py`` (its annotation cases: every class
 tested, qspecs compared by their observers' identity) imports on the
@@ -48,7 +49,7 @@ FOUND = """
 import importlib, inspect, sys
 from tests.live import executorch_swap as sw
 if sys.argv[1:]:
-    replacements = sw.load("specs.hooks.cadence_quantizer", "cadence")
+    replacements = sw.load("generated.cadence_quantizer", "cadence")
     sw.swap(replacements, "cadence")
     sw.rename(replacements, "cadence")
 t = importlib.import_module("executorch.backends.cadence.aot.tests.test_quantizer_ops")

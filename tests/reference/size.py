@@ -96,7 +96,7 @@ def cortex_m_figures() -> tuple[int, int] | None:
 
 
 CADENCE_SPECS = ["specs/cadence.bcfg"]
-CADENCE_HOOKS = ["specs/hooks/cadence.py", "specs/hooks/cadence_quantizer.py"]
+CADENCE_HOOKS = ["specs/hooks/cadence.py"]
 CADENCE_PATTERNS = {"PartitionAnchors", "partition_types", "get_anchors"}
 CADENCE_UTILS = {
     "is_annotated", "no_outside_users", "get_bias_qparams", "get_aten_node_target_partitions",

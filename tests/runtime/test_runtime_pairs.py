@@ -5,7 +5,7 @@ weights-only configs, the first pair winning, a config the spec does not allow, 
 ``PairsQuantizer`` composing pairs by their ops.
 
 ``python -m tests.live.executorch_suites cadence`` runs ExecuTorch's own Cadence tests with the
-classes of specs/hooks/cadence_quantizer.py (on this runtime) in their place.
+classes of generated/cadence_quantizer.py (specs/cadence.bcfg's classes:) in their place.
 """
 
 from __future__ import annotations
@@ -201,7 +201,8 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
     assert (first.rule, first.config, first.stage) == (chain.rule.name, config, "PairQuantizer")
     (second,) = alone.last_matches
     assert not second.accepted
-    assert second.message == "linear was annotated first (by an earlier pair)"
+    # ExecuTorch's composable message for a node matched first: the report's "annotated"
+    assert second.message == "Tried annotating already quantized node."
 
     def never(node, nodes):
         return False
@@ -213,3 +214,19 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
     (match,) = checked.last_matches
     assert match.message == "a when: condition (never) rules the match out"
     assert "quantization_annotation" not in nodes["linear"].meta
+
+
+def test_a_match_an_earlier_pair_took_reports_annotated_as_the_composable_base_does(made):
+    from generator.runtime import composable, match_report
+
+    _, _, graph, getter = made
+    config = symmetric_config("per_tensor")
+    quantizer = getter().report(None)
+    quantizer.add_pair(torch.ops.aten.linear.default, config)
+    quantizer.add_pair([torch.ops.aten.linear.default, torch.ops.aten.relu.default], config)
+    gm, _ = graph()
+    quantizer.annotate(gm)
+    relu = next(e for e in quantizer.last_report.entries if e.node == "relu")
+    assert not relu.quantized and relu.reason == "annotated"
+    assert relu.reason == match_report.REASONS[composable.REJECT_MATCHED]
+    assert "linear was matched first" in relu.detail

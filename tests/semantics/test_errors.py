@@ -437,7 +437,35 @@ CHECKS = {
     ),
     "pt2e: classes on a base whose constructors add no stages": (
         "pt2e_classes_scopes",
-        "classes applies to a quantizer with scopes: composable (their constructors add stages)",
+        "classes applies to a quantizer with scopes: composable or pairs (their constructors add",
+    ),
+    "pt2e: pairs before the list's pair class": (
+        "pt2e_classes_pairs",
+        "pairs need a pair class earlier in the list, to make each pair",
+    ),
+    "pt2e: a pair class with other keys": (
+        "pt2e_classes_pairs",
+        "a pair class takes no params: its constructor is (pattern, quantization_config)",
+    ),
+    "pt2e: stages on a class of scopes: pairs": (
+        "pt2e_classes_pairs",
+        "stages are a key of a class of a quantizer with scopes: composable",
+    ),
+    "pt2e: a pair's qat config without is_qat": (
+        "pt2e_classes_pairs",
+        "qat is the config when the class's is_qat parameter is true; this one has no is_qat",
+    ),
+    "pt2e: a list default naming no pairs function": (
+        "pt2e_classes_pairs",
+        "the default of 'quantizers' names no pairs function of the list: 'default'",
+    ),
+    "pt2e: a pair's pattern not by dotted path": (
+        "pt2e_classes_pairs",
+        "a pair's pattern is an object by dotted path",
+    ),
+    "pt2e: a pairs key on a composable class": (
+        "pt2e_classes_pairs_scope",
+        "pairs is a key of a class of a quantizer with scopes: pairs",
     ),
     "pt2e: a stage's config naming no parameter": (
         "pt2e_classes_stage_parameter",

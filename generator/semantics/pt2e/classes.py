@@ -27,22 +27,34 @@ from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile
 from ..values import Seq, Sym, describe
+from .pair_classes import PairClasses
 
-CLASS_KEYS = ("name", "base", "params", "fixed", "init", "stages")
+CLASS_KEYS = ("name", "base", "params", "fixed", "init", "stages", "pair", "pairs", "function")
 STAGE_KEYS = ("config", "ops", "chains")
 # Names a generated quantizer module defines besides its classes.
 _TAKEN = ("RULES", "aten", "torch")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "none": None}
 
 
-class Classes:
+class Classes(PairClasses):
     """Resolves one quantizer's ``classes:`` field against its rules."""
 
-    def __init__(self, ctx: Ctx, evaluator: Evaluator, f: LoadedFile, taken: tuple[str, ...]):
+    def __init__(
+        self,
+        ctx: Ctx,
+        evaluator: Evaluator,
+        f: LoadedFile,
+        taken: tuple[str, ...],
+        pairs: bool = False,
+    ):
         self.ctx = ctx
         self.evaluator = evaluator
         self.f = f
         self.taken = (*_TAKEN, *taken)
+        # scopes: pairs: its pair class and pairs functions (by name: their parameters) so far.
+        self.pairs = pairs
+        self.pair_class: str | None = None
+        self.functions: dict[str, tuple[str, ...]] = {}
 
     def resolve(self, e: syn.Expr, rules: tuple[m.Rule, ...]) -> tuple[m.QuantClass, ...]:
         if not isinstance(e, syn.ListExpr):
@@ -92,10 +104,11 @@ class Classes:
 
     def _class(self, e: syn.Expr, rules: tuple[m.Rule, ...], seen: dict[str, Span]) -> m.QuantClass:
         rec = self._record(e, CLASS_KEYS, "class record")
-        if "name" not in rec:
+        word = self._pairs_keys(rec)
+        if word not in rec:
             raise self.ctx.fail(e.span, "a class record needs a name", "add name: MyQuantizer")
-        name = self._name(rec["name"].value, "a class name")
-        where = rec["name"].value.span
+        name = self._name(rec[word].value, "a class name")
+        where = rec[word].value.span
         if name in seen:
             raise self.ctx.fail(
                 where,
@@ -120,6 +133,8 @@ class Classes:
                     "the class calls it as init(self, *params) after the base is constructed",
                 )
             init = v.symbol
+        if self.pairs:
+            return self._pairs_class(rec, m.QuantClass(name, mixins, parent, params, init), e)
         names = [p.name for p in params]
         stages = self._stages(rec.get("stages"), names, rules)
         return m.QuantClass(name, mixins, parent, params, init, stages, e.span)
@@ -165,7 +180,7 @@ class Classes:
             for p in entry.value.entries:
                 if not (isinstance(p.key, str) and p.key.isidentifier()):
                     raise self.ctx.fail(p.span, f"parameter '{p.key}' is not a Python name")
-                out.append(self._param(p.key, p.value))
+                out.append(self._list_param(p.key, p.value) or self._param(p.key, p.value))
                 if out[-1].required and any(not q.required for q in out[:-1]):
                     raise self.ctx.fail(
                         p.span, f"required parameter '{p.key}' follows one with a default"
@@ -183,7 +198,7 @@ class Classes:
                     self.ctx.suggest(name, names) or f"parameters: {', '.join(names) or 'none'}",
                 )
             i = names.index(name)
-            if out[i].required or out[i].path is not None:
+            if out[i].required or out[i].path is not None or out[i].calls is not None:
                 raise self.ctx.fail(x.span, f"fixed parameter '{name}' needs a literal default")
             out[i] = m.ClassParam(name, out[i].value, fixed=True)
         return tuple(out)
@@ -226,21 +241,7 @@ class Classes:
                 raise self.ctx.fail(x.span, "a stage needs a config", "add config: a parameter")
             if "ops" in rec and "chains" in rec:
                 raise self.ctx.fail(rec["chains"].span, "a stage takes ops or chains, not both")
-            c = rec["config"].value
-            param = path = None
-            if isinstance(c, syn.DottedName) and len(c.parts) == 1 and c.parts[0] in params:
-                param = c.parts[0]
-            elif isinstance(c, syn.DottedName) and len(c.parts) > 1:
-                path = self._path(c)
-            else:
-                word = c.parts[0] if isinstance(c, syn.DottedName) else describe_syntax(c)
-                raise self.ctx.fail(
-                    c.span,
-                    f"unknown parameter '{word}' in a stage's config",
-                    self.ctx.suggest(word, params)
-                    or f"a config is a parameter ({', '.join(params) or 'this class has none'}) "
-                    "or an object by dotted path",
-                )
+            config = self._config(rec["config"].value, params, "a stage's config")
             targets = None
             if "ops" in rec:
                 targets = self._ops(rec["ops"].value)
@@ -260,8 +261,23 @@ class Classes:
                         "list the first ops of chain patterns of the backend",
                     )
                 targets = tuple(found)
-            out.append(m.ClassStage(param, path, targets))
+            out.append(m.ClassStage(config.param, config.path, targets))
         return tuple(out)
+
+    def _config(self, c: syn.Expr, params: list[str], what: str) -> m.ClassStage:
+        """A config: a parameter of the class, or an object by dotted path."""
+        if isinstance(c, syn.DottedName) and len(c.parts) == 1 and c.parts[0] in params:
+            return m.ClassStage(c.parts[0], None)
+        if isinstance(c, syn.DottedName) and len(c.parts) > 1:
+            return m.ClassStage(None, self._path(c))
+        word = c.parts[0] if isinstance(c, syn.DottedName) else describe_syntax(c)
+        raise self.ctx.fail(
+            c.span,
+            f"unknown parameter '{word}' in {what}",
+            self.ctx.suggest(word, params)
+            or f"a config is a parameter ({', '.join(params) or 'this class has none'}) "
+            "or an object by dotted path",
+        )
 
     def _ops(self, e: syn.Expr) -> tuple[m.Symbol, ...]:
         v = self.evaluator.eval(self.f, e, {})

@@ -172,15 +172,17 @@ class Quantizers:
         scopes: Scopes,
         built: tuple[m.Rule, ...],
     ) -> tuple[m.QuantClass, ...]:
-        if scopes is not Scopes.COMPOSABLE:
+        if scopes not in (Scopes.COMPOSABLE, Scopes.PAIRS):
             raise self.ctx.fail(
                 fld.span,
-                f"classes applies to a quantizer with scopes: composable (their constructors "
-                f"add stages); this one has scopes: {scopes}, whose base ignores them",
-                "add scopes: composable, or remove classes",
+                f"classes applies to a quantizer with scopes: composable or pairs (their "
+                f"constructors add stages or pairs); this one has scopes: {scopes}, whose base "
+                "ignores them",
+                "add scopes: composable or pairs, or remove classes",
             )
         getter = f"get_{decl.name}_quantizer"
-        return Classes(self.ctx, self.evaluator, f, (getter,)).resolve(fld.value, built)
+        pairs = scopes is Scopes.PAIRS
+        return Classes(self.ctx, self.evaluator, f, (getter,), pairs).resolve(fld.value, built)
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:
         items = e.items if isinstance(e, syn.ListExpr) else (e,)
