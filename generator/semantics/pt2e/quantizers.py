@@ -184,7 +184,8 @@ class Quantizers:
         """Errors of the composable base's own fields (api, config_type, validate): whether any."""
         failed = False
         for key in QUANTIZER_TABLE:
-            if key.bases != {Scopes.COMPOSABLE} or key.word not in spans or key.word == "configs":
+            own_check = key.word in ("configs", "classes")  # their errors say more
+            if key.bases != {Scopes.COMPOSABLE} or key.word not in spans or own_check:
                 continue
             if scopes is not Scopes.COMPOSABLE:
                 self.ctx.error(
