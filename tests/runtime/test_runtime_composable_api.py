@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def exported() -> torch.fx.GraphModule:
     return torch.export.export(Model().eval(), (torch.randn(2, 4),)).module()
 
 
-def annotated(q) -> dict[str, bool]:
+def annotated(q: Any) -> dict[str, bool]:
     """Each call node's name: whether the quantizer quantized it."""
     gm = q.annotate(exported())
     return {
