@@ -47,6 +47,7 @@ RUNTIME_NAMES: dict[str, str] = {
     "SpecQuantizer": "quantizer",
     "OperatorScopedQuantizer": "operators",
     "ComposableSpecQuantizer": "composable",
+    "ComposableAPI": "composable",
     "PairsQuantizer": "pairs",
     "PatternPair": "pairs",
     "large_scalar": "conditions",
@@ -249,7 +250,12 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append("config_accessors = True")
     if q.operator_type != "nodes":
         body.append(f"operator_type = {layout.string(q.operator_type)}")
+    if q.config_type is not None:
+        body.append(f"config_type = {layout.string(q.config_type)}")
+    if q.validation != "none":
+        body.append(f"validation = {layout.string(q.validation)}")
     base = names.need(BASES[q.scopes].runtime)
+    api = [names.need("ComposableAPI")] if q.api == "composable" else []
     spec_file = safe_text(q.spec_file)
     own = next((c for c in q.classes if c.name == cls), None)
     if q.scopes == "pairs":  # ExecuTorch's Cadence scheme: pair classes, pairs appended
@@ -270,7 +276,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             runtime=RUNTIME_MODULE,
             cls=cls,
             base=base,
-            bases=", ".join([*mixins, base]),
+            bases=", ".join([*mixins, *api, base]),
             getter=getter,
             imports=sorted(names.imports),
             runtime_import=_runtime_imports(names.runtime),

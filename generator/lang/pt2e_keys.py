@@ -105,6 +105,29 @@ class Configs(StrEnum):
     ACCESSORS = "accessors"
 
 
+class Api(StrEnum):
+    """The configuration methods a composable quantizer has: ``add_stage`` and
+    ``set_global_stage`` only, or ExecuTorch's composable API (``set_global``,
+    ``set_node_finder``, ``set_io`` and the rest: runtime ``ComposableAPI``)."""
+
+    STAGES = "stages"
+    COMPOSABLE = "composable"
+
+
+class Validate(StrEnum):
+    """What a quantizer's ``validate(model)`` checks after annotation."""
+
+    NONE = "none"
+    ONE_DEVICE = "one_device"  # each op's tensor inputs on one device
+
+
+class OutputQscheme(StrEnum):
+    """Which output specs a config may give a match (ExecuTorch Arm's ReluFusedPatternCheck)."""
+
+    ANY = "any"
+    AFFINE = "affine"
+
+
 class Delegate(StrEnum):
     """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
     says what each runs)."""
@@ -145,6 +168,7 @@ class Kind(Enum):
     INDEX = "an argument index, `0` or more"
     INDICES = "an argument index, `0` or more, or a list of them"
     CLASSES = "a list of class records"
+    PATH = "an object by dotted path"
 
 
 class Need(Enum):
@@ -594,6 +618,22 @@ PT2E_TABLE: tuple[Key, ...] = (
         what="weights function",
         arity=("node", "config"),
     ),
+    Key(
+        "output_qscheme",
+        "any (the default) or affine: a config whose output spec for the match's last op is "
+        "symmetric is refused (ExecuTorch Arm's relu fused into conv or linear)",
+        Kind.WORD,
+        OutputQscheme.ANY,
+        ("output_qscheme",),
+        frozenset({Scopes.COMPOSABLE}),
+        "which output spec of the match's last op a config may give: any, or an affine one "
+        "only (a symmetric one refuses the config, and the matcher tries the match shorter: "
+        "ExecuTorch Arm's relu fused into conv or linear)",
+        words=OutputQscheme,
+        needs=(Need.TRIED,),
+        grade=ranked("any", "affine"),
+        meaning="any: every output spec; affine: a symmetric output spec refuses the config",
+    ),
 )
 
 QUANTIZER_TABLE: tuple[Key, ...] = (
@@ -717,6 +757,49 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         '(`scopes: pairs`); the section "Exported classes" has the record',
         grade=any_change_narrows,
         syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
+    ),
+    Key(
+        "api",
+        "stages (the default: add_stage, set_global_stage) or composable (ExecuTorch's "
+        "configuration methods: set_global, set_node_finder, set_node_target, set_node_name, "
+        "set_module_type, set_module_name, set_io, add_quantizer)",
+        Kind.WORD,
+        Api.STAGES,
+        ("api",),
+        frozenset({Scopes.COMPOSABLE}),
+        "the configuration methods of a `scopes: composable` quantizer: `add_stage` and "
+        "`set_global_stage`, or ExecuTorch's composable API (below)",
+        words=Api,
+        meaning="stages: add_stage and set_global_stage only; composable: ExecuTorch's "
+        "set_global, set_node_finder, set_io and the rest",
+        grade=any_change_narrows,
+    ),
+    Key(
+        "config_type",
+        "the class every config given to the api: composable methods must be an instance of "
+        "(or None), by dotted path, imported when first checked",
+        Kind.PATH,
+        None,
+        ("config_type",),
+        frozenset({Scopes.COMPOSABLE}),
+        "the class a config given to a configuration method must be (or `None`), as "
+        "ExecuTorch checks it (`api: composable` only); imported when first checked",
+        value="a class by dotted path; unset (default): any config",
+        syntax="a class by dotted path, like my.configs.QuantizationConfig",
+    ),
+    Key(
+        "validate",
+        "none (the default) or one_device: what validate(model) checks after annotation "
+        "(one_device: each op's tensor inputs on one device, ExecuTorch's Arm)",
+        Kind.WORD,
+        Validate.NONE,
+        ("validation",),
+        frozenset({Scopes.COMPOSABLE}),
+        "what `validate(model)` checks after annotation: nothing, or `one_device`: each "
+        "op's tensor inputs on one device (a `ValueError` naming the op otherwise)",
+        words=Validate,
+        meaning="none: nothing; one_device: each op's tensor inputs on one device",
+        grade=ranked("none", "one_device"),
     ),
 )
 

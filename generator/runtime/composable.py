@@ -50,13 +50,14 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import match_report, transforms
+from . import finders, match_report, transforms
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
+from .objects import load_object
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
 
-__all__ = ["ComposableSpecQuantizer", "Match", "Stage"]
+__all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Match", "Stage"]
 
 MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
 INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
@@ -434,7 +435,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     honours: frozenset[str] = frozenset(
         {
             *("name", "kind", "chain", "weight", "bias", "allows"),
-            *("weight_axis", "when"),
+            *("weight_axis", "when", "output_qscheme"),
         }
     )
 
@@ -471,8 +472,9 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         return self
 
     def accepts(self, rule: Rule, nodes: list[Node], config: Any) -> bool:
-        """Whether ``config`` may quantize the match ``nodes`` of ``rule`` (beyond its dtypes)."""
-        return True
+        """Whether ``config`` may quantize the match ``nodes`` of ``rule`` (beyond its dtypes):
+        its ``output_qscheme`` (``affine``: the last op's output spec is not symmetric)."""
+        return affine_output(self, rule, nodes, config)
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return transforms.run(self.transforms, model)
@@ -536,5 +538,141 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
             return None
         return config.get_input_act_qspec() if self.config_accessors else config.input_activation
 
+    # What validate(model) checks: "none", or "one_device" (each op's inputs on one device).
+    validation = "none"
+
     def validate(self, model: GraphModule) -> None:
-        return None
+        if self.validation == "one_device":
+            one_device(model)
+
+
+# --- The spec's checks of a composable quantizer (output_qscheme, validate: one_device). ---
+
+SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+
+
+def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], config: Any) -> bool:
+    """``output_qscheme: affine``: the output spec ``config`` gives the match's last op is
+    not symmetric (ExecuTorch Arm's ReluFusedPatternCheck)."""
+    if rule.output_qscheme != "affine" or config is None:
+        return True
+    if q.config_accessors:
+        spec = config.get_output_act_qspec(nodes[-1])
+    else:
+        spec = output_spec(rule, config)
+    return spec is not None and getattr(spec, "qscheme", None) not in SYMMETRIC
+
+
+def one_device(model: GraphModule) -> None:
+    """``validate: one_device``: each call's tensor inputs on one device (ExecuTorch's Arm)."""
+    for node in model.graph.nodes:
+        if node.op != "call_function":
+            continue
+        devices: set[str] = set()
+        for arg in node.all_input_nodes:
+            val = arg.meta.get("val")
+            for t in val if isinstance(val, (tuple, list)) else [] if val is None else [val]:
+                devices.add(str(getattr(t, "device", f"Could not get device from {t}")))
+            if len(devices) > 1:
+                raise ValueError(
+                    f"Quantizer detected operator {node.name} with different device inputs: "
+                    f"{devices}."
+                )
+
+
+# --- api: composable: ExecuTorch's composable configuration methods. ---
+
+
+class ComposableAPI:
+    """ExecuTorch's composable configuration API, mixed in before ``ComposableSpecQuantizer``
+    by ``api: composable``: each method returns the quantizer and adds a stage ahead of
+    those added before it (``set_global``: the stage after all others). Node finders are
+    bcfg's (``finders``); ``set_node_finder`` takes any object with ``find_nodes(model)``
+    (ExecuTorch's NodeFinders). A config given to a property setter must be an instance of
+    ``config_type`` (a dotted path, imported when first checked) or None."""
+
+    config_type: str | None = None
+    needs_stage = False  # no stage: nothing is quantized, as ExecuTorch's
+    stages: list[Any]
+    global_stage: Stage | None
+
+    def _config(self, config: Any, what: str = "value") -> Any:
+        if config is None or self.config_type is None:
+            return config
+        kind = load_object(self.config_type)
+        if not isinstance(config, kind):
+            raise TypeError(f"{what} must be {kind.__name__} or None, got {type(config).__name__}.")
+        return config
+
+    def set_global(self, quantization_config: Any) -> Any:
+        self.global_stage = Stage(quantization_config)
+        return self
+
+    @property
+    def global_config(self) -> Any:
+        return None if self.global_stage is None else self.global_stage.config
+
+    @global_config.setter
+    def global_config(self, value: Any) -> None:
+        self.set_global(self._config(value, "global_config value"))
+
+    def set_node_finder(self, quantization_config: Any, node_finder: Any) -> Any:
+        self.stages.insert(0, Stage(quantization_config, finder=node_finder))
+        return self
+
+    def set_node_target(self, node_target: Any, quantization_config: Any) -> Any:
+        return self.set_node_finder(quantization_config, finders.TargetFinder(node_target))
+
+    def set_node_name(self, node_name: str, quantization_config: Any) -> Any:
+        return self.set_node_finder(quantization_config, finders.NameFinder(node_name))
+
+    def set_module_type(self, module_type: Any, quantization_config: Any) -> Any:
+        return self.set_node_finder(quantization_config, finders.ModuleTypeFinder(module_type))
+
+    def set_module_name(self, module_name: str, quantization_config: Any) -> Any:
+        return self.set_node_finder(quantization_config, finders.ModuleNameFinder(module_name))
+
+    def set_io(self, quantization_config: Any) -> Any:
+        self.set_node_finder(quantization_config, finders.InputFinder())
+        return self.set_node_finder(quantization_config, finders.OutputFinder())
+
+    def add_quantizer(self, quantizer: Quantizer) -> Any:
+        self.stages.insert(0, quantizer)
+        return self
+
+    def _clear(self, *kinds: type) -> None:
+        self.stages = [s for s in self.stages if not isinstance(getattr(s, "finder", None), kinds)]
+
+    def _replace(self, name: str, kind: type, value: Any, setter: Any, key: type) -> None:
+        if not isinstance(value, dict):
+            raise TypeError(f"{name} must be a dict, got {type(value).__name__}.")
+        for k, config in value.items():
+            if not (callable(k) if key is type else isinstance(k, key)):
+                want = "callable" if key is type else key.__name__
+                raise TypeError(f"{name} keys must be {want}, got {type(k).__name__}.")
+            self._config(config, f"{name} values")
+        self._clear(kind)
+        for k, config in value.items():
+            setter(k, config)
+
+    def _unreadable(self, name: str) -> Any:
+        raise NotImplementedError(f"Composable quantizer does not allow accessing {name}.")
+
+    def _set_io(self, value: Any) -> None:
+        self._config(value, "io_config value")
+        self._clear(finders.InputFinder, finders.OutputFinder)
+        self.set_io(value)
+
+    io_config = property(lambda self: self._unreadable("io_config"), _set_io)
+    module_type_config = property(
+        lambda self: self._unreadable("module_type_config"),
+        lambda self, v: self._replace(
+            "module_type_config", finders.ModuleTypeFinder, v, self.set_module_type, type
+        ),
+    )
+    module_name_config = property(
+        lambda self: self._unreadable("module_name_config"),
+        lambda self, v: self._replace(
+            "module_name_config", finders.ModuleNameFinder, v, self.set_module_name, str
+        ),
+    )

@@ -102,6 +102,8 @@ class Rule:
     parameters: str = "quantized"
     weights_only_when: tuple[Callable[..., bool], ...] = ()
     weights: Callable[..., Any] | None = None
+    # Composable: "affine": a config giving the last op a symmetric output spec is refused.
+    output_qscheme: str = "any"
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.

@@ -22,12 +22,14 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
+    Api,
     BiasSpec,
     Configs,
     Delegate,
     Match,
     OperatorType,
     Other,
+    OutputQscheme,
     Outputs,
     Parameters,
     QatConfig,
@@ -36,6 +38,7 @@ from ..lang.pt2e_keys import (
     RuleKind,
     Scope,
     Scopes,
+    Validate,
 )
 from ..lang.syntax import Param
 from ..lang.vocabulary import CONSTRAINT_FIELDS
@@ -306,6 +309,7 @@ class PT2EOptions:
     parameters: Parameters = Parameters.QUANTIZED
     weights_only_when: tuple[Hook, ...] = ()
     weights: Hook | None = None
+    output_qscheme: OutputQscheme = OutputQscheme.ANY
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -449,6 +453,8 @@ class Rule:
     parameters: Parameters = Parameters.QUANTIZED
     weights_only_when: tuple[Hook, ...] = ()
     weights: Hook | None = None
+    # Composable: "affine": a config giving the last op a symmetric output spec is refused.
+    output_qscheme: OutputQscheme = OutputQscheme.ANY
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -541,3 +547,8 @@ class Quantizer:
     delegate: Delegate | None = None
     # The classes it exports under the target's own names (scopes: composable or pairs).
     classes: tuple[QuantClass, ...] = ()
+    # Composable: the configuration methods ("composable": ExecuTorch's), the class their
+    # configs must be (a dotted path, imported when checked), what validate(model) checks.
+    api: Api = Api.STAGES
+    config_type: str | None = None
+    validation: Validate = Validate.NONE

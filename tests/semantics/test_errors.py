@@ -471,6 +471,22 @@ CHECKS = {
         "pt2e_classes_stage_parameter",
         "unknown parameter 'per_tensor_confg' in a stage's config",
     ),
+    "pt2e: the composable base's configuration API on another base": (
+        "pt2e_api_scopes",
+        "api applies to a quantizer with scopes: composable; this one has scopes: modules",
+    ),
+    "pt2e: a config type for methods the quantizer does not have": (
+        "pt2e_config_type_api",
+        "config_type says what the api: composable methods take; this quantizer has api: stages",
+    ),
+    "pt2e: a config type that is not a dotted path": (
+        "pt2e_config_type_path",
+        "config_type must be a class by dotted path",
+    ),
+    "pt2e: an affine output required on a base that does not read it": (
+        "pt2e_output_qscheme_scopes",
+        "output_qscheme: affine applies to a quantizer with scopes: composable",
+    ),
     "pt2e: a pairs anchor key on another base": (
         "pt2e_pairs_keys_base",
         "inputs applies to a quantizer with scopes: pairs, whose runtime reads it",

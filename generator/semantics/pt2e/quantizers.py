@@ -18,7 +18,17 @@ from dataclasses import replace
 from typing import Any
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import QUANTIZER_KEY, Configs, Kind, OperatorType, Outputs, Scopes
+from ...lang.pt2e_keys import (
+    QUANTIZER_KEY,
+    QUANTIZER_TABLE,
+    Api,
+    Configs,
+    Key,
+    Kind,
+    OperatorType,
+    Outputs,
+    Scopes,
+)
 from .. import model as m
 from ..coerce import Coercions
 from ..context import Ctx, Fail
@@ -109,6 +119,7 @@ class Quantizers:
                 "add scopes: composable, or remove configs",
             )
             failed = True
+        failed = self._composable_api(values, spans, scopes) or failed
         settings = Settings(
             scopes, values.get("reused_weight", m.ReusedWeight.MATCH), operator_type
         )
@@ -156,6 +167,9 @@ class Quantizers:
                 if key.kind is Kind.CLASSES:  # resolved against the rules (_classes)
                     values[key.lands[0]] = fld
                     continue
+                if key.kind is Kind.PATH:
+                    values[key.lands[0]] = self._path(f, fld, key)
+                    continue
                 v = self.evaluator.eval(f, fld.value, {})
                 values[key.lands[0]] = self.coerce.key_value(
                     replace(key, meaning=key.meaning or key.doc), v
@@ -163,6 +177,45 @@ class Quantizers:
             except Fail:
                 failed = True
         return values, spans, failed
+
+    def _composable_api(
+        self, values: dict[str, Any], spans: dict[str, Any], scopes: Scopes
+    ) -> bool:
+        """Errors of the composable base's own fields (api, config_type, validate): whether any."""
+        failed = False
+        for key in QUANTIZER_TABLE:
+            own_check = key.word in ("configs", "classes")  # their errors say more
+            if key.bases != {Scopes.COMPOSABLE} or key.word not in spans or own_check:
+                continue
+            if scopes is not Scopes.COMPOSABLE:
+                self.ctx.error(
+                    spans[key.word],
+                    f"{key.word} applies to a quantizer with scopes: composable; this one has "
+                    f"scopes: {scopes}, whose base has its own configuration methods",
+                    f"add scopes: composable, or remove {key.word}",
+                )
+                failed = True
+        if "config_type" in spans and values.get("api") is not Api.COMPOSABLE and not failed:
+            self.ctx.error(
+                spans["config_type"],
+                "config_type says what the api: composable methods take; this quantizer has "
+                "api: stages (add_stage takes any config)",
+                "add api: composable, or remove config_type",
+            )
+            failed = True
+        return failed
+
+    def _path(self, f: LoadedFile, fld: syn.Field, key: Key) -> str:
+        """A field naming an object by dotted path through the file's aliases (not imported)."""
+        e = fld.value
+        if not isinstance(e, syn.DottedName) or len(e.parts) < 2 or any("${" in p for p in e.parts):
+            raise self.ctx.fail(
+                e.span,
+                f"{key.word} must be {key.expects}",
+                "name the class by its module and name; an alias of the file may begin it",
+            )
+        head = self.evaluator.expand_alias(f, e.parts[0], e.span)
+        return ".".join([head, *e.parts[1:]])
 
     def _classes(
         self,
