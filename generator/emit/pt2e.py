@@ -185,8 +185,10 @@ def _value(v: Any, names: _Names) -> str:
     """A Rule field's value as the generated table writes it."""
     if isinstance(v, StrEnum):
         return layout.string(v.value)
-    if isinstance(v, (bool, int)):
+    if v is None or isinstance(v, (bool, int, float)):
         return repr(v)
+    if isinstance(v, str):
+        return layout.string(v)
     if isinstance(v, m.Hook):
         return _hook(v, names)
     if isinstance(v, m.Symbol):
@@ -258,13 +260,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     api = [names.need("ComposableAPI")] if q.api == "composable" else []
     spec_file = safe_text(q.spec_file)
     own = next((c for c in q.classes if c.name == cls), None)
-    if q.scopes == "pairs":  # ExecuTorch's Cadence scheme: pair classes, pairs appended
-        init, others = _pairs_classes(q, own, cls, names)
-    else:
-        init = [] if own is None else _constructor(own, "super().__init__()", q.spec_file, names)
-        others = [
-            _class_source(c, cls, base, q.spec_file, names) for c in q.classes if c is not own
-        ]
+    init, others = _class_sources(q, own, cls, base, names)
     mixins = [] if own is None else [_sym(s, names) for s in own.mixins]
     exports = ", ".join(layout.string(n) for n in [cls, *exported, getter])
     source = (
@@ -294,6 +290,19 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     return stamp(spec_file, text)
 
 
+def _class_sources(
+    q: m.Quantizer, own: m.QuantClass | None, cls: str, base: str, names: _Names
+) -> tuple[list[str], list[str]]:
+    """The generated class's constructor and the other classes of ``classes:``."""
+    if q.scopes == "pairs":  # ExecuTorch's Cadence scheme: pair classes, pairs appended
+        return _pairs_classes(q, own, cls, names)
+    chosen = tuple(dict.fromkeys(name for r in q.rules for name, _ in r.given))  # given:
+    spec = q.spec_file
+    init = [] if own is None else _constructor(own, "super().__init__()", spec, names, chosen)
+    others = [_class_source(c, cls, base, spec, names, chosen) for c in q.classes if c is not own]
+    return init, others
+
+
 def _pairs_classes(
     q: m.Quantizer, own: m.QuantClass | None, cls: str, names: _Names
 ) -> tuple[list[str], list[str]]:
@@ -305,19 +314,24 @@ def _pairs_classes(
     return init, [pairs_source(c, cls, spec, names, pair) for c in q.classes if c is not own]
 
 
-def _class_source(c: m.QuantClass, cls: str, base: str, spec: str, names: _Names) -> str:
+def _class_source(
+    c: m.QuantClass, cls: str, base: str, spec: str, names: _Names, chosen: tuple[str, ...] = ()
+) -> str:
     """An exported class of ``classes:`` other than the generated one: its bases, its
     constructor (black formats the module after)."""
     bases = [_sym(s, names) for s in c.mixins] + [c.parent or cls]
     doc = f'"""{c.name}, exported under the target\'s own name, from {safe_text(spec)}."""'
     lines = [f"class {c.name}({', '.join(bases)}):", f"    {doc}", ""]
-    lines += _constructor(c, f"{base}.__init__(self)", spec, names)
+    lines += _constructor(c, f"{base}.__init__(self)", spec, names, chosen)
     return "\n".join(lines)
 
 
-def _constructor(c: m.QuantClass, first: str, spec: str, names: _Names) -> list[str]:
+def _constructor(
+    c: m.QuantClass, first: str, spec: str, names: _Names, chosen: tuple[str, ...] = ()
+) -> list[str]:
     """``__init__`` of an exported class, indented for its class body: the base constructed,
-    fixed parameters checked, object defaults imported, the init hook, the stages."""
+    fixed parameters checked, object defaults imported, the init hook, the rules ``chosen``
+    parameters select (``given:``), the stages."""
     sig = ["self"]
     for p in c.params:
         value = "None" if p.path is not None else repr(p.value)
@@ -334,10 +348,15 @@ def _constructor(c: m.QuantClass, first: str, spec: str, names: _Names) -> list[
     if c.init is not None:
         call = ", ".join(["self", *(p.name for p in c.params)])
         lines.append(f"    {_sym(c.init, names)}({call})")
+    if chosen:
+        lines.append(f"    self.select({', '.join(f'{p}={p}' for p in chosen)})")
     for st in c.stages:
         config = st.param or f"{names.need('load_object')}({st.path!r})"
         if st.targets is None:
             lines.append(f"    self.add_stage({config})")
+        elif chosen and st.firsts:
+            ops = ", ".join(_sym(op, names) for op in st.firsts)
+            lines.append(f"    self.add_stage({config}, self.chain_ops({ops}))")
         else:
             ops = ", ".join(_sym(op, names) for op in st.targets)
             lines.append(f"    self.add_stage({config}, [{ops}])")

@@ -169,6 +169,7 @@ class Kind(Enum):
     INDICES = "an argument index, `0` or more, or a list of them"
     CLASSES = "a list of class records"
     PATH = "an object by dotted path"
+    GIVEN = "a record of constructor parameter: value"
 
 
 class Need(Enum):
@@ -634,6 +635,22 @@ PT2E_TABLE: tuple[Key, ...] = (
         grade=ranked("any", "affine"),
         meaning="any: every output spec; affine: a symmetric output spec refuses the config",
     ),
+    Key(
+        "given",
+        "constructor parameters of the quantizer's classes and their values: the pattern is "
+        "in an instance's support table only when it was constructed with them",
+        Kind.GIVEN,
+        (),
+        ("given",),
+        frozenset({Scopes.COMPOSABLE}),
+        "the pattern is in an instance's support table only when its constructor was given "
+        "these values (`{use_explicit_layout: true}`; a parameter of every class in "
+        "`classes:`, not `fixed`); patterns without it are in every table, and a stage's "
+        "`chains:` take the ops of the patterns in the table",
+        grade=any_change_narrows,
+        value="a record of parameter: `true`, `false`, `none`, a number or a string",
+        syntax="a record of constructor parameters, like {use_explicit_layout: true}",
+    ),
 )
 
 QUANTIZER_TABLE: tuple[Key, ...] = (
@@ -802,6 +819,47 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         grade=ranked("none", "one_device"),
     ),
 )
+
+# The keys of a record of ``classes: [...]`` and of its ``stages: [...]`` (what each says, its
+# values), for the language server; ``semantics/pt2e/classes.py`` resolves them.
+CLASS_RECORD: dict[str, tuple[str, str]] = {
+    "name": (
+        "the class's name; one named like the generated class is that class",
+        "a name, like CortexMQuantizer",
+    ),
+    "base": (
+        "hook classes mixed in before the generated class, or one earlier class of the list "
+        "to derive from",
+        "a class by dotted path, an earlier class, or a list of those",
+    ),
+    "params": (
+        "the constructor's parameters in order, each with its default (an object by dotted "
+        "path is imported at construction)",
+        "{name: default}: true, false, none, a number, a string, required or a dotted path",
+    ),
+    "fixed": (
+        "parameters of which only the default is reproduced: another value raises "
+        "NotImplementedError",
+        "a list of parameters with literal defaults",
+    ),
+    "init": (
+        "a function called as init(self, *params) after the base is constructed",
+        "a function by dotted path",
+    ),
+    "stages": (
+        "add_stage(config, targets) in order: a config and the nodes it sees",
+        "a list of {config: ..., ops: [...]} or {config: ..., chains: [...]}",
+    ),
+}
+STAGE_RECORD: dict[str, tuple[str, str]] = {
+    "config": ("the stage's quantization config", "a parameter, or an object by dotted path"),
+    "ops": ("the ATen ops the stage sees (none: every op)", "a list of ATen ops"),
+    "chains": (
+        "every op of the rules whose chain begins with one of these (of the rules the "
+        "instance's given: parameters select)",
+        "a list of ATen ops",
+    ),
+}
 
 PT2E_KEY: dict[str, Key] = {k.word: k for k in PT2E_TABLE}
 QUANTIZER_KEY: dict[str, Key] = {k.word: k for k in QUANTIZER_TABLE}

@@ -435,7 +435,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     honours: frozenset[str] = frozenset(
         {
             *("name", "kind", "chain", "weight", "bias", "allows"),
-            *("weight_axis", "when", "output_qscheme"),
+            *("weight_axis", "when", "output_qscheme", "given"),
         }
     )
 
@@ -446,12 +446,41 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
                 f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
             )
         super().__init__()
+        self.select()
         self.stages: list[Any] = []
         self.global_stage: Stage | None = None
         self.last_matches: list[Match] = []
         self.added: dict[Node, str] = {}  # the nodes an added quantizer annotated: its class
         self.reporter: Any = None  # report(stream): {"stream": stream}; None: no report
         self.last_report: Any = None
+
+    def select(self, **params: Any) -> ComposableSpecQuantizer:
+        """This instance's support table: the rules whose ``given`` (constructor parameters
+        and values) ``params`` match; a rule without is in every table (a flag compares as
+        truth, as ExecuTorch's ``if use_explicit_layout``)."""
+
+        def holds(name: str, value: Any) -> bool:
+            if name not in params:
+                return False
+            got = params[name]
+            return bool(got) == value if isinstance(value, bool) else got == value
+
+        self.rules = tuple(
+            r for r in type(self).rules if all(holds(k, v) for k, v in getattr(r, "given", ()))
+        )
+        return self
+
+    def chain_ops(self, *firsts: Any) -> list[Any]:
+        """The ops of this instance's chain rules that begin with one of ``firsts`` (a stage's
+        ``chains:`` in a spec whose rules are selected by constructor parameters)."""
+        found = {
+            op: None
+            for r in self.rules
+            if r.kind == "chain" and set(r.chain[0]) & set(firsts)
+            for ops in r.chain
+            for op in ops
+        }
+        return list(found)
 
     def add_stage(
         self,

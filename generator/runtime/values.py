@@ -104,6 +104,9 @@ class Rule:
     weights: Callable[..., Any] | None = None
     # Composable: "affine": a config giving the last op a symmetric output spec is refused.
     output_qscheme: str = "any"
+    # Composable (composable.py): the constructor parameters (name, value) an instance's
+    # support table needs the rule under (select); none: every instance's.
+    given: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
@@ -113,6 +116,7 @@ class Rule:
             object.__setattr__(self, "operator_types", tuple(self.operator_types))
         for name in ("sources", "allows", "skip", "roots", "when", "inputs", "weights_only_when"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "given", tuple((k, v) for k, v in self.given))
 
     def selected_by(self, op: Any) -> bool:
         """Whether ``set_operator_type(op, ...)`` selects the rule (operator_type "patterns")."""

@@ -704,7 +704,8 @@ class _Canon:
 
     def pattern_key(self, c: m.PatternConfig) -> Any:
         pattern = c.pattern if c.complex else m.reversed_nested(c.pattern)
-        return (c.complex, self.value(pattern))
+        given = () if c.pt2e is None else c.pt2e.given  # variants of one pattern (given:)
+        return (c.complex, self.value(pattern), *((("given", given),) if given else ()))
 
     def value(self, v: Any) -> Any:
         if isinstance(v, m.Symbol):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..lang import syntax as syn
+from ..lang.pt2e_keys import PT2E_KEY
 from ..lang.vocabulary import (
     DEFAULT_OBSERVATION,
     FIELD_BY_TORCH_NAME,
@@ -24,7 +25,7 @@ from ..lang.vocabulary import (
     FIELD_WORDS,
 )
 from ..sources import Span
-from . import checks
+from . import checks, spelling
 from . import model as m
 from .checks import pattern_text
 from .coerce import Coercions
@@ -66,6 +67,8 @@ class Expansion:
     backend: str
     configs: list[m.PatternConfig] = field(default_factory=list)
     index: dict[PatternKey, int] = field(default_factory=dict)
+    # Each pattern's pt2e given: values (patterns of one key given other values are variants).
+    given: dict[PatternKey, list[tuple[tuple[str, Any], ...]]] = field(default_factory=dict)
 
 
 # Backend names become file names: long enough for any real name, short
@@ -318,7 +321,8 @@ class Expander:
     def _place(self, expansion: Expansion, item: syn.PatternItem, config: m.PatternConfig) -> None:
         """Add ``config`` to the backend, or replace the config it overrides, in its position."""
         assert config.origin is not None
-        key = self._key(config.pattern, config.complex)
+        given = () if config.pt2e is None else config.pt2e.given
+        key = self._variant(expansion, self._key(config.pattern, config.complex), given, item)
         if key in expansion.index:
             pos = expansion.index[key]
             first = expansion.configs[pos]
@@ -341,6 +345,32 @@ class Expander:
                 )
             expansion.index[key] = len(expansion.configs)
             expansion.configs.append(config)
+
+    def _variant(
+        self,
+        expansion: Expansion,
+        key: PatternKey,
+        given: tuple[tuple[str, Any], ...],
+        item: syn.PatternItem,
+    ) -> PatternKey:
+        """The key of a pattern and its ``given``: patterns of one key are variants if each
+        pair has a parameter they give different values; else they are one pattern, or, if
+        their givens differ, a located error (an instance could have both)."""
+        seen = expansion.given.setdefault(key, [])
+        for other in seen:
+            if other != given and not _disjoint(other, given):
+                first = expansion.configs[expansion.index[(key, other) if other else key]]
+                raise self.ctx.fail(
+                    item.span,
+                    f"pattern {pattern_text(first.pattern)} is also defined at {first.span}, "
+                    f"given {_given_text(other)}: an instance given both "
+                    f"{_given_text(given)} and that would have it twice",
+                    "give the two a parameter of different values, like "
+                    "given: {use_explicit_layout: true} and given: {use_explicit_layout: false}",
+                )
+        if given not in seen:
+            seen.append(given)
+        return (key, given) if given else key
 
     def _key(self, pattern: m.PatternValue, is_complex: bool) -> PatternKey:
         def obj_key(p: Any) -> Any:
@@ -381,6 +411,18 @@ def _within(inner: Span, outer: Span) -> bool:
         and (outer.line, outer.column) <= (inner.line, inner.column)
         and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
     )
+
+
+def _disjoint(a: tuple[tuple[str, Any], ...], b: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether no instance is given both: a parameter has a value in each, and they differ."""
+    other = dict(b)
+    return any(name in other and other[name] != value for name, value in a)
+
+
+def _given_text(given: tuple[tuple[str, Any], ...]) -> str:
+    if not given:
+        return "nothing (it is in every table)"
+    return spelling.key_text(PT2E_KEY["given"], given)
 
 
 def _first_origin(

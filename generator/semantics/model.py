@@ -310,6 +310,7 @@ class PT2EOptions:
     weights_only_when: tuple[Hook, ...] = ()
     weights: Hook | None = None
     output_qscheme: OutputQscheme = OutputQscheme.ANY
+    given: tuple[tuple[str, Any], ...] = ()  # constructor parameters selecting the pattern
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -455,6 +456,8 @@ class Rule:
     weights: Hook | None = None
     # Composable: "affine": a config giving the last op a symmetric output spec is refused.
     output_qscheme: OutputQscheme = OutputQscheme.ANY
+    # Composable: the constructor parameters (name, value) an instance's table needs it under.
+    given: tuple[tuple[str, Any], ...] = ()
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -482,6 +485,8 @@ class ClassStage:
     param: str | None
     path: str | None
     targets: tuple[Symbol, ...] | None = None
+    # chains: the first ops named (an instance selecting rules by ``given`` finds its targets).
+    firsts: tuple[Symbol, ...] = ()
 
 
 PAIRS_LIST = "quantizers"  # the parameter a pairs class's pairs extend (torchao's name)

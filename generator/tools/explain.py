@@ -119,8 +119,11 @@ def find_pattern(backends: list[m.Backend], backend: m.Backend, query: str) -> i
     if len(found) == 1:
         return found[0]
     if found:
-        both = " and ".join(words.config_pattern(backend.configs[i]) for i in found)
-        raise UsageError(f"'{query}' matches {both} in {backend.module}; write one of them")
+        both = " and ".join(f"#{i + 1} {words.config_pattern(backend.configs[i])}" for i in found)
+        raise UsageError(
+            f"'{query}' matches {both} in {backend.module} (a pattern written once per value "
+            "of given: is several configs); write one of them, or its number"
+        )
     shown = {_norm(words.config_pattern(c)): words.config_pattern(c) for c in backend.configs}
     close = difflib.get_close_matches(_norm(query), list(shown), n=3, cutoff=0.6)
     names = [shown[c] for c in close]

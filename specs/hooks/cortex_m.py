@@ -69,12 +69,18 @@ def softmax_dim(node: Any, nodes: list) -> bool:
     return dim == ((1 if rank >= 2 else rank - 1) if _ex().is_channels_last(t) else rank - 1)
 
 
+def rank3(node: Any, nodes: list) -> bool:
+    return all(_val(n).dim() == 3 for n in nodes)
+
+
+def rank4(node: Any, nodes: list) -> bool:
+    return all(_val(n).dim() == 4 for n in nodes)
+
+
 def transposed_conv(node: Any, nodes: list) -> bool:
-    """Channels-last, no output padding, one group, no dilation."""
+    """No output padding, one group, no dilation (the legacy table: channels-last too)."""
     for n in nodes:
         a = n.args
-        if not _ex().is_channels_last(_val(n)):
-            return False
         if len(a) > 5 and isinstance(a[5], (list, tuple)) and any(p != 0 for p in a[5]):
             return False
         if len(a) > 6 and isinstance(a[6], int) and a[6] > 1:

@@ -132,8 +132,84 @@ def _shared() -> dict[str, tuple[nn.Module, tuple, str]]:
     }
 
 
+def _explicit() -> dict[str, tuple[nn.Module, tuple, str]]:
+    """With use_explicit_layout=True: convs by rank in any layout, conv1d, and what the
+    explicit checks still refuse (a dilated transposed conv)."""
+    conv, conv1, tconv = nn.Conv2d(3, 4, 3), nn.Conv1d(3, 4, 3), nn.ConvTranspose2d(3, 4, 3)
+    dilated = nn.ConvTranspose2d(3, 4, 3, dilation=2)
+    return {
+        "explicit_conv_contiguous_relu": (
+            Seq(lambda m, x: torch.relu(m[0](x)), conv),
+            (_r(1, 3, 8, 8),),
+            "explicit",
+        ),
+        "explicit_conv_channels_last": (
+            Seq(lambda m, x: m[0](x), conv),
+            (_r(1, 3, 8, 8, cl=True),),
+            "explicit",
+        ),
+        "explicit_conv1d_hardtanh": (
+            Seq(lambda m, x: nn.functional.hardtanh(m[0](x)) + x[:, :1, 1:-1], conv1),
+            (_r(2, 3, 10),),
+            "explicit",
+        ),
+        "explicit_transposed_conv_contiguous": (
+            Seq(lambda m, x: torch.clamp(m[0](x), -1, 1), tconv),
+            (_r(1, 3, 5, 5),),
+            "explicit",
+        ),
+        "explicit_transposed_conv_dilated": (
+            Seq(lambda m, x: m[0](x), dilated),
+            (_r(1, 3, 5, 5),),
+            "explicit",
+        ),
+        "explicit_linear_softmax": (
+            Seq(lambda m, x: torch.softmax(m[0](x), -1), nn.Linear(8, 4)),
+            (_r(2, 8),),
+            "explicit",
+        ),
+        "legacy_conv1d": (Seq(lambda m, x: torch.relu(m[0](x)), conv1), (_r(2, 3, 10),), ""),
+    }
+
+
 def models() -> dict[str, tuple[nn.Module, tuple, str]]:
-    return {**_convs(), **_elementwise(), **_shared()}
+    return {**_convs(), **_elementwise(), **_shared(), **_explicit(), **_io()}
+
+
+def _io() -> dict[str, tuple[nn.Module, tuple, str]]:
+    """A per-tensor config of uint8 activations: the model's inputs and outputs uint8, the
+    int8 checks refusing the ops, shared clusters bridging to them (Arm's uint8 I/O rules)."""
+    conv = nn.Conv2d(3, 4, 3)
+    return {
+        "uint8_io_conv_cat": (
+            Seq(lambda m, x: torch.cat([m[0](x), m[0](x)], 1).permute(0, 2, 3, 1), conv),
+            (_r(1, 3, 8, 8, cl=True),),
+            "uint8",
+        ),
+        "uint8_io_add_cat": (
+            Seq(lambda m, x, y: torch.cat([x + y, torch.clone(x)], 1), nn.Identity()),
+            (_r(2, 4), _r(2, 4)),
+            "uint8",
+        ),
+    }
+
+
+def _uint8(configs: Any) -> Any:
+    from torchao.quantization.pt2e import HistogramObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    act = QuantizationSpec(torch.uint8, HistogramObserver, qscheme=torch.per_tensor_affine)
+    base = configs.INT8_PER_TENSOR_CONFIG
+    return configs.CortexMQuantizationConfig(act, act, base.weight, base.bias, "uint8 io")
+
+
+# The constructor arguments of each variant of the zoo's models.
+VARIANTS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "": lambda configs: {},
+    "int16": lambda configs: {"per_tensor_config": configs.INT16_PER_TENSOR_CONFIG},
+    "explicit": lambda configs: {"use_explicit_layout": True},
+    "uint8": lambda configs: {"per_tensor_config": _uint8(configs)},
+}
 
 
 def describe(spec: Any) -> Any:
@@ -181,6 +257,20 @@ def annotate(quantizer: Any, module: nn.Module, inputs: tuple) -> dict[str, Any]
     return annotations(gm)
 
 
+def converted(quantizer: Any, module: nn.Module, inputs: tuple) -> tuple[list[str], torch.Tensor]:
+    """prepare_pt2e, one calibration run, convert_pt2e: the converted graph's call targets
+    in order, and its output on the inputs."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(0)
+    gm = torch.export.export(module.eval(), inputs).module()
+    prepared = prepare_pt2e(gm, quantizer)
+    prepared(*inputs)
+    done = convert_pt2e(prepared)
+    targets = [str(n.target) for n in done.graph.nodes if n.op == "call_function"]
+    return targets, done(*inputs)
+
+
 def compare(names: list[str]) -> dict[str, Any]:
     from executorch.backends.cortex_m.quantizer import quantization_configs as configs
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer as Theirs
@@ -191,7 +281,7 @@ def compare(names: list[str]) -> dict[str, Any]:
     for name, (module, inputs, variant) in models().items():
         if names and name not in names:
             continue
-        args = {"per_tensor_config": configs.INT16_PER_TENSOR_CONFIG} if variant == "int16" else {}
+        args = VARIANTS[variant](configs)
         theirs = annotate(Theirs(**args), module, inputs)
         ours = annotate(Ours(**args), module, inputs)
         differ = {
@@ -200,6 +290,12 @@ def compare(names: list[str]) -> dict[str, Any]:
             if theirs.get(k) != ours.get(k)
         }
         out[name] = {"differ": differ, "annotated": [len(theirs), len(ours)]}
+        if variant == "explicit":  # and after convert_pt2e: the same graph, the same output
+            (g1, y1), (g2, y2) = (converted(q(**args), module, inputs) for q in (Theirs, Ours))
+            out[name]["converted"] = {
+                "same_graph": g1 == g2,
+                "same_output": bool(torch.equal(y1, y2)),
+            }
     return out
 
 

@@ -16,8 +16,8 @@ quantizer tests take about 5 minutes a run on 2 free cores, the op files about
 runs a few of them there).
 
 ``cortex_m`` runs ExecuTorch's Cortex-M tests (``CORTEX_M_FILES`` under
-``backends/cortex_m/test``, without ``test_implementation_*``, which need a
-built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
+``backends/cortex_m/test``, without ``test_implementation_*`` and
+``*_runs_on_fvp``, which need a built runner or an FVP) with its ``CortexMQuantizer`` and with the generated
 class, in the environment of ``tests/live/envs.py``'s ``ARM`` (made on first use:
 they import only with ``executorch[ethos-u]``); about 9 minutes a run.
 ``--runxfail`` runs expected failures as plain tests, so that a difference
@@ -83,7 +83,8 @@ NOTHING = "tests.live.executorch_swap:AnnotatesNothing"
 CORTEX_M_FILES = (
     "misc/test_quantization.py misc/test_quantizer_reporter.py misc/test_pattern_matcher.py "
     "misc/test_node_finders.py test_activation_lut.py ops/test_add.py ops/test_conv.py "
-    "ops/test_softmax.py ops/test_linear.py models/test_nn_modules.py"
+    "ops/test_softmax.py ops/test_linear.py models/test_nn_modules.py "
+    "test_explicit_layout.py test_explicit_layout_pipeline.py"
 ).split()
 # Under backends/arm/test: the quantizer tests (all but test_selective_quantization.py) and
 # the misc tests that quantize without a runner.
@@ -99,7 +100,7 @@ ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax
 # Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
 SUITE_TARGET = {"cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence"}
 SUITE_K = {
-    "cortex_m": "not test_implementation",
+    "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
     "arm_ops": "tosa_INT and not test_implementation",
 }

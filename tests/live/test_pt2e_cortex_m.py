@@ -60,6 +60,33 @@ def test_the_subset_is_annotated_as_executorch_does():
     assert all(theirs == ours and ours >= 3 for theirs, ours in counts.values()), counts
 
 
+# use_explicit_layout=True (the patterns given: {use_explicit_layout: true}): a contiguous
+# conv, conv1d, a contiguous transposed conv; and conv1d, which the legacy table leaves.
+EXPLICIT = [
+    "explicit_conv_contiguous_relu",
+    "explicit_conv1d_hardtanh",
+    "explicit_transposed_conv_contiguous",
+    "legacy_conv1d",
+]
+
+
+def test_explicit_layout_is_annotated_and_converted_as_executorch_does():
+    result = zoo(EXPLICIT)
+    assert sorted(result) == sorted(EXPLICIT)
+    assert not any(r["differ"] for r in result.values()), json.dumps(result, indent=1)
+    explicit = {name: r for name, r in result.items() if name.startswith("explicit")}
+    assert all(r["annotated"] == [r["annotated"][0]] * 2 for r in result.values()), result
+    # The explicit table quantizes the convs (input, conv, activation, output at least);
+    # the legacy one leaves conv1d float (fewer nodes annotated).
+    assert all(r["annotated"][1] >= 4 for r in explicit.values()), result
+    assert (
+        result["legacy_conv1d"]["annotated"][1]
+        < explicit["explicit_conv1d_hardtanh"]["annotated"][1]
+    )
+    converted = [r["converted"] for r in explicit.values()]
+    assert converted == [{"same_graph": True, "same_output": True}] * 3, converted
+
+
 def test_the_deployed_programs_are_executorchs_byte_for_byte():
     """ExecuTorch's Cortex-M flow (the Cortex-M passes, to_executorch) gives the same .pte."""
     result = zoo(["--deploy", "conv_relu_channels_last", "add_relu_sub"])

@@ -487,6 +487,26 @@ CHECKS = {
         "pt2e_output_qscheme_scopes",
         "output_qscheme: affine applies to a quantizer with scopes: composable",
     ),
+    "pt2e: the generated class deriving from an earlier class": (
+        "pt2e_classes_generated_parent",
+        "class 'BQuantizer' is the generated class itself (named after the backend)",
+    ),
+    "pt2e: given that is not a record of literal values": (
+        "pt2e_given_record",
+        "given must be a record of constructor parameters and values",
+    ),
+    "pt2e: given naming no parameter, a fixed one, or a flag given a number": (
+        "pt2e_given_parameter",
+        "given: 'explicitt' is no parameter of class BQuantizer",
+    ),
+    "pt2e: given in a quantizer without classes": (
+        "pt2e_given_no_classes",
+        "this quantizer has no classes",
+    ),
+    "pt2e: one pattern twice with givens an instance could have both of": (
+        "pt2e_given_overlap",
+        "an instance given both {wide: true} and that would have it twice",
+    ),
     "pt2e: a pairs anchor key on another base": (
         "pt2e_pairs_keys_base",
         "inputs applies to a quantizer with scopes: pairs, whose runtime reads it",

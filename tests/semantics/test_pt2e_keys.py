@@ -160,3 +160,15 @@ def test_a_bases_disagreement_fails():
     assert any("ModuleQuantizer" in d for d in base_disagreements(renamed))
     short = {k: v for k, v in t.BASES.items() if k is not t.Scopes.OPERATORS}
     assert any("BASES rows" in d for d in base_disagreements(short))
+
+
+def test_the_language_servers_class_record_keys_are_the_compilers():
+    """The LSP's hover and completion of ``classes:`` records (``CLASS_RECORD``,
+    ``STAGE_RECORD``) name the keys the compiler resolves, in its order."""
+    from generator.semantics.pt2e.classes import CLASS_KEYS, STAGE_KEYS
+
+    assert tuple(t.CLASS_RECORD) == CLASS_KEYS
+    assert tuple(t.STAGE_RECORD) == STAGE_KEYS
+    assert all(
+        doc and values for doc, values in (*t.CLASS_RECORD.values(), *t.STAGE_RECORD.values())
+    )

@@ -253,17 +253,18 @@ def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
 
 def test_a_change_of_the_exported_classes_is_said_as_signatures_and_stages(repo, capsys):
     spec = repo / "specs" / "cortex_m.bcfg"
-    edit(spec, lambda t: t.replace("use_explicit_layout: false", "use_explicit_layout: true"))
+    default = "                use_explicit_layout: false,\n"  # the parameter's, not a given's
+    edit(spec, lambda t: t.replace(default, default.replace("false", "true")))
     edit(spec, lambda t: t.replace("{config: per_tensor_config},", ""))
     code, out, _ = bcfg(capsys, "--exit-code")
     assert code == 1
     assert (
         "  ~ PT2E quantizer classes: CortexMQuantizer(per_tensor_config=executorch.backends."
         "cortex_m.quantizer.quantization_configs.INT8_PER_TENSOR_CONFIG, use_explicit_layout="
-        "False (fixed)): executorch.backends.cortex_m.quantizer.quantization_configs."
-        "INT8_PER_CHANNEL_CONFIG on 10 ops; per_tensor_config on every op → "
+        "False): executorch.backends.cortex_m.quantizer.quantization_configs."
+        "INT8_PER_CHANNEL_CONFIG on 11 ops; per_tensor_config on every op → "
     ) in out
-    assert "use_explicit_layout=True (fixed)): executorch." in out
+    assert "use_explicit_layout=True): executorch." in out
     assert out.count("per_tensor_config on every op") == 1
     _, js, _ = bcfg(capsys, "--format", "json")
     assert '"PT2E quantizer classes"' in js

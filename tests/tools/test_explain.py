@@ -235,8 +235,8 @@ def test_a_pt2e_only_target_is_explained_and_said_to_be_one(repo, capsys, every_
         ("cadence", "aten.add.Tensor", "{when: specs.hooks.cadence.tensor_add, inputs: [0, 1]}"),
         (
             "cortex_m",
-            "aten.conv_transpose2d.input",
-            "{weight_axis: 1, when: specs.hooks.cortex_m.transposed_conv}",
+            "aten.add.Tensor",
+            "{when: specs.hooks.cortex_m.same_shape_or_channel_broadcast}",
         ),
         ("arm_tosa", "aten.to.dtype", "{when: specs.hooks.arm.supported_cast}"),
     ],
@@ -257,3 +257,14 @@ def test_the_composable_targets_are_explained_with_their_pt2e_keys(
     assert fields["pt2e"]["value"] == pt2e
     file, line = fields["pt2e"]["at"]["file"], fields["pt2e"]["at"]["line"]
     assert file == f"specs/{target}.bcfg" and "pt2e:" in line_of(file, line)
+
+
+def test_a_pattern_written_per_given_value_is_chosen_by_number(repo, capsys):
+    """cortex_m's conv2d is two configs (given: {use_explicit_layout: false} and true): the
+    name matches both and explain says their numbers; a number explains one."""
+    code, _, err = explain(capsys, "cortex_m", "aten.conv2d.default")
+    found = re.findall(r"#([0-9]+) aten\.conv2d\.default", err)
+    assert code == 2 and len(found) == 2 and "or its number" in err, err
+    code, out, _ = explain(capsys, "cortex_m", f"#{found[1]}", "--format", "json")
+    fields = {f["field"]: f for f in json.loads(out)["fields"]}
+    assert code == 0 and "given: {use_explicit_layout: true}" in fields["pt2e"]["value"]

@@ -118,6 +118,15 @@ async def test_definition_of_hooks_groups_and_dtypes(
     assert there[start.line][start.character :].startswith(word)
 
 
+async def completions(client, uri: str, lines: list[str], needle: str, col: int) -> set[str]:
+    """The labels completion offers on the line of ``needle`` at ``col`` (-1: its end)."""
+    i = line_of(lines, needle)
+    result = await client.text_document_completion_async(
+        lsp.CompletionParams(doc_id(uri), lsp.Position(i, col if col >= 0 else len(lines[i])))
+    )
+    return {item.label for item in result.items}
+
+
 async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     path = workspace / "specs" / "cadence.bcfg"
     text = path.read_text().replace(
@@ -132,11 +141,7 @@ async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     lines = text.splitlines()
 
     async def labels(needle: str, col: int) -> set[str]:
-        i = line_of(lines, needle)
-        result = await client.text_document_completion_async(
-            lsp.CompletionParams(doc_id(uri), lsp.Position(i, col if col >= 0 else len(lines[i])))
-        )
-        return {item.label for item in result.items}
+        return await completions(client, uri, lines, needle, col)
 
     assert await labels("    configs: ", -1) == {"spec", "accessors"}
     settings = {"scopes", "configs", "transform", "fx", "outputs", "operator_type"}
@@ -148,4 +153,66 @@ async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     assert {"when", "eager", "weight_axis", "qat_config", "aten"} <= keys and "input" not in keys
     hooks = await labels("when: hooks.}", lines[line_of(lines, "when: hooks.}")].index(".}") + 1)
     assert {"tensor_add", "values_only", "w8a32_gru", "never"} <= hooks and "_shape" not in hooks
+    close_doc(client, uri)
+
+
+async def test_hover_on_class_record_and_stage_keys_and_given(client, workspace):
+    name = await hover(client, workspace, "cortex_m", "name: CortexMQuantizer", "name")
+    assert name == (
+        "**class record key** `name`: the class's name; one named like the generated class is "
+        "that class\n\nvalues: a name, like CortexMQuantizer"
+    )
+    base = await hover(client, workspace, "cortex_m", "base: hooks.Shared", "base")
+    assert base.startswith("**class record key** `base`: hook classes mixed in")
+    params = await hover(client, workspace, "cortex_m", "params: {", "params")
+    assert params.startswith("**class record key** `params`: the constructor's parameters")
+    stages = await hover(client, workspace, "cortex_m", "stages: [", "stages")
+    assert stages.startswith("**class record key** `stages`: add_stage(config, targets)")
+    fixed = await hover(client, workspace, "arm_tosa", "fixed: [use_composable", "fixed")
+    assert fixed.startswith("**class record key** `fixed`: parameters of which only")
+    init = await hover(client, workspace, "arm_tosa", "init: front.compile_spec", "init")
+    assert init.startswith("**class record key** `init`: a function called as init(self")
+    # A stage's keys, and a parameter's name (no key of a record bcfg knows: no hover).
+    chains = await hover(client, workspace, "cortex_m", "chains: [", "chains")
+    assert chains.startswith("**stage key** `chains`: every op of the rules whose chain")
+    config = await hover(client, workspace, "cortex_m", "{config: per_tensor_config}", "config")
+    assert config.startswith("**stage key** `config`: the stage's quantization config")
+    assert await hover(client, workspace, "cortex_m", "use_explicit_layout: false,", "use_") is None
+    # The pt2e key that selects patterns by a constructor parameter.
+    given = await hover(
+        client, workspace, "cortex_m", "given: {use_explicit_layout: true}", "given"
+    )
+    assert given.startswith("**PT2E key** `given`: constructor parameters of the quantizer's")
+    assert "read under `scopes: composable`" in given
+
+
+async def test_completion_of_class_record_and_stage_keys(client, workspace):
+    path = workspace / "specs" / "cortex_m.bcfg"
+    text = path.read_text().replace(
+        "            name: CortexMQuantizer, base: hooks.Shared,\n",
+        "            name: CortexMQuantizer, base: hooks.Shared, \n",
+    )
+    text = text.replace("{config: per_tensor_config}", "{config: per_tensor_config, }")
+    uri = open_doc(client, path, text)
+    lines = text.splitlines()
+
+    async def labels(needle: str, col: int) -> set[str]:
+        return await completions(client, uri, lines, needle, col)
+
+    line = lines[line_of(lines, "base: hooks.Shared, ")]
+    keys = await labels("base: hooks.Shared, ", len(line))
+    assert keys == {"name", "base", "params", "fixed", "init", "stages"}
+    # A new line of the class record, after params: {...},
+    i = line_of(lines, "stages: [")
+    assert await labels(lines[i], 12) == {"name", "base", "params", "fixed", "init", "stages"}
+    line = lines[line_of(lines, "per_tensor_config, }")]
+    assert await labels("per_tensor_config, }", line.index(", }") + 2) == {
+        "config",
+        "ops",
+        "chains",
+    }
+    # A pattern's pt2e: record still completes PT2E keys, given among them.
+    line = lines[line_of(lines, "pt2e: {when: hooks.same_shape}")]
+    keys = await labels("pt2e: {when: hooks.same_shape}", line.index("{when") + 1)
+    assert {"given", "when", "weight_axis"} <= keys and "stages" not in keys
     close_doc(client, uri)

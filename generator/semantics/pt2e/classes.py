@@ -55,6 +55,7 @@ class Classes(PairClasses):
         self.pairs = pairs
         self.pair_class: str | None = None
         self.functions: dict[str, tuple[str, ...]] = {}
+        self.generated = ""  # the generated class's name: a record of that name is that class
 
     def resolve(self, e: syn.Expr, rules: tuple[m.Rule, ...]) -> tuple[m.QuantClass, ...]:
         if not isinstance(e, syn.ListExpr):
@@ -122,6 +123,13 @@ class Classes(PairClasses):
                 f"the module defines {', '.join(self.taken)}; choose another",
             )
         mixins, parent = self._bases(rec.get("base"), seen)
+        if parent is not None and name == self.generated:
+            raise self.ctx.fail(
+                where,
+                f"class '{name}' is the generated class itself (named after the backend), "
+                f"which derives from the runtime's base; it cannot derive from '{parent}'",
+                f"name it otherwise to derive from {parent}, or remove {parent} from its base",
+            )
         params = self._params(rec.get("params"), rec.get("fixed"))
         init = None
         if "init" in rec:
@@ -242,15 +250,16 @@ class Classes(PairClasses):
             if "ops" in rec and "chains" in rec:
                 raise self.ctx.fail(rec["chains"].span, "a stage takes ops or chains, not both")
             config = self._config(rec["config"].value, params, "a stage's config")
-            targets = None
+            targets: tuple[m.Symbol, ...] | None = None
+            firsts: tuple[m.Symbol, ...] = ()
             if "ops" in rec:
                 targets = self._ops(rec["ops"].value)
             elif "chains" in rec:
-                firsts = set(self._ops(rec["chains"].value))
+                firsts = self._ops(rec["chains"].value)
                 found = {
                     op: None
                     for r in rules
-                    if r.kind == "chain" and set(r.chain[0]) & firsts
+                    if r.kind == "chain" and set(r.chain[0]) & set(firsts)
                     for ops in r.chain
                     for op in ops
                 }
@@ -261,7 +270,7 @@ class Classes(PairClasses):
                         "list the first ops of chain patterns of the backend",
                     )
                 targets = tuple(found)
-            out.append(m.ClassStage(config.param, config.path, targets))
+            out.append(m.ClassStage(config.param, config.path, targets, firsts))
         return tuple(out)
 
     def _config(self, c: syn.Expr, params: list[str], what: str) -> m.ClassStage:

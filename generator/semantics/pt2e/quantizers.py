@@ -37,6 +37,7 @@ from ..delegates import check as check_delegate
 from ..evaluate import Evaluator
 from ..load import LoadedFile, Program
 from ..values import Seq, Sym, describe
+from . import given
 from .classes import Classes
 from .keys import Settings
 from .mapping import Mapping
@@ -128,6 +129,8 @@ class Quantizers:
             raise Fail
         if "classes" in values:
             values["classes"] = self._classes(f, decl, values["classes"], scopes, built)
+        if not given.check(self.ctx, backend, values.get("classes", ())):
+            raise Fail
         if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
             delegate = DELEGATES[values["delegate"]]
             self.ctx.report(check_delegate(delegate, decl.name, backend, built))
@@ -234,8 +237,10 @@ class Quantizers:
                 "add scopes: composable or pairs, or remove classes",
             )
         getter = f"get_{decl.name}_quantizer"
-        pairs = scopes is Scopes.PAIRS
-        return Classes(self.ctx, self.evaluator, f, (getter,), pairs).resolve(fld.value, built)
+        generated = "".join(p[:1].upper() + p[1:] for p in decl.name.split("_") if p) + "Quantizer"
+        classes = Classes(self.ctx, self.evaluator, f, (getter,), scopes is Scopes.PAIRS)
+        classes.generated = generated
+        return classes.resolve(fld.value, built)
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:
         items = e.items if isinstance(e, syn.ListExpr) else (e,)

@@ -14,7 +14,9 @@ from ...sources import Span
 from .. import model as m
 from ..checks import arity_mismatch
 from ..context import Ctx, Fail
-from ..values import DTypeValue, Num, Rec, Seq, Sym, Value, Word, describe
+from ..values import DTypeValue, Num, Rec, Seq, Sym, Text, Value, Word, describe
+
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "none": None}
 
 
 class KeyValues:
@@ -78,7 +80,32 @@ class KeyValues:
             return self._index(key.word, v, "an output index (the getitem's)")
         if key.kind is Kind.INDICES:
             return self._indices(key.word, v)
+        if key.kind is Kind.GIVEN:
+            return self._given(v)
         return self._aten(v)
+
+    def _given(self, v: Value) -> tuple[tuple[str, Any], ...]:
+        """``given:``: constructor parameters and literal values (whether they name parameters
+        of the quantizer's classes is checked once the classes are resolved)."""
+        if not isinstance(v, Rec) or not v.entries:
+            raise self.ctx.fail(
+                v.span,
+                f"given must be a record of constructor parameters and values, got {describe(v)}",
+                "like given: {use_explicit_layout: true}",
+            )
+        out: list[tuple[str, Any]] = []
+        for key, x, _ in v.entries:
+            if isinstance(x, Word) and x.text in _LITERALS:
+                out.append((str(key), _LITERALS[x.text]))
+            elif isinstance(x, (Num, Text)):
+                out.append((str(key), x.value))
+            else:
+                raise self.ctx.fail(
+                    x.span,
+                    f"given: '{key}' must be a literal (true, false, none, a number or a string), got {describe(x)}",
+                    "the constructor's argument is compared with it",
+                )
+        return tuple(out)
 
     def _aten(self, v: Value) -> m.AtenChain:
         """``aten:``: an op, a list of ops (one position; [] leaves the pattern out), or a tuple of those."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import PT2E_KEY, QUANTIZER_KEY, Kind
+from ...lang.pt2e_keys import CLASS_RECORD, PT2E_KEY, QUANTIZER_KEY, STAGE_RECORD, Kind
 from ...lang.vocabulary import (
     BOOLEANS,
     BUILTIN_ALIASES,
@@ -56,6 +56,10 @@ class Item:
     insert: str | None = None
 
 
+# Blocks whose keys are completed after "{" or ",": a pt2e: record, a class record, a stage.
+_KEYED = ("pt2e", "class", "stage")
+
+
 def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Item]:
     """What may be written at ``offset``."""
     text = snap.read(path)
@@ -80,8 +84,8 @@ def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Ite
     blocks = tx.open_blocks(text, offset)
     if re.fullmatch(r"[ \t]*[A-Za-z0-9_]*", before):
         return at_line_start(blocks)
-    if blocks and blocks[-1] == "pt2e" and re.search(r"[{,][ \t]*[A-Za-z0-9_]*$", before):
-        return at_line_start(blocks)  # the next key of a pt2e: record
+    if blocks and blocks[-1] in _KEYED and re.search(r"[{,][ \t]*[A-Za-z0-9_]*$", before):
+        return at_line_start(blocks)  # the next key of a pt2e: record, a class record, a stage
     allow = scope.place.project.allow
     return everything(defs, locals_at(scope, text, offset)) + _items(allow, "module")
 
@@ -157,6 +161,9 @@ def at_line_start(blocks: list[str]) -> list[Item]:
         ]
     if top == "record":
         return [Item(w, "field", None, f"{w}: ") for w in DTYPE_KEY_WORDS]
+    if top in ("class", "stage"):  # a record of classes: [...], or of its stages: [...]
+        keys = CLASS_RECORD if top == "class" else STAGE_RECORD
+        return [Item(w, "field", doc, f"{w}: ") for w, (doc, _) in keys.items()]
     if top in ("quantizer", "pt2e"):  # a quantizer's settings, a pattern's PT2E keys
         table = QUANTIZER_KEY if top == "quantizer" else PT2E_KEY
         return [Item(w, "field", k.doc, f"{w}: ") for w, k in table.items()]

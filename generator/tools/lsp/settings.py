@@ -10,9 +10,17 @@ from __future__ import annotations
 
 from ...escape import md_code
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import BASES, PT2E_KEY, QUANTIZER_KEY, Key, Scopes
+from ...lang.pt2e_keys import (
+    BASES,
+    CLASS_RECORD,
+    PT2E_KEY,
+    QUANTIZER_KEY,
+    STAGE_RECORD,
+    Key,
+    Scopes,
+)
 
-__all__ = ["setting_hover"]
+__all__ = ["class_key_hover", "setting_hover"]
 
 
 def _place(nodes: list[syn.Node]) -> tuple[dict[str, Key], str, str] | None:
@@ -40,9 +48,33 @@ def _bases(k: Key) -> str:
     return "read under " + " and ".join(f"`scopes: {s.value}`" for s in Scopes if s in k.bases)
 
 
+def class_key_hover(word: str, nodes: list[syn.Node]) -> str | None:
+    """The hover of a key of a class record (``classes: [{name: ..., stages: [...]}]``) or of
+    one of its stages; None elsewhere."""
+    field = next(
+        (i for i in range(len(nodes) - 1, -1, -1) if isinstance(nodes[i], syn.Field)), None
+    )
+    if field is None or nodes[field].name != "classes" or not isinstance(nodes[-1], syn.Entry):
+        return None
+    entry = nodes[-1]
+    if entry.key != word:
+        return None
+    around = [str(n.key) for n in nodes[field + 1 : -1] if isinstance(n, syn.Entry)]
+    keys, what = {
+        (): (CLASS_RECORD, "class record key"),
+        ("stages",): (STAGE_RECORD, "stage key"),
+    }.get(tuple(around), ({}, ""))
+    if word not in keys:
+        return None
+    doc, values = keys[word]
+    return f"**{what}** {md_code(word)}: {doc}\n\nvalues: {values}"
+
+
 def setting_hover(word: str, nodes: list[syn.Node], is_key: bool) -> str | None:
     """The hover of ``word``: a key of the table (``is_key``: a ``:`` follows it), or a word
     of its value; None when the cursor is in neither a quantizer nor a ``pt2e:`` record."""
+    if is_key and (found := class_key_hover(word, nodes)) is not None:
+        return found
     place = _place(nodes)
     if place is None:
         return None
