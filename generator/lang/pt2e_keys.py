@@ -761,21 +761,6 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         words=Delegate,
     ),
     Key(
-        "classes",
-        "the classes the module exports under the target's own names: each {name, base, "
-        "params, fixed, init, stages}, its constructor's parameters and the stages it adds "
-        "(scopes: pairs: {name, base, params, pair, pairs}, the pairs it appends)",
-        Kind.CLASSES,
-        (),
-        ("classes",),
-        frozenset({Scopes.COMPOSABLE, Scopes.PAIRS}),
-        "classes under the target's own names, with its constructor: parameters with "
-        "defaults, then config stages (`scopes: composable`) or (pattern, config) pairs "
-        '(`scopes: pairs`); the section "Exported classes" has the record',
-        grade=any_change_narrows,
-        syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
-    ),
-    Key(
         "api",
         "stages (the default: add_stage, set_global_stage) or composable (ExecuTorch's "
         "configuration methods: set_global, set_node_finder, set_node_target, set_node_name, "
@@ -818,6 +803,21 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         meaning="none: nothing; one_device: each op's tensor inputs on one device",
         grade=ranked("none", "one_device"),
     ),
+    Key(
+        "classes",
+        "the classes the module exports under the target's own names: each {name, base, "
+        "params, fixed, init, stages}, its constructor's parameters and the stages it adds "
+        "(scopes: pairs: {name, base, params, pair, pairs}, the pairs it appends)",
+        Kind.CLASSES,
+        (),
+        ("classes",),
+        frozenset({Scopes.COMPOSABLE, Scopes.PAIRS}),
+        "classes under the target's own names, with its constructor: parameters with "
+        "defaults, then config stages (`scopes: composable`) or (pattern, config) pairs "
+        '(`scopes: pairs`); the section "Exported classes" has the record',
+        grade=any_change_narrows,
+        syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
+    ),
 )
 
 # The keys of a record of ``classes: [...]`` and of its ``stages: [...]`` (what each says, its
@@ -849,6 +849,20 @@ CLASS_RECORD: dict[str, tuple[str, str]] = {
     "stages": (
         "add_stage(config, targets) in order: a config and the nodes it sees",
         "a list of {config: ..., ops: [...]} or {config: ..., chains: [...]}",
+    ),
+    "pair": (
+        "scopes: pairs: the class is one pair, Class(pattern, quantization_config), annotating "
+        "the matches of the rule whose chain begins with the pattern's partition_types()",
+        "true",
+    ),
+    "pairs": (
+        "scopes: pairs: the pairs the constructor appends to its quantizers parameter, in order "
+        "(qat: the config taken when is_qat is true)",
+        "a list of {pattern: ..., config: ..., qat: ...} or names of pairs functions",
+    ),
+    "function": (
+        "scopes: pairs: instead of name, a function NAME(params) returning its pairs",
+        "a name, like get_cadence_default_quantizers",
     ),
 }
 STAGE_RECORD: dict[str, tuple[str, str]] = {

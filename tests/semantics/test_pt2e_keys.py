@@ -164,7 +164,8 @@ def test_a_bases_disagreement_fails():
 
 def test_the_language_servers_class_record_keys_are_the_compilers():
     """The LSP's hover and completion of ``classes:`` records (``CLASS_RECORD``,
-    ``STAGE_RECORD``) name the keys the compiler resolves, in its order."""
+    ``STAGE_RECORD``) name the keys the compiler resolves, in its order (the compiler reads
+    the same rows), and every row says what the key does and what it takes."""
     from generator.semantics.pt2e.classes import CLASS_KEYS, STAGE_KEYS
 
     assert tuple(t.CLASS_RECORD) == CLASS_KEYS

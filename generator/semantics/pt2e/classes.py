@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang import syntax as syn
+from ...lang.pt2e_keys import CLASS_RECORD, STAGE_RECORD
 from ...lang.vocabulary import BOOLEANS
 from ...sources import Span
 from .. import model as m
@@ -29,8 +30,8 @@ from ..load import LoadedFile
 from ..values import Seq, Sym, describe
 from .pair_classes import PairClasses
 
-CLASS_KEYS = ("name", "base", "params", "fixed", "init", "stages", "pair", "pairs", "function")
-STAGE_KEYS = ("config", "ops", "chains")
+CLASS_KEYS = tuple(CLASS_RECORD)  # the key table's rows (the language server reads them too)
+STAGE_KEYS = tuple(STAGE_RECORD)
 # Names a generated quantizer module defines besides its classes.
 _TAKEN = ("RULES", "aten", "torch")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "none": None}
