@@ -104,6 +104,8 @@ def module_scopes(
     for op, config in operator_type_config.items():
         accept = both(unclaimed, lambda nodes, op=op: any(is_op(n, (op,)) for n in nodes))  # type: ignore[misc]
         scopes.append(Scope(f"operator_type {op}", config, accept))
-    last = both(unclaimed, lambda nodes: not any(is_op(n, ops) for n in nodes)) if ops else unclaimed
+    last = (
+        both(unclaimed, lambda nodes: not any(is_op(n, ops) for n in nodes)) if ops else unclaimed
+    )
     scopes.append(Scope("global", global_config, last))
     return scopes
