@@ -210,7 +210,12 @@ class OperatorScopedQuantizer(SpecQuantizer):
         quantizable = self._ops(True)
         shared = [r for r in self.rules if r.kind == "propagate"]
         share = frozenset(op for r in shared for op in r.chain[0])
-        for label, config, accept, is_global in self._filters():
+        filters, rec = self._filters(), report.ACTIVE
+        if rec is not None:  # the report takes a match's scope from here, not a test of its own
+            rec.scopes = [Scope(label, config, accept) for label, config, accept, _ in filters]
+        for at, (label, config, accept, is_global) in enumerate(filters):
+            if rec is not None:
+                rec.at = at
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or (rule.opt_in and is_global):
                     continue

@@ -77,9 +77,10 @@ def recording(rec: Recorder | None) -> Iterator[Recorder | None]:
 
 
 DELIBERATE = frozenset({"no_config", "not_a_tensor_op"})
+_set = object.__setattr__
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Entry:
     """What happened to one op of the graph, and why."""
 
@@ -92,6 +93,25 @@ class Entry:
     scope: str | None = None  # the config's scope: global, module_name 'block', ...
     role: str | None = None  # in its match: first op, inside, last op, op, shared, propagated
     specs: str | None = None
+
+    def __init__(
+        self,
+        node: str,
+        op: str,
+        quantized: bool,
+        reason: str,
+        detail: str,
+        rule: str | None = None,
+        scope: str | None = None,
+        role: str | None = None,
+        specs: str | None = None,
+    ) -> None:
+        # The fields above, set at once: a report makes one entry per op, and the frozen
+        # dataclass's own __init__ (one object.__setattr__ a field) took most of its time.
+        _set(self, "__dict__", {
+            "node": node, "op": op, "quantized": quantized, "reason": reason,
+            "detail": detail, "rule": rule, "scope": scope, "role": role, "specs": specs,
+        })  # fmt: skip
 
     @property
     def deliberate(self) -> bool:
@@ -295,20 +315,18 @@ def _op(n: Node) -> str:
     return _name(n.target) if n.op == "call_function" else n.op
 
 
-_NAMES: dict[Any, str] = {}  # str of an op, once per op: torch's OpOverload.__str__ is slow
+_NAMES: dict[int, tuple[Any, str]] = {}  # str of an op by its id (the op kept beside), once per op
 
 
 def _name(target: Any) -> str:
     """How the report names an op or a source: its ``str``, but a builtin or function whose
     ``str`` holds its address (``<built-in method cat of type object at 0x...>``) by where
-    it is defined (``torch.cat``), so that a report reads the same in every process."""
-    try:
-        name = _NAMES.get(target)
-    except TypeError:  # an unhashable target
-        return _stable(target)
-    if name is None:
-        name = _NAMES[target] = _stable(target)
-    return name
+    it is defined (``torch.cat``), so that a report reads the same in every process. Once per
+    op (torch's OpOverload.__str__ and __hash__ are slow): by id, the op kept beside."""
+    known = _NAMES.get(id(target))
+    if known is None or known[0] is not target:
+        known = _NAMES[id(target)] = (target, _stable(target))
+    return known[1]
 
 
 def _stable(target: Any) -> str:
@@ -432,13 +450,15 @@ class _Snapshot:
         self.used = dict(getattr(quantizer, "_used", {}))
         self.matches = list(zip(rec.matches, rec.matched_at))
         self.declines, self.parts = rec.declines, rec.parts
-        self.nodes = list(model.graph.nodes)
-        # (args, users, annotation) of each node, by its place in the index's order (the
-        # graph's as annotate found it): prepare_pt2e puts observers between the nodes.
+        self.nodes = nodes = list(model.graph.nodes)
+        # The arguments, users and annotation of each node, by its place in the index's order
+        # (the graph's as annotate found it): prepare_pt2e puts observers between the nodes.
         self.at = self.index.order
-        if len(self.at) != len(self.nodes):  # the graph changed since the index (no annotate)
-            self.at = {n: i for i, n in enumerate(self.nodes)}
-        self.facts = [(n.args, tuple(n.users), n.meta.get(KEY)) for n in self.nodes]
+        if len(self.at) != len(nodes):  # the graph changed since the index (no annotate)
+            self.at = {n: i for i, n in enumerate(nodes)}
+        self._args = [n.args for n in nodes]
+        self._users = [tuple(n.users) for n in nodes]
+        self._qa = [n.meta.get(KEY) for n in nodes]
         # The nodes each rule that matches by source partition finds (torch's partitioning,
         # memoized on the index: what the annotate found), by rule.
         self.found = {
@@ -446,46 +466,74 @@ class _Snapshot:
         }
 
     def args(self, n: Node) -> tuple[Any, ...]:
-        return self.facts[self.at[n]][0]
+        return self._args[self.at[n]]
 
     def users(self, n: Node) -> tuple[Node, ...]:
-        return self.facts[self.at[n]][1]
+        return self._users[self.at[n]]
 
     def qa(self, n: Node) -> Any:
         at = self.at.get(n)
-        return self.facts[at][2] if at is not None else None
+        return self._qa[at] if at is not None else None
 
     def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
         """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
         self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
         self.bad = _rejections(self.rules, self.used)
+        # What an op's target and a scope decide, once each (by id: an op's hash is a
+        # Python call): the rules with the op, and what a float op no rule has says.
+        self.by_op: dict[int, tuple[Any, list[tuple[Rule, int]], list[Rule]]] = {}
+        self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
+        self.taken: dict[tuple[int, int], bool] = {}
         done, counts = self._matched()
         share = [r for r in self.rules if r.kind in ("propagate", "shared")]
         entries = []
+        getitem, qas, at = operator.getitem, self._qa, self.at
         for n in self.nodes:
-            if n.op != "call_function" or n.target is operator.getitem:
+            if n.op != "call_function" or n.target is getitem:
                 continue
             got = done.get(n)
-            entries.append(got if got is not None else self._unmatched(n, done, share))
+            if got is None:
+                i = at.get(n)
+                qa = qas[i] if i is not None else None
+                if qa is None or not qa._annotated:
+                    got = self._why_float(n)
+                else:
+                    got = self._unmatched(n, qa, done, share)
+            entries.append(got)
         return tuple(entries), tuple((r, s, c) for (r, s), c in counts.items())
 
     def _scope_of(self, rule: Rule, nodes: list[Node], how: str, at: int | None) -> Any:
-        """The scope of a match: the first that takes it. A chain the quantizer annotated
-        with its scope at ``at`` is taken by that one, unless an earlier one takes it."""
-        if at is None or how != "chain":
-            return _scope(self.scopes, nodes, rule)
-        earlier = _scope(self.scopes[:at], nodes, rule)
-        return earlier if earlier is not None else self.scopes[at]
+        """The scope of a match: the first that takes it. A match the quantizer annotated with
+        its scope at ``at`` (a chain or shared op: it accepted the match) is taken by that one
+        if its rule is tried with that config, unless an earlier one takes it."""
+        scopes = self.scopes
+        if at is None or how == "hook":
+            return _scope(scopes, nodes, rule)
+        earlier = _scope(scopes[:at], nodes, rule) if at else None
+        if earlier is not None:
+            return earlier
+        key = (id(rule), at)
+        taken = self.taken.get(key)
+        if taken is None:  # _takes, but for the accept the annotate passed
+            s = scopes[at]
+            selects = getattr(s, "selects", None)
+            taken = self.taken[key] = (
+                s.config is not None
+                and (selects is None or rule.selected_by(selects))
+                and (rule.kind == "propagate" or rule.applies(s.config))
+            )
+        return scopes[at] if taken else _scope(scopes[at + 1 :], nodes, rule)
 
     def _matched(self) -> tuple[dict[Node, Entry], dict[tuple[str, str], int]]:
         """The entries of the ops the rules annotated, and the matches per rule and scope."""
         done: dict[Node, Entry] = {}
         counts: dict[tuple[str, str], int] = {}
+        qa, memo = self.qa, self.memo
         for (rule, nodes, how), at in self.matches:
             scope = self._scope_of(rule, nodes, how, at)
             label = scope.label if scope is not None else "?"
             counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
-            specs = _specs(nodes[0], nodes[-1], self.qa, self.memo) if how != "hook" else None
+            specs = _specs(nodes[0], nodes[-1], qa, memo) if how != "hook" else None
             why = self.bad.get((rule.name, label))
             reason = "disallowed" if why else "annotated"
             detail = f"config {label} not allowed: {why}" if why else f"pattern {rule.name}"
@@ -500,45 +548,43 @@ class _Snapshot:
                 else:
                     role = "first op" if i == 0 else "last op" if i == last else "inside"
                 if how == "hook":
-                    specs = _specs(n, n, self.qa, self.memo)
+                    specs = _specs(n, n, qa, memo)
                 done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
         return done, counts
 
-    def _unmatched(self, n: Node, done: dict[Node, Entry], share: list[Rule]) -> Entry:
-        """An op no match of the recorder holds: part of one, a weight, propagated, or float."""
-        qa = self.qa(n)
+    def _unmatched(self, n: Node, qa: Any, done: dict[Node, Entry], share: list[Rule]) -> Entry:
+        """An annotated op no match of the recorder holds: part of one, a weight, propagated,
+        or marked (``qa``: its annotation)."""
         owner = done.get(self.parts.get(n))  # type: ignore[arg-type]
-        if owner is not None and qa is not None and qa._annotated:
+        if owner is not None:
             return _covered(n, owner, "part of its match", "part")
-        if qa is not None and qa._annotated and not (qa.input_qspec_map or qa.output_qspec):
+        if not (qa.input_qspec_map or qa.output_qspec):
             user = next((done[u] for u in self.users(n) if u in done), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
                 return _covered(n, user, "a weight or bias of its match", "weight")
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
             return replace(self._why_float(n), role="marked")
-        if qa is not None and qa._annotated and (qa.input_qspec_map or qa.output_qspec):
-            sharing = next((r for r in share if is_op(n, r.chain[0])), None)
-            scope = _node_scope(self.scopes, n)
-            return Entry(
-                n.name,
-                _op(n),
-                True,
-                "annotated",
-                "shares its input's observer",
-                sharing.name if sharing else None,
-                scope.label if scope is not None else None,
-                "propagated",
-                _specs(n, n, self.qa, self.memo),
-            )
-        return self._why_float(n)
+        sharing = next((r for r in share if is_op(n, r.chain[0])), None)
+        scope = _node_scope(self.scopes, n)
+        return Entry(
+            n.name,
+            _op(n),
+            True,
+            "annotated",
+            "shares its input's observer",
+            sharing.name if sharing else None,
+            scope.label if scope is not None else None,
+            "propagated",
+            _specs(n, n, self.qa, self.memo),
+        )
 
     def _why_float(self, n: Node) -> Entry:
         # No scope takes the op alone (operator scopes take matches by their first op): the
         # config of least precedence, the global one where it is set, decides what it says.
         scopes = self.scopes
         scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
-        if not any(not not_floating(a) for a in self._tensor_inputs(n)):
+        if not self._floating_input(n):
             return _float(n, "not_a_tensor_op", "no floating-point tensor input", scope=scope)
         if not isinstance(n.meta.get("val"), torch.Tensor):
             return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
@@ -554,16 +600,36 @@ class _Snapshot:
                 return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
         return self._nearest(n, scope, declines)
 
+    def _op_rules(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
+        """(rule, position) of each place ``n``'s op has in the rules' chains, and the rules
+        with the op (each once): once per op."""
+        target = n.target
+        known = self.by_op.get(id(target))
+        if known is None or known[0] is not target:
+            places = _positions(n, self.rules, index=self.index)
+            seen: set[int] = set()
+            with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
+            known = self.by_op[id(target)] = (target, places, with_op)
+        return known[1], known[2]
+
+    def _no_rule(self, n: Node, scope: Any) -> Entry:
+        """``_no_rule``'s entry, worked out once per op and scope (the node's name put in)."""
+        key = (id(n.target), id(scope))
+        known = self.no_rule.get(key)
+        if known is None or known[0] is not n.target or known[1] is not scope:
+            known = self.no_rule[key] = (n.target, scope, _no_rule(n, self.rules, scope))
+        e = known[2]
+        return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
+
     def _nearest(self, n: Node, scope: Any, declines: list[tuple[Rule, str, str]]) -> Entry:
         """A float op in a configured scope that no rule declined: the nearest rule's break."""
-        rules = self.rules
-        with_op = _with_op(n, rules, self.index)
+        places, with_op = self._op_rules(n)
         if not with_op:
-            return _no_rule(n, rules, scope)
+            return self._no_rule(n, scope)
         config = scope.config
         # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
-        for r, k in _positions(n, rules, index=self.index):
+        for r, k in places:
             if r.kind not in ("chain", "shared"):
                 continue
             got, broke = self._near(n, r, k)
@@ -597,13 +663,13 @@ class _Snapshot:
             return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
         return self._left(n, with_op, scope)
 
-    def _tensor_inputs(self, n: Node) -> list[Node]:
-        out = []
+    def _floating_input(self, n: Node) -> bool:
+        """Whether an argument of ``n`` (or a node of a list argument) is a floating tensor."""
         for a in self.args(n):
             for x in a if isinstance(a, (list, tuple)) else (a,):
-                if isinstance(x, Node):
-                    out.append(x)
-        return out
+                if isinstance(x, Node) and not not_floating(x):
+                    return True
+        return False
 
     def _broke(self, broke: tuple[Any, ...]) -> tuple[str, str]:
         """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
@@ -725,11 +791,6 @@ def _hooks(rules: Sequence[Rule]) -> str:
     text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
     _HOOKS[id(rules)] = (rules, text)
     return text
-
-
-def _with_op(n: Node, rules: Sequence[Rule], index: Any = None) -> list[Rule]:
-    """The rules with ``n``'s op in their chain: once per op and annotate (the graph's index)."""
-    return [r for r, _ in _positions(n, rules, first=True, index=index)]
 
 
 def _positions(

@@ -9,7 +9,7 @@ scope is in no later one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,16 @@ def all_nodes(f: Callable[[Node], bool]) -> Accept:
     return lambda nodes: all(f(n) for n in nodes)
 
 
+def everything(nodes: Sequence[Node]) -> bool:
+    """The test of a scope that accepts every match (a global config with nothing set before)."""
+    return True
+
+
 def both(a: Accept, b: Accept) -> Accept:
+    if a is everything:
+        return b
+    if b is everything:
+        return a
     return lambda nodes: a(nodes) and b(nodes)
 
 
@@ -85,7 +94,8 @@ def module_scopes(
         scopes.append(
             Scope(label, config, all_nodes(lambda n, f=f: f(n) and free(n, names)))  # type: ignore[misc]
         )
-    unclaimed = all_nodes(lambda n: free(n, names + types))
+    # Nothing set by module: every node is unclaimed (the test asks nothing of a node).
+    unclaimed = all_nodes(lambda n: free(n, names + types)) if names or types else everything
     if operator_type == "patterns":
         for op, config in operator_type_config.items():
             scopes.append(Scope(f"operator_type {op}", config, unclaimed, selects=op))
@@ -94,6 +104,8 @@ def module_scopes(
     for op, config in operator_type_config.items():
         accept = both(unclaimed, lambda nodes, op=op: any(is_op(n, (op,)) for n in nodes))  # type: ignore[misc]
         scopes.append(Scope(f"operator_type {op}", config, accept))
-    last = both(unclaimed, lambda nodes: not any(is_op(n, ops) for n in nodes))
+    last = (
+        both(unclaimed, lambda nodes: not any(is_op(n, ops) for n in nodes)) if ops else unclaimed
+    )
     scopes.append(Scope("global", global_config, last))
     return scopes
