@@ -199,32 +199,12 @@ async def test_completion_of_class_record_and_stage_keys(client, workspace):
     async def labels(needle: str, col: int) -> set[str]:
         return await completions(client, uri, lines, needle, col)
 
+    record_keys = {"name", "base", "params", "fixed", "init", "stages", "pair", "pairs", "function"}
     line = lines[line_of(lines, "base: hooks.Shared, ")]
-    keys = await labels("base: hooks.Shared, ", len(line))
-    assert keys == {
-        "name",
-        "base",
-        "params",
-        "fixed",
-        "init",
-        "stages",
-        "pair",
-        "pairs",
-        "function",
-    }
+    assert await labels("base: hooks.Shared, ", len(line)) == record_keys
     # A new line of the class record, after params: {...},
     i = line_of(lines, "stages: [")
-    assert await labels(lines[i], 12) == {
-        "name",
-        "base",
-        "params",
-        "fixed",
-        "init",
-        "stages",
-        "pair",
-        "pairs",
-        "function",
-    }
+    assert await labels(lines[i], 12) == record_keys
     line = lines[line_of(lines, "per_tensor_config, }")]
     assert await labels("per_tensor_config, }", line.index(", }") + 2) == {
         "config",
