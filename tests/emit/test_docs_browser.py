@@ -72,7 +72,8 @@ def test_the_matrix_shows_every_backend_and_every_pattern(browser, every_backend
             f"[...document.querySelectorAll('#matrix td[data-b=\"{name}\"]:not(.none)')]"
             ".map(td => td.closest('tr').querySelector('th code').textContent)"
         )
-        assert sorted(cells) == sorted(words.config_pattern(c) for c in backend.configs), name
+        # one row a pattern: a pattern's variants (Cortex-M's given: layouts) share it
+        assert sorted(cells) == sorted({words.config_pattern(c) for c in backend.configs}), name
     png = b.screenshot(shots / "matrix.png")
     assert png.stat().st_size > 10_000
 
