@@ -66,7 +66,7 @@ ARGS = (
     "cadence",
     "--strict-export",
     "--model",
-    "compat_user:model",
+    "compat_cadence_user:model",
     "--quantization-config",
 )
 
@@ -74,11 +74,11 @@ ARGS = (
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("compat_composable")
-    (root / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["specs", "compat_user"]\n')
+    (root / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["specs", "compat_cadence_user"]\n')
     (root / "specs" / "hooks").mkdir(parents=True)
     shutil.copy(REPO / "specs" / "cadence.bcfg", root / "specs" / "cadence.bcfg")
     shutil.copy(REPO / "specs" / "hooks" / "cadence.py", root / "specs" / "hooks" / "cadence.py")
-    (root / "compat_user.py").write_text(USER)
+    (root / "compat_cadence_user.py").write_text(USER)
     return root
 
 
@@ -97,11 +97,11 @@ def annotated(project: Path, configure: str) -> set[str]:
 
     sys.path.insert(0, str(project))
     try:
-        user = importlib.import_module("compat_user")
+        user = importlib.import_module("compat_cadence_user")
         quantizer = next(q for q in analyze_project(find_project()).quantizers)
         with scratch() as root:
             q = build_quantizer(quantizer, root)()
-            apply(q, configure, find_function(configure, ["compat_user"]))
+            apply(q, configure, find_function(configure, ["compat_cadence_user"]))
             gm = export(*user.model(), strict=True)
             seen: set[str] = set()
             annotate = q.annotate
@@ -119,7 +119,7 @@ def annotated(project: Path, configure: str) -> set[str]:
             prepare_pt2e(gm, q)
     finally:
         sys.path.remove(str(project))
-        sys.modules.pop("compat_user", None)
+        sys.modules.pop("compat_cadence_user", None)
     return seen
 
 
@@ -134,7 +134,7 @@ def verdicts(out: str) -> dict[str, tuple[str, str | None, str]]:
 
 
 def test_cadence_int8_each_op_as_annotated(run, project):
-    code, out, err = run(*ARGS, "compat_user:int8", "--format", "json")
+    code, out, err = run(*ARGS, "compat_cadence_user:int8", "--format", "json")
     assert code == 1, err  # softmax and mean are left float
     got = verdicts(out)
     assert got == {
@@ -146,11 +146,11 @@ def test_cadence_int8_each_op_as_annotated(run, project):
         "add": ("annotated", "aten.add.Tensor", "quantized"),
     }
     quantized = {n for n, (_, _, status) in got.items() if status == "quantized"}
-    assert quantized == annotated(project, "compat_user:int8")
+    assert quantized == annotated(project, "compat_cadence_user:int8")
 
 
 def test_cadence_int16_says_which_dtypes_refuse_the_config(run, project):
-    code, out, err = run(*ARGS, "compat_user:int16", "--format", "json")
+    code, out, err = run(*ARGS, "compat_cadence_user:int16", "--format", "json")
     assert code == 1, err
     doc = json.loads(out)
     relu = next(e for e in doc["skipped"] if e["node"] == "relu")
@@ -160,31 +160,31 @@ def test_cadence_int16_says_which_dtypes_refuse_the_config(run, project):
     conv = next(e for e in doc["honored"] if e["node"] == "conv2d")
     assert conv["pattern"] == "aten.conv2d.default" and conv["role"] == "op"  # A16 allows it
     quantized = {e["node"] for e in doc["honored"]}
-    assert quantized == annotated(project, "compat_user:int16")
+    assert quantized == annotated(project, "compat_cadence_user:int16")
 
 
 def test_a_pair_of_linear_alone_leaves_the_rest_on_purpose(run, project):
-    code, out, err = run(*ARGS, "compat_user:linear_only")
+    code, out, err = run(*ARGS, "compat_cadence_user:linear_only")
     assert code == 1, err  # mean and softmax have no rule; the rest no pair, on purpose
     lines = {line.split()[0]: line for line in out.splitlines()[3:] if line}
     assert "pair 1 (aten.linear.default)  quantized" in lines["linear"]
     assert all(lines[n].endswith("left float on purpose") for n in ("conv2d", "relu", "add"))
     assert "1 quantized, 2 left float, 3 left float on purpose (no config, or" in out
-    code, out, err = run(*ARGS, "compat_user:linear_only", "--format", "json")
+    code, out, err = run(*ARGS, "compat_cadence_user:linear_only", "--format", "json")
     detail = next(e["detail"] for e in json.loads(out)["skipped"] if e["node"] == "add")
     assert detail == "left float on purpose: no pair has its pattern (add_pair, set_global)"
 
 
 def test_a_non_strict_export_says_pairs_need_source_partitions(run, project):
     args = tuple(a for a in ARGS if a != "--strict-export")
-    code, out, err = run(*args, "compat_user:int8", "--format", "json")
+    code, out, err = run(*args, "compat_cadence_user:int8", "--format", "json")
     assert code == 1, err
     conv = next(e for e in json.loads(out)["skipped"] if e["node"] == "conv2d")
     assert conv["reason"] == "skip" and "a strict export records" in conv["detail"]
 
 
 def test_text_shows_the_rule_and_where_the_spec_writes_it(run):
-    code, out, err = run(*ARGS, "compat_user:int8")
+    code, out, err = run(*ARGS, "compat_cadence_user:int8")
     assert code == 1, err
     assert out.startswith("backend cadence (specs/cadence.bcfg), PT2E quantizer")
     assert "mean: left float\n    no rule of the quantizer has aten.mean.dim [no_rule]" in out
