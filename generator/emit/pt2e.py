@@ -23,7 +23,7 @@ from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import RUNTIME_MODULE
 from . import layout
-from .pt2e_pairs import pairs_constructor, pairs_source
+from .pt2e_pairs import config_source, pairs_constructor, pairs_source, refusals, signature
 from .pysource import (
     Fragments,
     Scope,
@@ -332,15 +332,8 @@ def _constructor(
     """``__init__`` of an exported class, indented for its class body: the base constructed,
     fixed parameters checked, object defaults imported, the init hook, the rules ``chosen``
     parameters select (``given:``), the stages."""
-    sig = ["self"]
-    for p in c.params:
-        value = "None" if p.path is not None else repr(p.value)
-        sig.append(p.name if p.required else f"{p.name}={value}")
-    lines = [f"def __init__({', '.join(sig)}) -> None:", f"    {first}"]
-    for p in c.params:
-        if p.fixed:
-            args = [repr(c.name), repr(p.name), p.name, repr(p.value), layout.string(spec)]
-            lines.append(f"    {names.need('refuse')}({', '.join(args)})")
+    sig = ", ".join(["self", *signature(c)])
+    lines = [f"def __init__({sig}) -> None:", f"    {first}", *refusals(c, spec, names)]
     for p in c.params:
         if p.path is not None:
             lines.append(f"    if {p.name} is None:")
@@ -351,7 +344,7 @@ def _constructor(
     if chosen:
         lines.append(f"    self.select({', '.join(f'{p}={p}' for p in chosen)})")
     for st in c.stages:
-        config = st.param or f"{names.need('load_object')}({st.path!r})"
+        config = config_source(st, names)
         if st.targets is None:
             lines.append(f"    self.add_stage({config})")
         elif chosen and st.firsts:

@@ -21,7 +21,7 @@ def pairs_source(c: m.QuantClass, cls: str, spec: str, names: _Names, pair: str)
     module after); ``pair`` is the list's pair class."""
     doc = f"{c.name}, exported under the target's own name, from {safe_text(spec)}"
     if c.function:
-        sig = ", ".join(_signature(c))
+        sig = ", ".join(signature(c))
         lines = [f"def {c.name}({sig}) -> list:", f'    """{doc}: its pairs."""']
         body = [*_defaults(c, names), *_pairs(c, names, pair), "return quantizers"]
         return "\n".join(lines + ["    " + line for line in body])
@@ -40,11 +40,8 @@ def pairs_constructor(c: m.QuantClass, call: str, spec: str, names: _Names, pair
     """``__init__`` of a pairs class, indented for its class body: fixed parameters checked,
     defaults made, the pairs appended to ``quantizers``, the base constructed with them
     (``call``: how, up to its first argument after self), the init hook called."""
-    lines = [f"def __init__({', '.join(['self', *_signature(c)])}) -> None:"]
-    for p in c.params:
-        if p.fixed:
-            args = [repr(c.name), repr(p.name), p.name, repr(p.value), layout.string(spec)]
-            lines.append(f"    {names.need('refuse')}({', '.join(args)})")
+    lines = [f"def __init__({', '.join(['self', *signature(c)])}) -> None:"]
+    lines += refusals(c, spec, names)
     body = [*_defaults(c, names), *_pairs(c, names, pair), f"{call}quantizers)"]
     if c.init is not None:
         body.append(f"{names.sym(c.init)}({', '.join(['self', *(p.name for p in c.params)])})")
@@ -52,7 +49,19 @@ def pairs_constructor(c: m.QuantClass, call: str, spec: str, names: _Names, pair
     return ["    " + line for line in lines]
 
 
-def _signature(c: m.QuantClass) -> list[str]:
+def refusals(c: m.QuantClass, spec: str, names: _Names) -> list[str]:
+    """The constructor's checks of its ``fixed`` parameters (another value is refused)."""
+    lines = []
+    for p in c.params:
+        if p.fixed:
+            args = [repr(c.name), repr(p.name), p.name, repr(p.value), layout.string(spec)]
+            lines.append(f"    {names.need('refuse')}({', '.join(args)})")
+    return lines
+
+
+def signature(c: m.QuantClass) -> list[str]:
+    """The constructor's parameters after self: an object or a list made at construction
+    defaults to None."""
     out = []
     for p in c.params:
         value = "None" if p.path is not None or p.calls is not None else repr(p.value)
@@ -84,7 +93,8 @@ def _call(function: str, c: m.QuantClass, names: _Names) -> str:
     return f"{function}({', '.join(args)})"
 
 
-def _config(ref: m.ClassStage, names: _Names) -> str:
+def config_source(ref: m.ClassStage, names: _Names) -> str:
+    """A config: the parameter, or the object by dotted path, loaded."""
     return ref.param or f"{names.need('load_object')}({ref.path!r})"
 
 
@@ -110,9 +120,9 @@ def _pairs(c: m.QuantClass, names: _Names, pair: str) -> list[str]:
                 config += "_"
             taken.add(config)
             local[key] = config
-            value = _config(p.config, names)
+            value = config_source(p.config, names)
             if p.qat is not None:
-                value = f"{_config(p.qat, names)} if {QAT} else {value}"
+                value = f"{config_source(p.qat, names)} if {QAT} else {value}"
             lines.append(f"{config} = {value}")
         pattern = f"{names.need('load_object')}({p.pattern!r})()"
         lines.append(f"{LIST}.append({pair}({pattern}, {config}))")
