@@ -624,6 +624,9 @@ class ComposableAPI:
     needs_stage = False  # no stage: nothing is quantized, as ExecuTorch's
     stages: list[Any]
     global_stage: Stage | None
+    # ComposableSpecQuantizer's, which this is mixed in before (add_quantizer too).
+    add_stage: Callable[..., Any]
+    set_global_stage: Callable[[Any], Any]
 
     def _config(self, config: Any, what: str = "value") -> Any:
         if config is None or self.config_type is None:
@@ -634,8 +637,7 @@ class ComposableAPI:
         return config
 
     def set_global(self, quantization_config: Any) -> Any:
-        self.global_stage = Stage(quantization_config)
-        return self
+        return self.set_global_stage(quantization_config)
 
     @property
     def global_config(self) -> Any:
@@ -646,8 +648,7 @@ class ComposableAPI:
         self.set_global(self._config(value, "global_config value"))
 
     def set_node_finder(self, quantization_config: Any, node_finder: Any) -> Any:
-        self.stages.insert(0, Stage(quantization_config, finder=node_finder))
-        return self
+        return self.add_stage(quantization_config, finder=node_finder, first=True)
 
     def set_node_target(self, node_target: Any, quantization_config: Any) -> Any:
         return self.set_node_finder(quantization_config, finders.TargetFinder(node_target))
@@ -664,10 +665,6 @@ class ComposableAPI:
     def set_io(self, quantization_config: Any) -> Any:
         self.set_node_finder(quantization_config, finders.InputFinder())
         return self.set_node_finder(quantization_config, finders.OutputFinder())
-
-    def add_quantizer(self, quantizer: Quantizer) -> Any:
-        self.stages.insert(0, quantizer)
-        return self
 
     def _clear(self, *kinds: type) -> None:
         self.stages = [s for s in self.stages if not isinstance(getattr(s, "finder", None), kinds)]
