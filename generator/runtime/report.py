@@ -404,13 +404,16 @@ def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = Non
 
 
 def _takes(s: Any, nodes: Sequence[Node], rule: Rule | None) -> bool:
+    return _tries(s, rule) and (rule.accept(s.accept) if rule is not None else s.accept)(nodes)
+
+
+def _tries(s: Any, rule: Rule | None) -> bool:
+    """Whether scope ``s``'s config tries ``rule``, whatever the nodes."""
     if s.config is None:
         return False
     selects = getattr(s, "selects", None)
     if rule is not None and selects is not None and not rule.selected_by(selects):
         return False  # an operator type that does not select the rule (operator_type "patterns")
-    if not (rule.accept(s.accept) if rule is not None else s.accept)(nodes):
-        return False
     return rule is None or rule.kind == "propagate" or rule.applies(s.config)
 
 
@@ -515,13 +518,7 @@ class _Snapshot:
         key = (id(rule), at)
         taken = self.taken.get(key)
         if taken is None:  # _takes, but for the accept the annotate passed
-            s = scopes[at]
-            selects = getattr(s, "selects", None)
-            taken = self.taken[key] = (
-                s.config is not None
-                and (selects is None or rule.selected_by(selects))
-                and (rule.kind == "propagate" or rule.applies(s.config))
-            )
+            taken = self.taken[key] = _tries(scopes[at], rule)
         return scopes[at] if taken else _scope(scopes[at + 1 :], nodes, rule)
 
     def _matched(self) -> tuple[dict[Node, Entry], dict[tuple[str, str], int]]:
