@@ -165,6 +165,9 @@ def pytest_configure(config):
     """With ``--dist loadfile``, keep the order pytest_collection_modifyitems gives the files
     (xdist would otherwise reorder them by their number of tests, the cheap corpus cases
     first and the few long tests last)."""
+    config.addinivalue_line(
+        "markers", "needs_env(env, what): needs an environment of tests/live/envs.py (Env.needed)"
+    )
     if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
         config.option.loadscopereorder = False
 
@@ -179,6 +182,14 @@ def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):
         order = {id(item): i for i, item in enumerate(items)}
         items.sort(key=lambda item: (-file_weight(_path(item)), order[id(item)]))
+
+
+def pytest_runtest_setup(item):
+    """A test marked by ``Env.needed`` skips where its environment is not made, and fails
+    there under CI, which makes the Arm environment (``Env.check``)."""
+    for mark in item.iter_markers("needs_env"):
+        env, what = mark.args
+        env.check(what)
 
 
 def pytest_addoption(parser):
