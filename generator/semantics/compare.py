@@ -353,6 +353,8 @@ def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon) -> list[Change]:
             continue
         if keys_b[j] not in stay:
             out.append(((j, 0, 0), _moved(b, a, old_index, j)))
+        if a.configs[old_index] == c:  # the same config, down to where it was said: no row
+            continue
         for row in _config_rows(a.configs[old_index], c, canon):
             out.append(((j, 1, 0), _placed(b.module, a.configs[old_index], c, row)))
     last_kept = -1

@@ -7,7 +7,8 @@ backends (``semantics.compare``). ``bcfg diff --configs A B`` compares two
 live BackendConfig getters instead (``live.comparable``), in a child process
 (``cli.run_in_child``), as they are the user's code. Symbol facts come
 from the cache, so comparing two revisions of specs that name only known
-symbols does not import torch.
+symbols does not import torch; so does a side whose every input resolved
+before (``diff_cache``: most diffs resolve a base an earlier one resolved).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..semantics import model as m
 from ..semantics.compare import Identity, compare
 from ..semantics.facts import TorchFacts
 from ..sources import FileSources, GitError, GitSources, SourceSet
+from . import diff_cache
 from .diff_report import FORMATS, Labels, failing, text
 
 
@@ -125,6 +127,10 @@ def _side(
         sources = at
     if not names:
         raise UsageError(f"{label} has no specs: no *.bcfg files in {folder}/")
+    kept = diff_cache.lookup(project, sources, names)
+    if kept is not None:  # these very inputs resolved before
+        return kept[0], kept[1], label
+    before = diff_cache.snapshot()
     try:
         analysis = analyze(sources, names, project.allow, facts)
     except SpecError as exc:
@@ -147,7 +153,11 @@ def _side(
         )
         raise _Unresolved(SpecError(errors, exc.sources), message, warnings) from None
     # PT2E-only targets (fx: false) too: their patterns are what their quantizers quantize.
-    return analysis.backends + analysis.pt2e_only, analysis.quantizers, label
+    backends = analysis.backends + analysis.pt2e_only
+    diff_cache.keep(
+        project, sources, names, analysis.sources, before, (backends, analysis.quantizers)
+    )
+    return backends, analysis.quantizers, label
 
 
 def _names_user_module(d: Diagnostic, project: Project) -> bool:

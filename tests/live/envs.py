@@ -14,7 +14,10 @@ made once its ``probe`` imported (``.bcfg-ready`` then marks it). bcfg's
   quantizers import only with ``executorch[ethos-u]==1.5.1``, whose
   ``tosa-tools`` pins numpy below 2.2: never the project's ``.venv``. torch
   comes first, as the README's first command installs it (PyTorch's CPU index,
-  else whatever the package index has). About 3 to 8 minutes to make.
+  else whatever the package index has; pip skips that index at once where it
+  cannot be reached, as there). About 4 minutes to make on 2 shared cores.
+  CI makes it (``.ci/run``, while the main install runs): there its tests
+  fail, not skip, if it is missing.
 - ``CADENCE`` (``executorch-cadence``, Python 3.12): ExecuTorch's Cadence
   tests need 3.12 (``backends/cadence/aot/fuse_ops.py`` imports
   ``typing.override``; on 3.11 two of the three shipped test files fail to
@@ -42,6 +45,7 @@ class Env:
     packages: tuple[tuple[str, ...], ...]  # the arguments of each `pip install`, in order
     probe: str  # what must import for it to count as made (the last step of making it)
     base: str  # the Python version it is made with ("3.11")
+    in_ci: bool = False  # .ci/run makes it: its tests fail in CI where it is missing
 
     @property
     def key(self) -> str:
@@ -79,11 +83,25 @@ class Env:
         raise SystemExit(f"no Python {self.base} (~/.pyenv/versions or PATH): {self.name} needs it")
 
     def needed(self, what: str):  # -> pytest.MarkDecorator
-        """Skip a test module where the environment ``what`` imports in is not made."""
+        """Mark a test module whose ``what`` imports only in this environment: its tests skip
+        where the environment is not made, and fail where CI should have made it (``check``,
+        called by tests/conftest.py's ``pytest_runtest_setup``)."""
         import pytest
 
+        return pytest.mark.needs_env(self, what)
+
+    def check(self, what: str) -> None:
+        """Skip the running test if the environment is not made; under ``CI`` (set and not
+        empty), fail it instead when CI makes this environment (``in_ci``: .ci/run makes it
+        before the tests), so that a broken environment never goes green by skipping."""
+        import pytest
+
+        if self.ready():
+            return
         reason = f"{what} imports only in {self.root()}, not made here: {self.command()}"
-        return pytest.mark.skipif(not self.ready(), reason=reason)
+        if self.in_ci and os.environ.get("CI"):
+            pytest.fail(f"CI makes this environment before the tests (.ci/run): {reason}", False)
+        pytest.skip(reason)
 
     def create(self, log: IO[str] | None = None) -> Path:
         """Make the environment (if it is not made yet) and return its Python; pip's output
@@ -112,11 +130,14 @@ def _version(path: str) -> tuple[int, ...]:
 ARM = Env(
     "executorch-arm",
     (
-        ("torch==2.13.0", "--extra-index-url", "https://download.pytorch.org/whl/cpu"),
-        ("torch==2.13.0", "executorch[ethos-u]==1.5.1", "pytest", "expecttest"),
+        ("--retries", "0", "--timeout", "10", "torch==2.13.0")
+        + ("--extra-index-url", "https://download.pytorch.org/whl/cpu"),
+        ("--retries", "0", "--timeout", "10", "torch==2.13.0", "executorch[ethos-u]==1.5.1")
+        + ("pytest", "expecttest"),
     ),
     "import executorch.backends.cortex_m.quantizer.quantizer, tosa_serializer",
     "3.11",
+    in_ci=True,
 )
 CADENCE = Env(
     "executorch-cadence",
