@@ -248,8 +248,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"transforms = {_seq(transforms)}")
     if q.outputs != "patterns":
         body.append(f"outputs = {layout.string(q.outputs)}")
-    if q.configs != "spec":
-        body.append("config_accessors = True")
+    if q.configs != "spec":  # accessors, or validated
+        body.append(f"config_{q.configs} = True")
     if q.operator_type != "nodes":
         body.append(f"operator_type = {layout.string(q.operator_type)}")
     if q.config_type is not None:

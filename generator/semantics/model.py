@@ -546,7 +546,8 @@ class Quantizer:
     reused_weight: ReusedWeight = ReusedWeight.MATCH
     # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
     operator_type: OperatorType = OperatorType.NODES
-    # Who says each op's specs: "spec" or "accessors" (the config's get_*_qspec methods).
+    # Who says each op's specs: "spec", "accessors" (the config's get_*_qspec methods) or
+    # "validated" (the spec, reading the config's specs through those methods).
     configs: Configs = Configs.SPEC
     # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
     delegate: Delegate | None = None

@@ -143,7 +143,7 @@ async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     async def labels(needle: str, col: int) -> set[str]:
         return await completions(client, uri, lines, needle, col)
 
-    assert await labels("    configs: ", -1) == {"spec", "accessors"}
+    assert await labels("    configs: ", -1) == {"spec", "accessors", "validated"}
     settings = {"scopes", "configs", "transform", "fx", "outputs", "operator_type"}
     i = line_of(lines, "    configs: ")
     assert settings <= await labels(lines[i + 1], 4) and "input" not in await labels(
