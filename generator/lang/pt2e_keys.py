@@ -883,6 +883,20 @@ STAGE_RECORD: dict[str, tuple[str, str]] = {
         "a list of ATen ops",
     ),
 }
+# The keys of a pair of a class record's ``pairs: [...]`` (``scopes: pairs``), for the language
+# server; ``semantics/pt2e/pair_classes.py`` resolves them.
+PAIR_RECORD: dict[str, tuple[str, str]] = {
+    "pattern": (
+        "the pair's pattern: an object with partition_types(), constructed when the class is "
+        "(a list: one pair each)",
+        "a class by dotted path, or a list of them",
+    ),
+    "config": ("the pair's quantization config", "a parameter, or an object by dotted path"),
+    "qat": (
+        "the config taken instead of config when the class's is_qat parameter is true",
+        "a parameter, or an object by dotted path",
+    ),
+}
 
 PT2E_KEY: dict[str, Key] = {k.word: k for k in PT2E_TABLE}
 QUANTIZER_KEY: dict[str, Key] = {k.word: k for k in QUANTIZER_TABLE}

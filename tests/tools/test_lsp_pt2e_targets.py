@@ -216,3 +216,34 @@ async def test_completion_of_class_record_and_stage_keys(client, workspace):
     keys = await labels("pt2e: {when: hooks.same_shape}", line.index("{when") + 1)
     assert {"given", "when", "weight_axis"} <= keys and "stages" not in keys
     close_doc(client, uri)
+
+
+async def test_hover_and_completion_of_pair_keys(client, workspace):
+    """A pair of a class record's pairs: [...] (scopes: pairs): its keys are the key table's
+    PAIR_RECORD rows, the compiler's too."""
+    from generator.lang.pt2e_keys import PAIR_RECORD
+    from generator.semantics.pt2e.pair_classes import PAIR_KEYS
+
+    assert PAIR_KEYS == tuple(PAIR_RECORD) == ("pattern", "config", "qat")
+    pattern = await hover(client, workspace, "cadence", "pattern: [p.AddmmPattern", "pattern")
+    assert pattern.startswith("**pair key** `pattern`: the pair's pattern: an object with")
+    config = await hover(client, workspace, "cadence", "config: q.qconfig_A8W8sym,", "config")
+    assert config.startswith("**pair key** `config`: the pair's quantization config")
+    qat = await hover(client, workspace, "cadence", "qat: q.qconfig_A8W8_qat,", "qat")
+    assert qat.startswith("**pair key** `qat`: the config taken instead of config")
+    # A stage's config is still a stage key; a pair's pattern is no class record key.
+    path = workspace / "specs" / "cadence.bcfg"
+    text = path.read_text().replace(
+        "pairs: [{pattern: p.RmsNormPattern, config: q.qconfig_A8W8}],",
+        "pairs: [{pattern: p.RmsNormPattern, config: q.qconfig_A8W8, }],",
+    )
+    uri = open_doc(client, path, text)
+    lines = text.splitlines()
+    line = lines[line_of(lines, "q.qconfig_A8W8, }]")]
+    got = await completions(client, uri, lines, "q.qconfig_A8W8, }]", line.index(", }") + 2)
+    assert got == {"pattern", "config", "qat"}
+    # After the pairs list closes, the class record's keys again.
+    line = lines[line_of(lines, "name: CadenceRmsNormNopQuantizer,")]
+    got = await completions(client, uri, lines, "name: CadenceRmsNormNopQuantizer,", len(line))
+    assert "pairs" in got and "pattern" not in got
+    close_doc(client, uri)
