@@ -345,11 +345,11 @@ def _constructor(
         lines.append(f"    self.select({', '.join(f'{p}={p}' for p in chosen)})")
     for st in c.stages:
         config = config_source(st, names)
-        if st.targets is None:
-            lines.append(f"    self.add_stage({config})")
-        elif chosen and st.firsts:
+        if st.firsts:  # chains: the instance's rules say the ops
             ops = ", ".join(_sym(op, names) for op in st.firsts)
             lines.append(f"    self.add_stage({config}, self.chain_ops({ops}))")
+        elif st.targets is None:
+            lines.append(f"    self.add_stage({config})")
         else:
             ops = ", ".join(_sym(op, names) for op in st.targets)
             lines.append(f"    self.add_stage({config}, [{ops}])")

@@ -502,8 +502,8 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         return self
 
     def chain_ops(self, *firsts: Any) -> list[Any]:
-        """The ops of this instance's chain rules that begin with one of ``firsts`` (a stage's
-        ``chains:`` in a spec whose rules are selected by constructor parameters)."""
+        """The ops of this instance's chain rules that begin with one of ``firsts``, in rule
+        order (a stage's ``chains:``: the compiler only checks that some rule begins so)."""
         found = {
             op: None
             for r in self.rules

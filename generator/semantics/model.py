@@ -480,12 +480,13 @@ class ClassParam:
 @dataclass(frozen=True)
 class ClassStage:
     """``add_stage(config, targets)``: the config is a parameter (``param``) or an object
-    by dotted path (``path``); ``targets`` None: every op."""
+    by dotted path (``path``); ``targets`` None: every op, unless ``firsts`` are set."""
 
     param: str | None
     path: str | None
     targets: tuple[Symbol, ...] | None = None
-    # chains: the first ops named (an instance selecting rules by ``given`` finds its targets).
+    # chains: the first ops named; the instance finds its targets, the ops of the chain rules
+    # that begin with one of them, among the rules its ``given`` selects (runtime chain_ops).
     firsts: tuple[Symbol, ...] = ()
 
 
