@@ -24,7 +24,8 @@ that scheme, with the spec's rules as its support table:
   none of whose users is in the match gets the output spec: the fixed qparams
   a dtype config fixes (softmax), the input's observer for a ``shared_observer``
   rule (pooling), or for an op after one in a chain, the observer of that op's
-  input.
+  input. Under ``configs: validated`` the config's own specs are read through
+  its accessors (``read``), which may refuse them, as ExecuTorch reads them.
 * **Shared ops** (``shared_observer`` patterns that only propagate) then form
   clusters of connected shared ops; a cluster next to an annotated op shares
   one spec, the first spec found around it, rooted at the first float input
