@@ -339,9 +339,7 @@ def _row(
     )
 
 
-def _cell(
-    backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[str, ...]]
-) -> Cell:
+def _cell(backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[str, ...]]) -> Cell:
     """A backend's cell: its config of the pattern, or its variants' (each ``given:`` its
     own), their dtype configs once each and each variant's notes, ``or`` between them."""
     if not variants:

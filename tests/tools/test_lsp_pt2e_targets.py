@@ -66,6 +66,9 @@ async def test_hover_on_settings_and_their_words(client, workspace):
     assert "read under `scopes: composable`" in configs
     accessors = await hover(client, workspace, "arm_tosa", "configs: accessors", "accessors")
     assert accessors.startswith("**quantizer setting** `configs: accessors`: spec: the spec's")
+    validated = await hover(client, workspace, "cortex_m", "configs: validated", "validated")
+    assert validated.startswith("**quantizer setting** `configs: validated`: spec: the spec's")
+    assert "validated: the spec, with the config's specs read through" in validated
     transform = await hover(client, workspace, "cortex_m", "transform: hooks", "transform")
     assert transform.startswith("**quantizer setting** `transform`: graph transforms")
 
