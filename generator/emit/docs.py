@@ -259,8 +259,17 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
             notes.append("when: " + ", ".join(h.name for h in r.when))
         if r.weight_axis is not None:
             notes.append(f"weight axis {r.weight_axis}")
+        if r.given:  # in an instance's table only when constructed with these values
+            notes.append("given: " + ", ".join(f"{k}={_spec_word(v)}" for k, v in r.given))
         out[id(c)] = tuple(notes)
     return out
+
+
+def _spec_word(value: Any) -> str:
+    """A ``given:`` value as the spec writes it: ``true``, ``none``, ``3``, ``'x'``."""
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    return repr(value)
 
 
 def _rows(
@@ -273,12 +282,13 @@ def _rows(
     ``notes`` holds, per PT2E-only target, what its quantizer adds to a config (``_pt2e_notes``);
     ``examples`` are named so in the detail view.
     """
-    by_key: dict[tuple[bool, str], dict[str, m.PatternConfig]] = {}
+    # A backend's configs of one pattern: one, or its variants (Cortex-M's given: layouts).
+    by_key: dict[tuple[bool, str], dict[str, list[m.PatternConfig]]] = {}
     first: dict[tuple[bool, str], m.PatternConfig] = {}
     for b in backends:
         for c in b.configs:
             key = (c.complex, words.full_pattern(c.pattern))
-            by_key.setdefault(key, {})[b.module] = c
+            by_key.setdefault(key, {}).setdefault(b.module, []).append(c)
             first.setdefault(key, c)
     keys = sorted(by_key, key=lambda k: (words.sort_key(first[k]), k))
     ids = _ids([words.config_pattern(first[k]) for k in keys])
@@ -295,18 +305,20 @@ def _label(module: str, example: bool, pt2e_only: bool = False) -> str:
 def _row(
     rid: str,
     c: m.PatternConfig,
-    configs: dict[str, m.PatternConfig],
+    configs: dict[str, list[m.PatternConfig]],
     backends: list[m.Backend],
     notes: dict[str, dict[int, tuple[str, ...]]],
     examples: frozenset[str],
 ) -> Row:
-    cells = tuple(_cell(b.module, configs.get(b.module), notes.get(b.module, {})) for b in backends)
+    cells = tuple(
+        _cell(b.module, configs.get(b.module, []), notes.get(b.module, {})) for b in backends
+    )
     groups: dict[tuple[m.PatternConfig, bool], list[str]] = {}
     for b in backends:
-        if b.module in configs:
+        for variant in configs.get(b.module, []):
             # A PT2E-only target's config is its own group: its quantizer reads it, not FX.
             only = b.module in notes
-            groups.setdefault((configs[b.module], only), []).append(
+            groups.setdefault((variant, only), []).append(
                 _label(b.module, b.module in examples, only)
             )
     pattern, full = words.config_pattern(c), words.full_pattern(c.pattern)
@@ -327,9 +339,25 @@ def _row(
     )
 
 
-def _cell(backend: str, c: m.PatternConfig | None, notes: dict[int, tuple[str, ...]]) -> Cell:
-    if c is None:
+def _cell(backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[str, ...]]) -> Cell:
+    """A backend's cell: its config of the pattern, or its variants' (each ``given:`` its
+    own), their dtype configs once each and each variant's notes, ``or`` between them."""
+    if not variants:
         return Cell(backend, (), (), "")
+    cells = [_one_cell(backend, c, notes) for c in variants]
+    if len(cells) == 1:
+        return cells[0]
+    said = [", ".join(cell.notes) for cell in cells]
+    return Cell(
+        backend,
+        tuple(dict.fromkeys(x for cell in cells for x in cell.configs)),
+        tuple(dict.fromkeys(x for cell in cells for x in cell.parts)),
+        " ".join(dict.fromkeys(d for cell in cells for d in cell.dtypes.split())),
+        tuple(said[:1] + [f"or {n}" for n in said[1:]]),
+    )
+
+
+def _one_cell(backend: str, c: m.PatternConfig, notes: dict[int, tuple[str, ...]]) -> Cell:
     extra = notes.get(id(c), ())
     if not c.dtype_configs:
         said = ACCESSORS if ACCESSORS in extra else _without_dtypes(c)

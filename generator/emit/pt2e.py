@@ -248,8 +248,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"transforms = {_seq(transforms)}")
     if q.outputs != "patterns":
         body.append(f"outputs = {layout.string(q.outputs)}")
-    if q.configs != "spec":
-        body.append("config_accessors = True")
+    if q.configs != "spec":  # accessors, or validated
+        body.append(f"config_{q.configs} = True")
     if q.operator_type != "nodes":
         body.append(f"operator_type = {layout.string(q.operator_type)}")
     if q.config_type is not None:
@@ -345,11 +345,11 @@ def _constructor(
         lines.append(f"    self.select({', '.join(f'{p}={p}' for p in chosen)})")
     for st in c.stages:
         config = config_source(st, names)
-        if st.targets is None:
-            lines.append(f"    self.add_stage({config})")
-        elif chosen and st.firsts:
+        if st.firsts:  # chains: the instance's rules say the ops
             ops = ", ".join(_sym(op, names) for op in st.firsts)
             lines.append(f"    self.add_stage({config}, self.chain_ops({ops}))")
+        elif st.targets is None:
+            lines.append(f"    self.add_stage({config})")
         else:
             ops = ", ".join(_sym(op, names) for op in st.targets)
             lines.append(f"    self.add_stage({config}, [{ops}])")

@@ -98,11 +98,16 @@ class OperatorType(StrEnum):
 
 
 class Configs(StrEnum):
-    """Who says what each op of a match gets: the spec (its dtypes and pt2e keys), or the
-    quantization config's own accessors (``get_input_act_qspec(node, input)`` and the rest)."""
+    """Who says what each op of a match gets: the spec (its dtypes and pt2e keys), the
+    quantization config's own accessors (``get_input_act_qspec(node, input)`` and the rest),
+    or the spec, reading the config's values through its validating accessors, called
+    without a node (``get_input_act_qspec()``, ``get_output_act_qspec()``,
+    ``get_weight_qspec()``: ExecuTorch's Arm QuantizationConfig raises ``ValueError`` for a
+    spec it does not support, as a per-channel activation)."""
 
     SPEC = "spec"
     ACCESSORS = "accessors"
+    VALIDATED = "validated"
 
 
 class Api(StrEnum):
@@ -734,18 +739,22 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
     ),
     Key(
         "configs",
-        "spec (the default: the spec's dtypes and pt2e keys say what each op of a match gets) "
-        "or accessors (the config's own get_input_act_qspec(node, input), get_weight_qspec, "
-        "get_bias_qspec, get_output_act_qspec say it: ExecuTorch's Arm configs)",
+        "spec (the default: the spec's dtypes and pt2e keys say what each op of a match gets), "
+        "accessors (the config's own get_input_act_qspec(node, input), get_weight_qspec, "
+        "get_bias_qspec, get_output_act_qspec say it: ExecuTorch's Arm configs) or validated "
+        "(the spec says it, reading the config's values through those accessors without a "
+        "node, which raise for a spec they refuse: ExecuTorch's Cortex-M)",
         Kind.WORD,
         Configs.SPEC,
         ("configs",),
         frozenset({Scopes.COMPOSABLE}),
-        "who says what each op of a match gets: the spec, or the config's accessors "
-        "(`scopes: composable` only)",
+        "who says what each op of a match gets: the spec, the config's accessors, or the "
+        "spec reading the config's values through its accessors, so that a config type "
+        "that validates raises its own error (`scopes: composable` only; below)",
         words=Configs,
         meaning="spec: the spec's dtypes and pt2e keys; accessors: the quantization config's "
-        "get_*_qspec methods, asked per node",
+        "get_*_qspec methods, asked per node; validated: the spec, with the config's specs "
+        "read through get_input_act_qspec(), get_output_act_qspec() and get_weight_qspec()",
         grade=any_change_narrows,
     ),
     Key(
@@ -872,6 +881,20 @@ STAGE_RECORD: dict[str, tuple[str, str]] = {
         "every op of the rules whose chain begins with one of these (of the rules the "
         "instance's given: parameters select)",
         "a list of ATen ops",
+    ),
+}
+# The keys of a pair of a class record's ``pairs: [...]`` (``scopes: pairs``), for the language
+# server; ``semantics/pt2e/pair_classes.py`` resolves them.
+PAIR_RECORD: dict[str, tuple[str, str]] = {
+    "pattern": (
+        "the pair's pattern: an object with partition_types(), constructed when the class is "
+        "(a list: one pair each)",
+        "a class by dotted path, or a list of them",
+    ),
+    "config": ("the pair's quantization config", "a parameter, or an object by dotted path"),
+    "qat": (
+        "the config taken instead of config when the class's is_qat parameter is true",
+        "a parameter, or an object by dotted path",
     ),
 }
 

@@ -24,7 +24,8 @@ that scheme, with the spec's rules as its support table:
   none of whose users is in the match gets the output spec: the fixed qparams
   a dtype config fixes (softmax), the input's observer for a ``shared_observer``
   rule (pooling), or for an op after one in a chain, the observer of that op's
-  input.
+  input. Under ``configs: validated`` the config's own specs are read through
+  its accessors (``read``), which may refuse them, as ExecuTorch reads them.
 * **Shared ops** (``shared_observer`` patterns that only propagate) then form
   clusters of connected shared ops; a cluster next to an annotated op shares
   one spec, the first spec found around it, rooted at the first float input
@@ -170,8 +171,9 @@ class Matcher:
         self,
         rules: dict[tuple[Any, ...], Rule],
         accepts: Callable[[Rule, list[Node], Any], bool] = lambda rule, nodes, config: True,
+        checked: bool = False,
     ) -> None:
-        self.rules, self.accepts = rules, accepts
+        self.rules, self.accepts, self.checked = rules, accepts, checked
         self.longest = max((len(k) for k in rules), default=0)
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
@@ -184,6 +186,8 @@ class Matcher:
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
             if not all(check(nodes[0], nodes) for check in rule.when):
                 return Match(nodes, False, REJECT_PATTERN)
+            if self.checked and rule.allows:  # ExecuTorch's checks read both activations
+                read(config, "input_activation", True), read(config, "output_activation", True)
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
                 return Match(nodes, False, REJECT_CONFIG, "; ".join(refused))
@@ -263,21 +267,43 @@ def _inputs(node: Node, nodes: list[Node]) -> Iterator[tuple[Node, str]]:
             yield arg, "input"
 
 
-def annotate_match(nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any]) -> None:
-    """Annotate an accepted match with ``config`` (None: mark it not quantized)."""
+def annotate_match(
+    nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
+) -> None:
+    """Annotate an accepted match with ``config`` (None: mark it not quantized); ``checked``:
+    the config's own specs are read through its validating accessors (``read``)."""
     for node in nodes:
         inputs: dict[Node, Any] = {}
         for arg, role in _inputs(node, nodes):
             if not config:
                 inputs[arg] = None
             elif role == "weight":
-                inputs[arg] = config.weight if rule is None else weight_spec(rule, config)
+                own = read(config, "weight", checked)
+                inputs[arg] = own if rule is None else weight_spec(rule, config)
+            elif role == "bias":
+                inputs[arg] = _bias(config, node)
             else:
-                inputs[arg] = _bias(config, node) if role == "bias" else config.input_activation
+                inputs[arg] = read(config, "input_activation", checked)
         output = None
         if all(u not in nodes for u in node.users) and float_out(node) and config:
-            output = _output(node, rule, config, shares)
+            output = _output(node, rule, config, shares, checked)
         mark(node, inputs, output, config is not None)
+
+
+# configs: validated: each field a spec reads, and the accessor that validates it.
+ACCESSORS = {
+    "input_activation": "get_input_act_qspec",
+    "output_activation": "get_output_act_qspec",
+    "weight": "get_weight_qspec",
+}
+
+
+def read(config: Any, field: str, checked: bool) -> Any:
+    """``config``'s spec ``field``; ``checked`` (``configs: validated``): through the config's
+    accessor of it, called without a node, which returns the same spec or raises for one it
+    does not support (ExecuTorch's Arm QuantizationConfig: ``ValueError``, a non-per-tensor
+    activation), where ExecuTorch's Cortex-M quantizer reads it."""
+    return getattr(config, ACCESSORS[field])() if checked else getattr(config, field)
 
 
 def ask_config(nodes: list[Node], config: Any) -> None:
@@ -299,7 +325,9 @@ def ask_config(nodes: list[Node], config: Any) -> None:
         mark(node, inputs, output, True)
 
 
-def _output(node: Node, rule: Rule | None, config: Any, shares: set[Any]) -> Any:
+def _output(
+    node: Node, rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
+) -> Any:
     """A match's output spec: fixed qparams, its input's (a shared op, or an op after one)."""
     first = node.args[0] if node.args else None
     if node.target in shares and isinstance(first, Node):
@@ -307,7 +335,8 @@ def _output(node: Node, rule: Rule | None, config: Any, shares: set[Any]) -> Any
     if isinstance(first, Node) and first.target in shares and first.args:
         if isinstance(first.args[0], Node):
             return SharedQuantizationSpec(first.args[0])
-    return config.output_activation if rule is None else output_spec(rule, config)
+    spec = config.output_activation if rule is None else output_spec(rule, config)
+    return read(config, "output_activation", checked) if spec is config.output_activation else spec
 
 
 def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[Match]:
@@ -429,6 +458,9 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     # True: a config's own accessors say what each op of a match gets (ask_config;
     # the quantizer's configs: accessors).
     config_accessors = False
+    # True: the spec says it, reading the config's specs through its accessors (configs:
+    # validated): a config they refuse raises where ExecuTorch's Cortex-M raises.
+    config_validated = False
     # True: annotate with no stage is an error (nothing would be quantized).
     needs_stage = True
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
@@ -471,8 +503,8 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         return self
 
     def chain_ops(self, *firsts: Any) -> list[Any]:
-        """The ops of this instance's chain rules that begin with one of ``firsts`` (a stage's
-        ``chains:`` in a spec whose rules are selected by constructor parameters)."""
+        """The ops of this instance's chain rules that begin with one of ``firsts``, in rule
+        order (a stage's ``chains:``: the compiler only checks that some rule begins so)."""
         found = {
             op: None
             for r in self.rules
@@ -524,7 +556,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
                 "config annotates which nodes"
             )
         supported = table(self.rules)
-        matcher = Matcher(supported, self.accepts)
+        matcher = Matcher(supported, self.accepts, self.config_validated)
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
         self.last_matches, self.added = [], {}
         for index, stage in enumerate(stages, 1):
@@ -550,7 +582,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
                 if self.config_accessors and stage.config is not None:
                     ask_config(match.nodes, stage.config)
                 else:
-                    annotate_match(match.nodes, rule, stage.config, shares)
+                    annotate_match(match.nodes, rule, stage.config, shares, self.config_validated)
         propagate = [r for r in self.rules if r.kind == "propagate"]
         ops = [op for r in propagate for op in r.chain[0]] + list(self.shared_targets)
         for match in share(model, ops, self._fallback()):
@@ -565,7 +597,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         config = None if self.global_stage is None else self.global_stage.config
         if config is None:
             return None
-        return config.get_input_act_qspec() if self.config_accessors else config.input_activation
+        return read(config, "input_activation", self.config_accessors or self.config_validated)
 
     # What validate(model) checks: "none", or "one_device" (each op's inputs on one device).
     validation = "none"

@@ -480,12 +480,13 @@ class ClassParam:
 @dataclass(frozen=True)
 class ClassStage:
     """``add_stage(config, targets)``: the config is a parameter (``param``) or an object
-    by dotted path (``path``); ``targets`` None: every op."""
+    by dotted path (``path``); ``targets`` None: every op, unless ``firsts`` are set."""
 
     param: str | None
     path: str | None
     targets: tuple[Symbol, ...] | None = None
-    # chains: the first ops named (an instance selecting rules by ``given`` finds its targets).
+    # chains: the first ops named; the instance finds its targets, the ops of the chain rules
+    # that begin with one of them, among the rules its ``given`` selects (runtime chain_ops).
     firsts: tuple[Symbol, ...] = ()
 
 
@@ -546,7 +547,8 @@ class Quantizer:
     reused_weight: ReusedWeight = ReusedWeight.MATCH
     # What set_operator_type selects: "nodes" (matches with an op of the type) or "patterns".
     operator_type: OperatorType = OperatorType.NODES
-    # Who says each op's specs: "spec" or "accessors" (the config's get_*_qspec methods).
+    # Who says each op's specs: "spec", "accessors" (the config's get_*_qspec methods) or
+    # "validated" (the spec, reading the config's specs through those methods).
     configs: Configs = Configs.SPEC
     # The ExecuTorch delegate its programs are lowered to (checked at generate time only).
     delegate: Delegate | None = None

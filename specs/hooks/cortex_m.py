@@ -16,9 +16,8 @@ class Shared:
 
     @property
     def shared_targets(self) -> tuple:
-        import torch
+        from torch.ops import higher_order as higher
 
-        higher = torch.ops.higher_order
         return (operator.getitem, higher.while_loop, higher.cond)
 
 

@@ -297,6 +297,34 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     assert "`{aten: aten.matmul.default, opt_in: true}`" in page
 
 
+def test_a_patterns_given_variants_share_its_cell_each_with_its_given(docs, analysis):
+    """Cortex-M's conv2d is in an instance's table by use_explicit_layout (given:): one row of
+    the matrix, the cell both variants' notes, each with its given; one row each on its page."""
+    column = "cortex_m (PT2E only)"
+    assert _column(docs, "aten.conv2d.default", column) == (
+        "qint8 → qint8, w qint8<br>*when: channels_last, given: use_explicit_layout=false; "
+        "or when: rank4, given: use_explicit_layout=true*"
+    )
+    # conv1d only with use_explicit_layout=True; linear in every table (no given)
+    assert _column(docs, "aten.conv1d.default", column).endswith(
+        "*when: rank3; given: use_explicit_layout=true*"
+    )
+    assert "given" not in _column(docs, "aten.linear.default", column)
+    page = docs["backends/cortex_m.md"]
+    notes = re.findall(r"^\| \d+ \| `aten\.conv2d\.default` \|.*\| (.*) \|$", page, re.M)
+    assert notes == [
+        "when: channels_last; given: use_explicit_layout=false",
+        "when: rank4; given: use_explicit_layout=true",
+    ]
+    # The detail view: a section per variant, each with its pt2e field.
+    (detail,) = re.findall(
+        r'<template id="d-p-aten.conv2d.default">.*?</template>', docs["index.html"]
+    )
+    assert detail.count("<h3>cortex_m (PT2E only)</h3>") == 2
+    assert "given: {use_explicit_layout: false}" in detail
+    assert "given: {use_explicit_layout: true}" in detail
+
+
 def test_the_html_marks_pt2e_only_columns_and_shows_the_conditions(docs, pt2e_only):
     html = docs["index.html"]
     heads = re.findall(r'<th scope="col" data-b="([a-z0-9_]+)"( class="pt2e")?', html)

@@ -24,6 +24,7 @@ import pytest
 
 from tests.support import REPO
 
+from . import config_errors
 from .envs import ARM
 
 pytestmark = ARM.needed("ExecuTorch's Arm quantizer")
@@ -107,6 +108,12 @@ CASES = [
     "quantizer/test_set_module_name.py::test_set_module_name_tosa_INT",
     "quantizer/test_uint8_io_quantization.py::test_io_boundary_shared_cluster_is_quantized",
 ]
+
+
+@needs_ours
+def test_a_config_executorchs_accessors_refuse_raises_its_error_in_both_classes():
+    """configs: accessors: ExecuTorch's validating accessors raise where ExecuTorch's do."""
+    config_errors.check(config_errors.run("arm_tosa"))
 
 
 def shipped(cls: str, out) -> dict[str, str]:

@@ -17,6 +17,7 @@ import subprocess
 
 from tests.support import REPO
 
+from . import config_errors
 from .envs import ARM
 
 pytestmark = ARM.needed("ExecuTorch's Cortex-M quantizer")
@@ -85,6 +86,12 @@ def test_explicit_layout_is_annotated_and_converted_as_executorch_does():
     )
     converted = [r["converted"] for r in explicit.values()]
     assert converted == [{"same_graph": True, "same_output": True}] * 3, converted
+
+
+def test_a_config_executorchs_accessors_refuse_raises_its_error_in_both_classes():
+    """configs: validated: a per-channel activation raises ExecuTorch's ValueError, the same
+    message at the same config and model (``tests/live/config_errors.py``)."""
+    config_errors.check(config_errors.run("cortex_m"))
 
 
 def test_the_deployed_programs_are_executorchs_byte_for_byte():

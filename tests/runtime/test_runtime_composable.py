@@ -159,6 +159,53 @@ def test_config_accessors_say_each_ops_specs(tmp_path):
     assert "output relu" in config.asked and "input linear" in config.asked
 
 
+class _Validating(_Accessors):
+    """A config whose accessors refuse a non-per-tensor activation, as ExecuTorch's Arm
+    QuantizationConfig's do; ``refuse``: the field whose spec they refuse."""
+
+    def __init__(self, config, refuse: str = "") -> None:
+        super().__init__(config)
+        self.refuse = refuse
+
+    def get_input_act_qspec(self, node=None, input_node=None):
+        if self.refuse == "input":
+            raise ValueError("Unsupported quantization_spec for input_activation.")
+        return super().get_input_act_qspec(node, input_node)
+
+    def get_output_act_qspec(self, node=None):
+        if self.refuse == "output":
+            raise ValueError("Unsupported quantization_spec for output_activation.")
+        return super().get_output_act_qspec(node)
+
+
+def _specs(gm):
+    """Each annotated node's input and output specs, as text (shared ones name nodes)."""
+    return {
+        n.name: repr((list(a.input_qspec_map.values()), a.output_qspec))
+        for n in gm.graph.nodes
+        if (a := n.meta.get("quantization_annotation")) is not None
+    }
+
+
+def test_validated_configs_are_read_through_their_accessors_which_may_refuse(tmp_path):
+    spec = SPEC.replace("scopes: composable", "scopes: composable  configs: validated")
+    (tmp_path / "v").mkdir(), (tmp_path / "p").mkdir()
+    cls, plain = generate(tmp_path / "v", spec), generate(tmp_path / "p", SPEC)
+    assert cls().config_validated and not plain().config_validated
+    base = symmetric_config("per_tensor")
+    config = _Validating(base)
+    ours, theirs = _graph(), _graph()
+    cls().set_global_stage(config).annotate(ours)
+    plain().set_global_stage(base).annotate(theirs)
+    # The same specs as the spec reads them, asked of the accessors without a node.
+    assert _specs(ours) == _specs(theirs) and len(_specs(ours)) > 4
+    assert set(config.asked) == {"input None", "output None"}
+    for field in ("input", "output"):
+        with pytest.raises(ValueError, match=f"for {field}_activation"):
+            cls().set_global_stage(_Validating(base, field)).annotate(_graph())
+        plain().set_global_stage(_Validating(base, field)).annotate(_graph())  # not asked
+
+
 def test_a_foreign_quantizer_annotates_first(tmp_path):
     quantizer = generate(tmp_path, SPEC)()
     seen = []

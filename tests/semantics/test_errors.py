@@ -344,9 +344,14 @@ CHECKS = {
         "pt2e_configs_accessors_scopes",
         "configs: accessors applies to a quantizer with scopes: composable",
     ),
-    "pt2e: configs is spec or accessors": (
+    "pt2e: configs: validated needs scopes: composable": (
+        "pt2e_configs_validated_scopes",
+        "configs: validated applies to a quantizer with scopes: composable; this one has "
+        "scopes: operators",
+    ),
+    "pt2e: configs is spec, accessors or validated": (
         "pt2e_configs_unknown",
-        "configs must be spec or accessors, got the name 'accessor'",
+        "configs must be spec, accessors or validated, got the name 'accessor'",
     ),
     "pt2e: a fused module no pattern fuses into: no invented ATen name": (
         "pt2e_fused_module_unmapped",

@@ -66,6 +66,9 @@ async def test_hover_on_settings_and_their_words(client, workspace):
     assert "read under `scopes: composable`" in configs
     accessors = await hover(client, workspace, "arm_tosa", "configs: accessors", "accessors")
     assert accessors.startswith("**quantizer setting** `configs: accessors`: spec: the spec's")
+    validated = await hover(client, workspace, "cortex_m", "configs: validated", "validated")
+    assert validated.startswith("**quantizer setting** `configs: validated`: spec: the spec's")
+    assert "validated: the spec, with the config's specs read through" in validated
     transform = await hover(client, workspace, "cortex_m", "transform: hooks", "transform")
     assert transform.startswith("**quantizer setting** `transform`: graph transforms")
 
@@ -143,7 +146,7 @@ async def test_completion_of_settings_keys_words_and_hooks(client, workspace):
     async def labels(needle: str, col: int) -> set[str]:
         return await completions(client, uri, lines, needle, col)
 
-    assert await labels("    configs: ", -1) == {"spec", "accessors"}
+    assert await labels("    configs: ", -1) == {"spec", "accessors", "validated"}
     settings = {"scopes", "configs", "transform", "fx", "outputs", "operator_type"}
     i = line_of(lines, "    configs: ")
     assert settings <= await labels(lines[i + 1], 4) and "input" not in await labels(
@@ -215,4 +218,35 @@ async def test_completion_of_class_record_and_stage_keys(client, workspace):
     line = lines[line_of(lines, "pt2e: {when: hooks.same_shape}")]
     keys = await labels("pt2e: {when: hooks.same_shape}", line.index("{when") + 1)
     assert {"given", "when", "weight_axis"} <= keys and "stages" not in keys
+    close_doc(client, uri)
+
+
+async def test_hover_and_completion_of_pair_keys(client, workspace):
+    """A pair of a class record's pairs: [...] (scopes: pairs): its keys are the key table's
+    PAIR_RECORD rows, the compiler's too."""
+    from generator.lang.pt2e_keys import PAIR_RECORD
+    from generator.semantics.pt2e.pair_classes import PAIR_KEYS
+
+    assert PAIR_KEYS == tuple(PAIR_RECORD) == ("pattern", "config", "qat")
+    pattern = await hover(client, workspace, "cadence", "pattern: [p.AddmmPattern", "pattern")
+    assert pattern.startswith("**pair key** `pattern`: the pair's pattern: an object with")
+    config = await hover(client, workspace, "cadence", "config: q.qconfig_A8W8sym,", "config")
+    assert config.startswith("**pair key** `config`: the pair's quantization config")
+    qat = await hover(client, workspace, "cadence", "qat: q.qconfig_A8W8_qat,", "qat")
+    assert qat.startswith("**pair key** `qat`: the config taken instead of config")
+    # A stage's config is still a stage key; a pair's pattern is no class record key.
+    path = workspace / "specs" / "cadence.bcfg"
+    text = path.read_text().replace(
+        "pairs: [{pattern: p.RmsNormPattern, config: q.qconfig_A8W8}],",
+        "pairs: [{pattern: p.RmsNormPattern, config: q.qconfig_A8W8, }],",
+    )
+    uri = open_doc(client, path, text)
+    lines = text.splitlines()
+    line = lines[line_of(lines, "q.qconfig_A8W8, }]")]
+    got = await completions(client, uri, lines, "q.qconfig_A8W8, }]", line.index(", }") + 2)
+    assert got == {"pattern", "config", "qat"}
+    # After the pairs list closes, the class record's keys again.
+    line = lines[line_of(lines, "name: CadenceRmsNormNopQuantizer,")]
+    got = await completions(client, uri, lines, "name: CadenceRmsNormNopQuantizer,", len(line))
+    assert "pairs" in got and "pattern" not in got
     close_doc(client, uri)

@@ -255,22 +255,14 @@ class Classes(PairClasses):
             firsts: tuple[m.Symbol, ...] = ()
             if "ops" in rec:
                 targets = self._ops(rec["ops"].value)
-            elif "chains" in rec:
+            elif "chains" in rec:  # the instance finds their ops (runtime chain_ops)
                 firsts = self._ops(rec["chains"].value)
-                found = {
-                    op: None
-                    for r in rules
-                    if r.kind == "chain" and set(r.chain[0]) & set(firsts)
-                    for ops in r.chain
-                    for op in ops
-                }
-                if not found:
+                if not any(r.kind == "chain" and set(r.chain[0]) & set(firsts) for r in rules):
                     raise self.ctx.fail(
                         rec["chains"].value.span,
                         "no chain of this quantizer's rules begins with these ops",
                         "list the first ops of chain patterns of the backend",
                     )
-                targets = tuple(found)
             out.append(m.ClassStage(config.param, config.path, targets, firsts))
         return tuple(out)
 
@@ -317,6 +309,8 @@ def spell(classes: tuple[m.QuantClass, ...]) -> str | None:
         return f"{p.name}={default}" + (" (fixed)" if p.fixed else "")
 
     def stage(s: m.ClassStage) -> str:
+        if s.firsts:
+            return f"{s.param or s.path} on the chains of {len(s.firsts)} ops"
         where = "every op" if s.targets is None else f"{len(s.targets)} ops"
         return f"{s.param or s.path} on {where}"
 

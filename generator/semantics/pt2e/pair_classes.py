@@ -24,12 +24,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...lang import syntax as syn
+from ...lang.pt2e_keys import PAIR_RECORD
 from .. import model as m
 
 if TYPE_CHECKING:
     from ..context import Ctx
 
-PAIR_KEYS = ("pattern", "config", "qat")
+PAIR_KEYS = tuple(PAIR_RECORD)  # the key table's rows (the language server reads them too)
 PAIRS_ONLY = ("pair", "pairs", "function")  # the keys only a class of scopes: pairs takes
 PAIR_CLASS = ("name", "base", "pair")  # the keys a pair class takes
 QAT = m.PAIRS_QAT

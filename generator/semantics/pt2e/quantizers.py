@@ -112,10 +112,11 @@ class Quantizers:
                 "write outputs: consumers, or remove outputs",
             )
             failed = True
-        if values.get("configs") is Configs.ACCESSORS and scopes is not Scopes.COMPOSABLE:
+        configs = values.get("configs", Configs.SPEC)
+        if configs is not Configs.SPEC and scopes is not Scopes.COMPOSABLE:
             self.ctx.error(
                 spans["configs"],
-                f"configs: accessors applies to a quantizer with scopes: composable; this one "
+                f"configs: {configs} applies to a quantizer with scopes: composable; this one "
                 f"has scopes: {scopes}, whose rules say each op's specs",
                 "add scopes: composable, or remove configs",
             )

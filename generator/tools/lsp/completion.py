@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import CLASS_RECORD, PT2E_KEY, QUANTIZER_KEY, STAGE_RECORD, Kind
+from ...lang.pt2e_keys import (
+    CLASS_RECORD,
+    PAIR_RECORD,
+    PT2E_KEY,
+    QUANTIZER_KEY,
+    STAGE_RECORD,
+    Kind,
+)
 from ...lang.vocabulary import (
     BOOLEANS,
     BUILTIN_ALIASES,
@@ -56,8 +63,10 @@ class Item:
     insert: str | None = None
 
 
-# Blocks whose keys are completed after "{" or ",": a pt2e: record, a class record, a stage.
-_KEYED = ("pt2e", "class", "stage")
+# Blocks whose keys are completed after "{" or ",": a pt2e: record, a class record, a stage,
+# a pair; the record keys of each (the key table's rows).
+_RECORDS = {"class": CLASS_RECORD, "stage": STAGE_RECORD, "pair": PAIR_RECORD}
+_KEYED = ("pt2e", *_RECORDS)
 
 
 def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Item]:
@@ -85,7 +94,7 @@ def complete(ws: Workspace, snap: Snapshot, path: Path, offset: int) -> list[Ite
     if re.fullmatch(r"[ \t]*[A-Za-z0-9_]*", before):
         return at_line_start(blocks)
     if blocks and blocks[-1] in _KEYED and re.search(r"[{,][ \t]*[A-Za-z0-9_]*$", before):
-        return at_line_start(blocks)  # the next key of a pt2e: record, a class record, a stage
+        return at_line_start(blocks)  # the next key of a pt2e: record, a class record, ..., a pair
     allow = scope.place.project.allow
     return everything(defs, locals_at(scope, text, offset)) + _items(allow, "module")
 
@@ -161,9 +170,8 @@ def at_line_start(blocks: list[str]) -> list[Item]:
         ]
     if top == "record":
         return [Item(w, "field", None, f"{w}: ") for w in DTYPE_KEY_WORDS]
-    if top in ("class", "stage"):  # a record of classes: [...], or of its stages: [...]
-        keys = CLASS_RECORD if top == "class" else STAGE_RECORD
-        return [Item(w, "field", doc, f"{w}: ") for w, (doc, _) in keys.items()]
+    if top in _RECORDS:  # a record of classes: [...], or of its stages: [...] or pairs: [...]
+        return [Item(w, "field", doc, f"{w}: ") for w, (doc, _) in _RECORDS[top].items()]
     if top in ("quantizer", "pt2e"):  # a quantizer's settings, a pattern's PT2E keys
         table = QUANTIZER_KEY if top == "quantizer" else PT2E_KEY
         return [Item(w, "field", k.doc, f"{w}: ") for w, k in table.items()]

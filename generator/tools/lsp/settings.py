@@ -13,6 +13,7 @@ from ...lang import syntax as syn
 from ...lang.pt2e_keys import (
     BASES,
     CLASS_RECORD,
+    PAIR_RECORD,
     PT2E_KEY,
     QUANTIZER_KEY,
     STAGE_RECORD,
@@ -50,7 +51,7 @@ def _bases(k: Key) -> str:
 
 def class_key_hover(word: str, nodes: list[syn.Node]) -> str | None:
     """The hover of a key of a class record (``classes: [{name: ..., stages: [...]}]``) or of
-    one of its stages; None elsewhere."""
+    one of its stages or pairs; None elsewhere."""
     field = next(
         (i for i in range(len(nodes) - 1, -1, -1) if isinstance(nodes[i], syn.Field)), None
     )
@@ -63,6 +64,7 @@ def class_key_hover(word: str, nodes: list[syn.Node]) -> str | None:
     keys, what = {
         (): (CLASS_RECORD, "class record key"),
         ("stages",): (STAGE_RECORD, "stage key"),
+        ("pairs",): (PAIR_RECORD, "pair key"),
     }.get(tuple(around), ({}, ""))
     if word not in keys:
         return None

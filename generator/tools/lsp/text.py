@@ -145,16 +145,17 @@ def find_name(text: str, start: int, end: int, name: str) -> Tok | None:
 _OPENERS = ("pattern", "group", "backend", "for", "constraint", "quantizer")
 
 
-# The lists a quantizer's classes: and a class record's stages: open, and their records.
-_LISTS = ((["quantizer"], "classes"), (["class"], "stages"))
-_RECORD_OF = {"classes": "class", "stages": "stage"}
+# The lists a quantizer's classes: and a class record's stages: and pairs: open, and their
+# records.
+_LISTS = ((["quantizer"], "classes"), (["class"], "stages"), (["class"], "pairs"))
+_RECORD_OF = {"classes": "class", "stages": "stage", "pairs": "pair"}
 
 
 def open_blocks(text: str, offset: int) -> list[str]:
     """The blocks open at ``offset``, outermost first: pattern, group, backend, for, constraint,
     quantizer, pt2e (the record of a pattern's ``pt2e:``), classes and class (a quantizer's
-    ``classes: [{...}]``), stages and stage (a class record's), or record; works on text that
-    does not parse."""
+    ``classes: [{...}]``), stages and stage, pairs and pair (a class record's), or record; works
+    on text that does not parse."""
     stack: list[str] = []
     opener: str | None = None
     prev = key = ""
@@ -165,11 +166,11 @@ def open_blocks(text: str, offset: int) -> list[str]:
             if t.text == "{" and opener is not None and prev not in (":", "=", ",", "[", "("):
                 stack.append(opener)
             elif t.text == "{" and stack and stack[-1] in _RECORD_OF:
-                stack.append(_RECORD_OF[stack[-1]])  # a class record, or one of its stages
+                stack.append(_RECORD_OF[stack[-1]])  # a class record, one of its stages or pairs
             elif t.text == "{":
                 stack.append("pt2e" if prev == ":" and key == "pt2e" else "record")
             elif t.text == "[" and prev == ":" and (stack[-1:], key) in _LISTS:
-                stack.append(key)  # a quantizer's classes: [...], a class record's stages: [...]
+                stack.append(key)  # a quantizer's classes: [...], a class record's stages or pairs
             else:
                 stack.append(t.text)
             opener = None
