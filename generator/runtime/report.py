@@ -542,14 +542,22 @@ class _Snapshot:
         done: dict[Node, Entry] = {}
         counts: dict[tuple[str, str], int] = {}
         qa, memo = self.qa, self.memo
+        said: dict[tuple[str, str], tuple[str, str]] = {}  # (reason, detail) by rule and scope
         for (rule, nodes, how), at in zip(self.matches, self.matched_at):
             scope = self._scope_of(rule, nodes, how, at)
-            label = scope.label if scope is not None else "?"
-            counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
+            key = (rule.name, scope.label if scope is not None else "?")
+            label = key[1]
+            counts[key] = counts.get(key, 0) + 1
             specs = _specs(nodes[0], nodes[-1], qa, memo) if how != "hook" else None
-            why = self.bad.get((rule.name, label))
-            reason = "disallowed" if why else "annotated"
-            detail = f"config {label} not allowed: {why}" if why else f"pattern {rule.name}"
+            known = said.get(key)
+            if known is None:
+                why = self.bad.get(key)
+                known = said[key] = (
+                    ("disallowed", f"config {label} not allowed: {why}")
+                    if why
+                    else ("annotated", f"pattern {rule.name}")
+                )
+            reason, detail = known
             last = len(nodes) - 1
             for i, n in enumerate(nodes):
                 if n in done:
