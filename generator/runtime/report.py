@@ -38,11 +38,11 @@ allow (prepare_pt2e's ``validate`` then raises), else ``annotated``.
 from __future__ import annotations
 
 import operator
-from operator import attrgetter, methodcaller
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
+from itertools import accumulate, chain
 from typing import Any
 
 import torch
@@ -262,9 +262,7 @@ class Recorder:
         for n in nodes:
             self.parts.setdefault(n, first)
 
-    def declined(
-        self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str | Node
-    ) -> None:
+    def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str | Node) -> None:
         """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
         annotated first, put in words when the report is read)."""
         item = (rule, reason, detail)
@@ -450,10 +448,6 @@ def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
     return Report(quantizer.backend, entries, matches)
 
 
-_ARGS, _USERS, _META = attrgetter("args"), attrgetter("users"), attrgetter("meta")
-_QA = methodcaller("get", KEY)
-
-
 class _Snapshot:
     """What explaining an annotate reads, as the annotate left it: the graph's nodes in order,
     each one's arguments, users and annotation, the recorder's findings, the quantizer's
@@ -470,14 +464,18 @@ class _Snapshot:
         self.declines, self.parts = rec.declines, rec.parts
         # The nodes in order (the index's: the graph as annotate found it, which annotating
         # does not change), and the arguments, users and annotation of each, by its place
-        # there: prepare_pt2e puts observers between the nodes later. One pass each, in C.
+        # there: prepare_pt2e puts observers between the nodes later. A node's args is a
+        # tuple fx replaces, never changes: kept as it is; its users (a dict fx changes in
+        # place) are copied into one flat list, with where each node's end (``users``).
         self.at = self.index.order
         if len(self.at) != len(model.graph.nodes):  # the graph changed since the index
             self.at = {n: i for i, n in enumerate(model.graph.nodes)}
         self.nodes = nodes = self.at  # its keys: the nodes in order
-        self._args = list(map(_ARGS, nodes))
-        self._users = list(map(tuple, map(_USERS, nodes)))
-        self._qa = list(map(_QA, map(_META, nodes)))
+        self._args = [n._args for n in nodes]  # Node.args without the property's call
+        users = [n.users for n in nodes]
+        self._users = list(chain.from_iterable(users))
+        self._ends = list(accumulate(map(len, users)))
+        self._qa = [n.meta.get(KEY) for n in nodes]
         # The nodes each rule that matches by source partition finds (torch's partitioning,
         # memoized on the index: what the annotate found), by rule.
         self.found = {
@@ -488,7 +486,8 @@ class _Snapshot:
         return self._args[self.at[n]]
 
     def users(self, n: Node) -> tuple[Node, ...]:
-        return self._users[self.at[n]]
+        i = self.at[n]
+        return tuple(self._users[self._ends[i - 1] if i else 0 : self._ends[i]])
 
     def qa(self, n: Node) -> Any:
         at = self.at.get(n)
