@@ -44,7 +44,7 @@ MAIN = ("xnnpack", "xnnpack_executorch", "x86_inductor", "arm_inductor")
 VARIANTS = ("off", "on", "read")
 
 
-def variants(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float]]:
+def variants(target: Target, package: str, gm: Any) -> dict[str, Callable[[], Any]]:
     """Report off, on, and on with its entries read: one timed annotate each."""
     cls = target.generated_class(package)
 

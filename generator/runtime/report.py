@@ -675,8 +675,8 @@ class _Snapshot:
                 continue
             if best is None or got > best[0]:
                 best = (got, r, broke)
-        for rule, _, detail in declines:
-            return _float(n, "annotated", f"pattern {rule.name}: {_said(detail)}", rule, scope)
+        for rule, _, said in declines:
+            return _float(n, "annotated", f"pattern {rule.name}: {_said(said)}", rule, scope)
         if best is not None:
             _, r, broke = best
             reason, why = self._broke(broke)
