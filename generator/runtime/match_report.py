@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 import torch
@@ -107,17 +107,19 @@ def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any) -> Entry:
     return Entry(n.name, _op(n), False, reason, detail, match.rule, match.stage)
 
 
-def _unmatched(n: Node, quantizer: Any, model: GraphModule, seen: set[Node]) -> Entry:
-    """An op in no match: why no stage tried it."""
+def _unmatched(
+    n: Node, quantizer: Any, seen: set[Node], said: Callable[[Node], str | None]
+) -> Entry:
+    """An op in no match: why no stage tried it (``said``: the base's own words, if any)."""
     if not any(_float_tensor(a) for a in n.all_input_nodes) or not _float_tensor(n):
         what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
         return Entry(n.name, _op(n), False, "not_a_tensor_op", what)
     if n not in seen:
         detail = f"left float on purpose: {getattr(quantizer, 'unseen', UNSEEN)}"
         return Entry(n.name, _op(n), False, "no_config", detail)
-    said = getattr(quantizer, "unmatched", lambda n: None)(n)  # the base's own words, if any
-    if said:
-        return Entry(n.name, _op(n), False, "skip", said)
+    words = said(n)
+    if words:
+        return Entry(n.name, _op(n), False, "skip", words)
     having = [r for r in quantizer.rules if any(n.target in ops for ops in r.chain)]
     if not having:
         return Entry(n.name, _op(n), False, "no_rule", f"no rule of the quantizer has {_op(n)}")
@@ -147,6 +149,9 @@ def explain(model: GraphModule, quantizer: Any) -> Report:
             if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
                 rejected[n] = match
     seen = quantizer.seen(model)
+    # The base's own words for an op in no match (``unmatched(model)``: a test of a node).
+    words = getattr(quantizer, "unmatched", None)
+    said = words(model) if words is not None else _nothing
     first = set(accepted)
     entries = []
     for n in model.graph.nodes:
@@ -159,9 +164,13 @@ def explain(model: GraphModule, quantizer: Any) -> Report:
         elif n in rejected:
             entries.append(_rejected(n, rejected[n], first, quantizer))
         else:
-            entries.append(_unmatched(n, quantizer, model, seen))
+            entries.append(_unmatched(n, quantizer, seen, said))
     matches = tuple((r, s, c) for (r, s), c in counts.items())
     return Report(quantizer.backend, tuple(entries), matches)
+
+
+def _nothing(n: Node) -> None:
+    return None
 
 
 def _added(n: Node, owner: str) -> Entry:

@@ -38,7 +38,7 @@ pair's class, config and rule).
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -343,23 +343,26 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
                 for op in o}  # fmt: skip
 
     def seen(self, model: GraphModule) -> set[Node]:
-        """The nodes whose op some pair's pattern has, or no pattern of the spec has (the
-        explanation asks first: the pairs' ops are kept for ``unmatched``)."""
-        self.paired = self._paired()
+        """The nodes whose op some pair's pattern has, or no pattern of the spec has."""
+        paired = self._paired()
         ruled = {op for r in self.rules for o in r.chain for op in o}
-        return {n for n in model.graph.nodes if n.target in self.paired or n.target not in ruled}
+        return {n for n in model.graph.nodes if n.target in paired or n.target not in ruled}
 
-    def unmatched(self, node: Node) -> str | None:
-        """Why a pair's op in no match is float, when it is not the pattern's doing."""
-        paired = getattr(self, "paired", None)
-        if paired is None:
-            paired = self.paired = self._paired()
-        if node.target in paired and "source_fn_stack" not in node.meta:
-            return (
-                "no source_fn_stack in its meta: pairs match source partitions, which a strict "
-                "export records (torch.export.export(..., strict=True); compat --strict-export)"
-            )
-        return None
+    def unmatched(self, model: GraphModule) -> Callable[[Node], str | None]:
+        """Why a pair's op in no match is float, when it is not the pattern's doing: a test
+        of a node of ``model`` (the pairs' ops worked out once, for one explanation)."""
+        paired = self._paired()
+
+        def why(node: Node) -> str | None:
+            if node.target in paired and "source_fn_stack" not in node.meta:
+                return (
+                    "no source_fn_stack in its meta: pairs match source partitions, which a "
+                    "strict export records (torch.export.export(..., strict=True); compat "
+                    "--strict-export)"
+                )
+            return None
+
+        return why
 
     def annotate(self, model: GraphModule) -> GraphModule:
         for transform in self.transforms:

@@ -42,6 +42,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
+from itertools import accumulate, chain
 from typing import Any
 
 import torch
@@ -237,7 +238,7 @@ class Recorder:
     def __init__(self, stream: Any = "stderr") -> None:
         self.stream = stream
         self.matches: list[tuple[Rule, list[Node], str]] = []
-        self.declines: dict[Node, list[tuple[Rule, str, str]]] = {}
+        self.declines: dict[Node, list[tuple[Rule, str, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
         self.parts: dict[Node, Node] = {}
         # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
@@ -261,9 +262,17 @@ class Recorder:
         for n in nodes:
             self.parts.setdefault(n, first)
 
-    def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str) -> None:
+    def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str | Node) -> None:
+        """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
+        annotated first, put in words when the report is read)."""
+        item = (rule, reason, detail)
+        declines = self.declines
         for n in nodes:
-            self.declines.setdefault(n, []).append((rule, reason, detail))
+            got = declines.get(n)
+            if got is None:
+                declines[n] = [item]
+            else:
+                got.append(item)
 
     def declined_chain(
         self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
@@ -272,8 +281,8 @@ class Recorder:
         first = next(
             (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
         )
-        if first is not None:
-            self.declined(rule, chain, "annotated", f"{first.name} was annotated first")
+        if first is not None:  # the words when read (_said): by the node
+            self.declined(rule, chain, "annotated", first)
             return
         outside = [n.name for n in chain if not accept([n])]
         if len(outside) < len(chain):  # partly in this config's scope: the match spans two
@@ -451,16 +460,21 @@ class _Snapshot:
         self.rules: Sequence[Rule] = quantizer.rules
         self.scopes: Sequence[Any] = rec.scopes if rec.scopes is not None else quantizer.scopes()
         self.used = dict(getattr(quantizer, "_used", {}))
-        self.matches = list(zip(rec.matches, rec.matched_at))
+        self.matches, self.matched_at = rec.matches, rec.matched_at  # the recorder's own
         self.declines, self.parts = rec.declines, rec.parts
-        self.nodes = nodes = list(model.graph.nodes)
-        # The arguments, users and annotation of each node, by its place in the index's order
-        # (the graph's as annotate found it): prepare_pt2e puts observers between the nodes.
+        # The nodes in order (the index's: the graph as annotate found it, which annotating
+        # does not change), and the arguments, users and annotation of each, by its place
+        # there: prepare_pt2e puts observers between the nodes later. A node's args is a
+        # tuple fx replaces, never changes: kept as it is; its users (a dict fx changes in
+        # place) are copied into one flat list, with where each node's end (``users``).
         self.at = self.index.order
-        if len(self.at) != len(nodes):  # the graph changed since the index (no annotate)
-            self.at = {n: i for i, n in enumerate(nodes)}
-        self._args = [n.args for n in nodes]
-        self._users = [tuple(n.users) for n in nodes]
+        if len(self.at) != len(model.graph.nodes):  # the graph changed since the index
+            self.at = {n: i for i, n in enumerate(model.graph.nodes)}
+        self.nodes = nodes = self.at  # its keys: the nodes in order
+        self._args = [n._args for n in nodes]  # Node.args without the property's call
+        users = [n.users for n in nodes]
+        self._users = list(chain.from_iterable(users))
+        self._ends = list(accumulate(map(len, users)))
         self._qa = [n.meta.get(KEY) for n in nodes]
         # The nodes each rule that matches by source partition finds (torch's partitioning,
         # memoized on the index: what the annotate found), by rule.
@@ -472,7 +486,8 @@ class _Snapshot:
         return self._args[self.at[n]]
 
     def users(self, n: Node) -> tuple[Node, ...]:
-        return self._users[self.at[n]]
+        i = self.at[n]
+        return tuple(self._users[self._ends[i - 1] if i else 0 : self._ends[i]])
 
     def qa(self, n: Node) -> Any:
         at = self.at.get(n)
@@ -526,14 +541,22 @@ class _Snapshot:
         done: dict[Node, Entry] = {}
         counts: dict[tuple[str, str], int] = {}
         qa, memo = self.qa, self.memo
-        for (rule, nodes, how), at in self.matches:
+        said: dict[tuple[str, str], tuple[str, str]] = {}  # (reason, detail) by rule and scope
+        for (rule, nodes, how), at in zip(self.matches, self.matched_at):
             scope = self._scope_of(rule, nodes, how, at)
-            label = scope.label if scope is not None else "?"
-            counts[(rule.name, label)] = counts.get((rule.name, label), 0) + 1
+            key = (rule.name, scope.label if scope is not None else "?")
+            label = key[1]
+            counts[key] = counts.get(key, 0) + 1
             specs = _specs(nodes[0], nodes[-1], qa, memo) if how != "hook" else None
-            why = self.bad.get((rule.name, label))
-            reason = "disallowed" if why else "annotated"
-            detail = f"config {label} not allowed: {why}" if why else f"pattern {rule.name}"
+            known = said.get(key)
+            if known is None:
+                why = self.bad.get(key)
+                known = said[key] = (
+                    ("disallowed", f"config {label} not allowed: {why}")
+                    if why
+                    else ("annotated", f"pattern {rule.name}")
+                )
+            reason, detail = known
             last = len(nodes) - 1
             for i, n in enumerate(nodes):
                 if n in done:
@@ -594,7 +617,7 @@ class _Snapshot:
         declines = self.declines.get(n, [])
         for rule, reason, detail in declines:
             if reason != "annotated":
-                return _float(n, reason, f"pattern {rule.name}: {detail}", rule, scope)
+                return _float(n, reason, f"pattern {rule.name}: {_said(detail)}", rule, scope)
         return self._nearest(n, scope, declines)
 
     def _op_rules(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
@@ -618,7 +641,7 @@ class _Snapshot:
         e = known[2]
         return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
 
-    def _nearest(self, n: Node, scope: Any, declines: list[tuple[Rule, str, str]]) -> Entry:
+    def _nearest(self, n: Node, scope: Any, declines: list[tuple[Rule, str, str | Node]]) -> Entry:
         """A float op in a configured scope that no rule declined: the nearest rule's break."""
         places, with_op = self._op_rules(n)
         if not with_op:
@@ -652,8 +675,8 @@ class _Snapshot:
                 continue
             if best is None or got > best[0]:
                 best = (got, r, broke)
-        for rule, _, detail in declines:
-            return _float(n, "annotated", f"pattern {rule.name}: {detail}", rule, scope)
+        for rule, _, said in declines:
+            return _float(n, "annotated", f"pattern {rule.name}: {_said(said)}", rule, scope)
         if best is not None:
             _, r, broke = best
             reason, why = self._broke(broke)
@@ -760,6 +783,11 @@ class _Snapshot:
             cur = u
             got += 1
         return got, None
+
+
+def _said(detail: str | Node) -> str:
+    """A decline's words: as recorded, or that of the node annotated first."""
+    return detail if isinstance(detail, str) else f"{detail.name} was annotated first"
 
 
 def _float(n: Node, reason: str, detail: str, rule: Rule | None = None, scope: Any = None) -> Entry:
