@@ -132,8 +132,9 @@ def _slow_reason(path: str) -> str | None:
 # timed one file at a time at load 4 to 6, and scaled by 1.5: test_diff.py and
 # test_pages.py took 1.4 to 1.6 times less there than this list said. The files cut for
 # time since (test_pt2e_arm.py's self-comparison to three models, test_pt2e_cortex_m.py's
-# comparisons and deployment in one child process, test_fastcheck.py's warm cache) are the figure before,
-# less the time the cut saved in a one-file run at load 4 to 5, scaled alike.
+# comparisons and deployment in one child process, test_fastcheck.py's warm cache) are
+# the figure before, less the time the cut saved in a one-file run at load 4 to 5, scaled
+# alike.
 # A file not listed goes after these, a slow one (SLOW) before the quick ones.
 SECONDS = {
     "tests/live/test_pt2e_arm.py": 780,
@@ -144,7 +145,7 @@ SECONDS = {
     "tests/tools/test_import.py": 280,
     "tests/infra/test_fastcheck.py": 275,
     "tests/tools/test_diff.py": 240,
-        "tests/live/test_compat.py": 210,
+    "tests/live/test_compat.py": 210,
     "tests/live/test_compat_pt2e.py": 200,
     "tests/live/test_pt2e_cortex_m.py": 195,
     "tests/tools/test_projects.py": 180,
