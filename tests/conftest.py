@@ -132,13 +132,14 @@ def _slow_reason(path: str) -> str | None:
 # timed one file at a time at load 4 to 6, and scaled by 1.5: test_diff.py and
 # test_pages.py took 1.4 to 1.6 times less there than this list said. The files cut for
 # time since (test_pt2e_arm.py's self-comparison to three models, test_pt2e_cortex_m.py's
-# comparisons and deployment in one child process, test_fastcheck.py's warm cache) are
+# comparisons and deployment in one child process, test_fastcheck.py's warm cache,
+# test_pages.py's first x86-inductor program run in test_pt2e_inductor_compile.py) are
 # the figure before, less the time the cut saved in a one-file run at load 4 to 5, scaled
 # alike.
 # A file not listed goes after these, a slow one (SLOW) before the quick ones.
 SECONDS = {
     "tests/live/test_pt2e_arm.py": 780,
-    "tests/docs/test_pages.py": 680,
+    "tests/docs/test_pages.py": 670,
     "tests/live/test_pt2e_x86.py": 480,
     "tests/live/test_pt2e_xnnpack.py": 410,
     "tests/live/test_executorch_deploy.py": 330,
