@@ -224,13 +224,6 @@ def test_the_pt2e_program_quantizes_as_shown(pt2e_project, cache):
     assert matches(shown_after("guides/pt2e/index.md", start), out), out
 
 
-def test_the_x86_inductor_program_quantizes_as_shown(tmp_path, cache):
-    page, start = "guides/pt2e/x86-inductor.md", "import torch\nfrom torchao."
-    shutil.copytree(REPO / "generated", tmp_path / "generated")
-    out = run_program(tmp_path, block(page, "python", starting=start), cache)
-    assert matches(shown_after(page, start), out), out
-
-
 VALIDATE = "import torch\nfrom torch import nn\nfrom torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
 
 
@@ -485,8 +478,9 @@ PROGRAMS = {
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("executorch.md", EXECUTORCH),
     ("why-not-quantized.md", REPORT_PROGRAM),
+    # Run by tests/live/test_pt2e_inductor_compile.py, in its process (torch and torchao
+    # imported once for both and its compiles).
     ("x86-inductor.md", "import torch\nfrom torchao."),
-    # Run by tests/live/test_pt2e_inductor_compile.py, in the process of its other compiles.
     ("x86-inductor.md", "import re\n\nimport torch\n"),
 }
 SESSIONS = {

@@ -1,6 +1,6 @@
 """Models annotated by ExecuTorch's CortexMQuantizer and by the generated one, node by node.
 
-    python -m tests.live.cortex_m_zoo [--deploy] [NAME ...]
+    python -m tests.live.cortex_m_zoo [--deploy | --deploy-also NAME,...] [NAME ...]
 
 runs in the environment of ``tests/live/envs.py``'s ``ARM`` (ExecuTorch's Cortex-M
 quantizer imports only there) and prints one JSON object: for each model,
@@ -11,8 +11,10 @@ ExecuTorch's lowering reads (``_arm_annotation_info``, ``_arm_disallow_tfa``,
 the Cortex-M max-pool tag). With ``--deploy`` it runs ExecuTorch's Cortex-M
 flow instead (the ``CortexMTester``: quantize, export, edge, the Cortex-M
 passes to CMSIS-NN and portable ops, ``to_executorch``) with each quantizer
-and says whether the two .pte programs are the same bytes.
-``tests/live/test_pt2e_cortex_m.py`` runs both.
+and says whether the two .pte programs are the same bytes. ``--deploy-also
+A,B`` does both in one process (one import of torch and ExecuTorch): the
+comparison of the NAMEs and the deployment of A and B, as ``{"compare": ...,
+"deploy": ...}``, which is how ``tests/live/test_pt2e_cortex_m.py`` runs them.
 """
 
 from __future__ import annotations
@@ -329,5 +331,8 @@ def deploy(names: list[str]) -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--deploy"]:
         json.dump(deploy(sys.argv[2:]), sys.stdout, indent=1, default=str)
+    elif sys.argv[1:2] == ["--deploy-also"]:
+        both = {"compare": compare(sys.argv[3:]), "deploy": deploy(sys.argv[2].split(","))}
+        json.dump(both, sys.stdout, indent=1, default=str)
     else:
         json.dump(compare(sys.argv[1:]), sys.stdout, indent=1, default=str)

@@ -20,7 +20,7 @@ On X86 the quantized patterns become oneDNN's ``qconv_pointwise`` /
 model that lowered to float kernels on both sides would fail). Arm's int8
 activations are not fused by Inductor's x86 passes on this CPU: its case
 proves the same lowered code (quantize/dequantize kernels around the float
-op), not oneDNN kernels. Three X86 models and one Arm model, and the program
+op), not oneDNN kernels. Three X86 models and one Arm model, and the two programs
 of docs/guides/pt2e/x86-inductor.md, run in this process (it shares the first
 C++ compile): ~35 s in all, most of it that first compile.
 """
@@ -213,3 +213,24 @@ def test_the_guides_program_prints_what_the_guide_shows(inductor_cache):
     torch._dynamo.reset()
     assert "onednn.qconv_pointwise" in out.getvalue()
     assert matches(shown_after(PAGE, START), out.getvalue()), out.getvalue()
+
+
+FIRST = "import torch\nfrom torchao."
+
+
+def test_the_guides_first_program_quantizes_as_shown():
+    """The page's first program (prepare and convert, no compile), run here rather than in a
+    child process of tests/docs/test_pages.py (which lists it as run here): one import of
+    torch and torchao fewer. What it prints is the output the page shows."""
+    import contextlib
+    import io
+
+    from tests.docs.pages import block, matches
+    from tests.docs.test_pages import shown_after
+
+    source = block(PAGE, "python", starting=FIRST)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, PAGE, "exec"), {"__name__": "__main__"})
+    assert "conv2d.default" in out.getvalue()
+    assert matches(shown_after(PAGE, FIRST), out.getvalue()), out.getvalue()
