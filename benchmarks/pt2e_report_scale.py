@@ -44,8 +44,9 @@ MAIN = ("xnnpack", "xnnpack_executorch", "x86_inductor", "arm_inductor")
 VARIANTS = ("off", "on", "read")
 
 
-def variants(target: Target, package: str, gm: Any) -> dict[str, Callable[[], Any]]:
-    """Report off, on, and on with its entries read: one timed annotate each."""
+def variant_specs(target: Target, package: str) -> dict[str, tuple[Any, bool, Any]]:
+    """Report off, on, and on with its entries read: (quantizer, read, fresh) for each, as
+    ``pt2e_scale.annotate_call`` takes them."""
     cls = target.generated_class(package)
 
     def fresh(report: bool) -> Callable[[], Any] | None:
@@ -55,9 +56,17 @@ def variants(target: Target, package: str, gm: Any) -> dict[str, Callable[[], An
 
     on = target.make(cls).report(None)
     return {
-        "off": annotate_call(target.make(cls), gm, fresh=fresh(False)),
-        "on": annotate_call(on, gm, fresh=fresh(True)),
-        "read": annotate_call(on, gm, True, fresh(True)),
+        "off": (target.make(cls), False, fresh(False)),
+        "on": (on, False, fresh(True)),
+        "read": (on, True, fresh(True)),
+    }
+
+
+def variants(target: Target, package: str, gm: Any) -> dict[str, Callable[[], Any]]:
+    """Report off, on, and on with its entries read: one timed annotate each."""
+    return {
+        v: annotate_call(q, gm, read, fresh)
+        for v, (q, read, fresh) in variant_specs(target, package).items()
     }
 
 

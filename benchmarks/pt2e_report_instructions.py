@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""What ``report()`` costs, counted in instructions: annotate with the report off, on, and on and read.
+
+    python benchmarks/pt2e_report_instructions.py                       # transformer and cat, 1k
+    python benchmarks/pt2e_report_instructions.py --sizes 1000 4000 --targets xnnpack
+
+The graphs, targets and variants of ``benchmarks/pt2e_report_scale.py``, but
+each annotate's instructions are counted by valgrind's callgrind instead of
+timed: a count does not move with the machine's load, which a 2-core machine
+shared with other jobs makes of any wall-clock ratio. The script runs itself
+under ``valgrind --tool=callgrind --instr-atstart=no`` and turns the counting on
+around each annotate only (through a five-line C library built with gcc from
+``valgrind/callgrind.h``), after one uncounted warm-up call per variant, with
+garbage frozen; making the quantizer, clearing the graph's annotations and
+exporting are not counted. Needs valgrind, its headers and gcc (Debian's
+valgrind and gcc). About 50x slower than the timed script: 1k nodes take
+minutes. A measurement, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import ctypes
+import gc
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if not __package__:  # run as a script: the repository is the root
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.pt2e_report_scale import FAMILY_NAMES, MAIN, VARIANTS, variant_specs  # noqa: E402
+from benchmarks.pt2e_scale import clear  # noqa: E402
+
+CONTROL = """#include <valgrind/callgrind.h>
+void start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
+void stop(const char *label) { CALLGRIND_DUMP_STATS_AT(label); CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+CHILD = "BCFG_CALLGRIND_CONTROL"  # set in the run under valgrind: the control library's path
+
+
+def counted(lib: Any, label: str, q: Any, gm: Any, read: bool, fresh: Any) -> None:
+    """One warm-up annotate of ``q`` (or of a ``fresh()`` one), then one counted, dumped as
+    ``label``."""
+    mine = q.transform_for_annotation(copy.deepcopy(gm))
+    for count in (False, True):
+        clear(mine)
+        who = fresh() if fresh is not None else q
+        gc.collect()
+        gc.freeze()
+        if count:
+            lib.start()
+        who.annotate(mine)
+        if read:
+            len(who.last_report.entries)
+        if count:
+            lib.stop(label.encode())
+        gc.unfreeze()
+
+
+def child(args: argparse.Namespace) -> None:
+    """Under valgrind: annotate every (family, size, target, variant), each counted once."""
+    from benchmarks.scale.models import FAMILIES, exported
+    from benchmarks.scale.targets import TARGETS
+
+    warnings.filterwarnings("ignore")
+    lib = ctypes.CDLL(os.environ[CHILD])
+    targets = [t for t in TARGETS if t.name in args.targets and t.available()]
+    for family in [f for f in FAMILIES if f.name in args.families]:
+        for size in args.sizes:
+            gm, _ = exported(family, size)
+            nodes = len(gm.graph.nodes)
+            for t in targets:
+                for v, (q, read, fresh) in variant_specs(t, "generated").items():
+                    counted(lib, f"{family.name}|{nodes}|{t.name}|{v}", q, gm, read, fresh)
+
+
+def counts(folder: Path) -> dict[tuple[str, str, str], dict[str, int]]:
+    """Instructions by (family, nodes, target) and variant, from callgrind's dump files."""
+    out: dict[tuple[str, str, str], dict[str, int]] = {}
+    for dump in sorted(folder.glob("cg.out.*"), key=lambda p: int(p.suffix[1:])):
+        text = dump.read_text(errors="replace")
+        label = re.search(r"^desc: Trigger: Client Request: (.+)$", text, re.M)
+        total = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
+        if label and total:
+            family, nodes, target, variant = label.group(1).split("|")
+            out.setdefault((family, nodes, target), {})[variant] = int(total.group(1))
+    return out
+
+
+def table(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
+    lines = [
+        "| model | nodes | target | off | on | read | on/off | read/off |",
+        "|" + " --- |" * 8,
+    ]
+    for (family, nodes, target), c in found.items():
+        off, on, read = (c.get(v, 0) for v in VARIANTS)
+        ratios = f"{on / off:.3f} | {read / off:.3f}" if off else "- | -"
+        lines.append(
+            f"| {family} | {int(nodes):,} | {target} | {off / 1e6:.1f}M | {on / 1e6:.1f}M "
+            f"| {read / 1e6:.1f}M | {ratios} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", nargs="+", default=list(FAMILY_NAMES))
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000])
+    ap.add_argument("--targets", nargs="+", default=list(MAIN))
+    args = ap.parse_args(argv)
+    if os.environ.get(CHILD):
+        child(args)
+        return 0
+    missing = [tool for tool in ("valgrind", "gcc") if shutil.which(tool) is None]
+    if missing:
+        print(f"pt2e_report_instructions: needs {' and '.join(missing)} (Debian: valgrind, gcc)")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bcfg-callgrind-") as tmp:
+        folder = Path(tmp)
+        (folder / "control.c").write_text(CONTROL)
+        lib = folder / "libcontrol.so"
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib, folder / "control.c"], check=True)
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "-q"]
+        command += [f"--callgrind-out-file={folder / 'cg.out'}", sys.executable, __file__]
+        run = subprocess.run(
+            [*command, *(argv if argv is not None else sys.argv[1:])],
+            env={**os.environ, CHILD: str(lib)},
+        )
+        if run.returncode != 0:
+            return run.returncode
+        print("instructions of one annotate (callgrind), report off / on / on and read")
+        print(table(counts(folder)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
