@@ -182,6 +182,20 @@ class Figures:
     times: dict[tuple[str, int, str, str], list[float]] = field(default_factory=dict)
     counts: dict[tuple[str, int], int] = field(default_factory=dict)
     over: dict[tuple[str, int, str, str], str] = field(default_factory=dict)  # "over" or "skipped"
+    # The node counts a graph had in other runs merged by ``--from``: another environment's
+    # torch may export the same model with a node more or less.
+    more: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+
+    def nodes(self, family: str, size: int, target: str) -> int | None:
+        """The node count of the graph ``target`` was measured on (of the runs merged, the
+        last one that measured it), or None: not measured on it."""
+        got = None
+        for n in [self.counts[(family, size)], *self.more.get((family, size), ())]:
+            if any(
+                (family, n, target, v) in d for v, _ in VARIANTS for d in (self.times, self.over)
+            ):
+                got = n
+        return got
 
     def run(
         self, family: str, nodes: int, target: str, key: str, call: Callable[[], float]
@@ -266,11 +280,12 @@ def table(f: Figures, targets: Sequence[Target]) -> str:
         "| hand-written prepare | generated prepare | ratio |"
     )
     lines = [head, "|" + " --- |" * 13]
-    for (family, _), nodes in f.counts.items():
+    for family, size in f.counts:
         for t in targets:
-            k = {v: (family, nodes, t.name, v) for v, _ in VARIANTS}
-            if not any(x in f.times or x in f.over for x in k.values()):
+            nodes = f.nodes(family, size, t.name)
+            if nodes is None:
                 continue  # not measured on this graph (another environment's run)
+            k = {v: (family, nodes, t.name, v) for v, _ in VARIANTS}
             lines.append(
                 f"| {family} | {nodes:,} | {t.name} | {_s(f, *k['ref'])} | {_s(f, *k['gen'])} "
                 f"| {_x(f, k['gen'], k['ref'])} | {_s(f, *k['gen_report'])} "
@@ -288,8 +303,9 @@ def growth(f: Figures, targets: Sequence[Target]) -> str:
     lines = ["| model | target | quantizer | nodes | k |", "| --- | --- | --- | --- | --- |"]
     families = list(dict.fromkeys(fam for fam, _ in f.counts))
     for family in families:
-        sizes = [n for (fam, _), n in f.counts.items() if fam == family]
         for t in targets:
+            got = (f.nodes(fam, s, t.name) for fam, s in f.counts if fam == family)
+            sizes = [n for n in got if n is not None]
             for key, who in (("gen", "generated"), ("ref", "hand-written")):
                 pairs = list(zip(sizes, sizes[1:])) + (
                     [(sizes[0], sizes[-1])] if len(sizes) > 2 else []
@@ -308,9 +324,12 @@ def growth(f: Figures, targets: Sequence[Target]) -> str:
 def plot_lines(f: Figures, targets: Sequence[Target]) -> Lines:
     """The plot's points; a variant that ran over the limit is a point at the limit, open."""
     lines: Lines = {}
-    for (family, _), nodes in f.counts.items():
+    for family, size in f.counts:
         for t in targets:
+            nodes = f.nodes(family, size, t.name)
             for key, who in (("gen", "generated"), ("ref", "hand-written")):
+                if nodes is None:
+                    continue
                 m = median(f, family, nodes, t.name, key)
                 if f.over.get((family, nodes, t.name, key)) == "over":
                     lines.setdefault((family, t.name, who), []).append((nodes, f.limit, False))
@@ -348,13 +367,17 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
 
 
 def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
-    """Saved figures (several files: merged, a later file's graph replacing an earlier's)."""
+    """Saved figures (several files: merged; a variant measured in two files on the same graph
+    keeps the later file's figures; a graph another environment exported with another node count
+    keeps both counts, each target's row showing the one it was measured on)."""
     f, rounds = Figures(0.0, 0.0), 0
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
         f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
         for g in data["graphs"]:
-            f.counts[(g["family"], g["size"])] = g["nodes"]
+            key, n = (g["family"], g["size"]), g["nodes"]
+            if f.counts.setdefault(key, n) != n and n not in f.more.setdefault(key, []):
+                f.more[key].append(n)
         for t in data["times"]:
             f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
         for o in data["over"]:
@@ -431,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for t in missing:
             print(
                 f"  {t.name}: not here: {t.reference} does not import "
-                f"(run with the Python of tests/live/{t.env or 'its'}_env.py)",
+                f"(run with the Python of `python -m tests.live.envs {t.env or 'its'}`)",
                 file=sys.stderr,
             )
         targets = [t for t in targets if t not in missing]

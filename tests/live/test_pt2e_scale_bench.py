@@ -101,14 +101,16 @@ def test_figures_of_two_environments_merge_into_one_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Each environment measures the targets that import in it (--json); --from merges them,
-    a row for each target measured on a graph and none for the others."""
+    a row for each target measured on a graph and none for the others. The other
+    environment's torch exported the same model with a node fewer: each row shows the count
+    its target was measured on (a graph keyed by its node count lost the first run's rows)."""
     names = ["xnnpack", "cortex_m"]
     saved = []
     for i, name in enumerate(names):
         f = pt2e_scale.Figures(20.0, 5.0)
-        f.counts[("transformer", 100)] = 98
-        f.times[("transformer", 98, name, "gen")] = [0.01 * (i + 1)]
-        f.times[("transformer", 98, name, "ref")] = [0.02]
+        f.counts[("transformer", 100)] = 98 - i
+        f.times[("transformer", 98 - i, name, "gen")] = [0.01 * (i + 1)]
+        f.times[("transformer", 98 - i, name, "ref")] = [0.02]
         saved.append(tmp_path / f"{name}.json")
         targets = [t for t in TARGETS if t.name == name]
         saved[-1].write_text(pt2e_scale.as_json(f, 1, targets))
@@ -117,3 +119,4 @@ def test_figures_of_two_environments_merge_into_one_table(
     rows = [r for r in capsys.readouterr().out.splitlines() if r.count("|") == 14]
     assert [r.split("|")[3].strip() for r in rows[2:]] == names
     assert [r.split("|")[6].strip() for r in rows[2:]] == ["0.50x", "1.00x"]
+    assert [r.split("|")[2].strip() for r in rows[2:]] == ["98", "97"]
