@@ -78,19 +78,25 @@ class GraphIndex:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.order: dict[Node, int] = {}
-        self._by_target: dict[Any, list[Node]] = {}
-        self._by_packet: dict[Any, list[Node]] = {}
+        self.order: dict[Node, int] = {n: i for i, n in enumerate(graph.nodes)}
         self._calling: dict[tuple[Any, ...], list[Node]] = {}
         self._partitions: dict[tuple[Any, ...], dict[Any, list[SourcePartition]]] = {}
         self.memo: dict[Any, Any] = {}  # what matchers derive from the index, by their key
-        # The nodes each source could put in a partition: by the source of the innermost
-        # source_fn_stack entry, by torch_fn's name, by the innermost module class.
+        self._built = False  # the tables below, made on the first question that needs them
+
+    def _build(self) -> None:
+        """The nodes by target and overload packet, and (by the source of the innermost
+        source_fn_stack entry, by torch_fn's name, by the innermost module class) the nodes
+        each source could put in a partition. Made when first needed, not with the order: a
+        report's snapshot of a graph its quantizer matched without the index (a
+        PairsQuantizer's) needs only the order; over the nodes the order has."""
+        self._built = True
+        self._by_target: dict[Any, list[Node]] = {}
+        self._by_packet: dict[Any, list[Node]] = {}
         self._by_source: dict[Any, list[Node]] = {}
         self._by_torch_fn: dict[Any, list[Node]] = {}
         self._by_module: dict[Any, list[Node]] = {}
-        for i, n in enumerate(graph.nodes):
-            self.order[n] = i
+        for n in self.order:
             self._sources(n)
             if n.op != "call_function":
                 continue
@@ -108,6 +114,8 @@ class GraphIndex:
             key, found = (), None
         if found is not None:
             return found
+        if not self._built:
+            self._build()
         lists = []
         for op in ops:
             try:
@@ -148,6 +156,8 @@ class GraphIndex:
         return found
 
     def _find_partitions(self, wanted: list[Any]) -> dict[Any, list[SourcePartition]]:
+        if not self._built:
+            self._build()
         if _UNINDEXED in self._by_source or not all(_hashable(w) for w in wanted):
             return get_source_partitions(self.graph, wanted)
         nodes = [n for w in wanted for n in self._by_source.get(w, [])]

@@ -31,8 +31,9 @@ from typing import Any, Self
 
 import torch
 from torch.fx import GraphModule, Node
+from torch.fx.node import map_arg
 
-from .report import Entry, Report, describe_specs
+from .report import Entry, Report, _specs
 from .values import KEY
 
 __all__ = ["SHARED", "Reports", "explain", "publish"]
@@ -62,7 +63,10 @@ def _float_tensor(n: Node) -> bool:
     return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
 
 
-def _accepted(n: Node, match: Any, i: int) -> Entry:
+Specs = Callable[[Node, Node], "str | None"]  # the specs a match got (``_Taken.specs``)
+
+
+def _accepted(n: Node, match: Any, i: int, describe_specs: Specs) -> Entry:
     """An op of an accepted match (a stage's, or a cluster of shared ops)."""
     if match.stage == SHARED:
         return Entry(n.name, _op(n), True, "annotated", "shares the spec around its cluster "
@@ -84,10 +88,11 @@ def _conditions(quantizer: Any, name: str | None) -> str:
     return f" ({', '.join(names)})" if names else ""
 
 
-def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any) -> Entry:
-    """An op only in rejected matches: the reason of ``match``, the one that says most."""
+def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any, qa: Any) -> Entry:
+    """An op only in rejected matches: the reason of ``match``, the one that says most
+    (``qa``: the node's annotation as the annotate left it)."""
     if match.stage == SHARED:
-        if KEY in n.meta and n.meta[KEY]._annotated:  # no float input nor output: marked
+        if qa is not None and qa._annotated:  # no float input nor output: marked
             return Entry(n.name, _op(n), False, "not_a_tensor_op", match.message, match.rule,
                          SHARED, "marked")  # fmt: skip
         detail = f"a cluster of shared ops left float: {match.message}"
@@ -108,10 +113,11 @@ def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any) -> Entry:
 
 
 def _unmatched(
-    n: Node, quantizer: Any, seen: set[Node], said: Callable[[Node], str | None]
+    n: Node, quantizer: Any, seen: set[Node], said: Callable[[Node], str | None], inputs: Any
 ) -> Entry:
-    """An op in no match: why no stage tried it (``said``: the base's own words, if any)."""
-    if not any(_float_tensor(a) for a in n.all_input_nodes) or not _float_tensor(n):
+    """An op in no match: why no stage tried it (``said``: the base's own words, if any;
+    ``inputs``: its input nodes as the annotate left them)."""
+    if not any(_float_tensor(a) for a in inputs) or not _float_tensor(n):
         what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
         return Entry(n.name, _op(n), False, "not_a_tensor_op", what)
     if n not in seen:
@@ -133,47 +139,84 @@ def _unmatched(
 
 
 def explain(model: GraphModule, quantizer: Any) -> Report:
-    """One entry per op of ``model`` after ``quantizer.annotate`` (a ComposableSpecQuantizer)."""
-    accepted: dict[Node, tuple[Any, int]] = {}
-    rejected: dict[Node, Any] = {}
-    counts: dict[tuple[str, str], int] = {}
-    for match in quantizer.last_matches:
-        if match.accepted:
-            if match.config is not None and match.stage != SHARED and match.rule is not None:
-                key = (match.rule or "?", match.stage)
-                counts[key] = counts.get(key, 0) + 1
-            for i, n in enumerate(match.nodes):
-                accepted.setdefault(n, (match, i))
-            continue
-        for n in match.nodes:  # a match it starts says more than one it is inside
-            if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
-                rejected[n] = match
-    seen = quantizer.seen(model)
-    # The base's own words for an op in no match (``unmatched(model)``: a test of a node).
-    words = getattr(quantizer, "unmatched", None)
-    said = words(model) if words is not None else _nothing
-    first = set(accepted)
-    entries = []
-    for n in model.graph.nodes:
-        if n.op != "call_function" or n.target is operator.getitem:
-            continue
-        if n in accepted:
-            entries.append(_accepted(n, *accepted[n]))
-        elif n in quantizer.added:
-            entries.append(_added(n, quantizer.added[n]))
-        elif n in rejected:
-            entries.append(_rejected(n, rejected[n], first, quantizer))
-        else:
-            entries.append(_unmatched(n, quantizer, seen, said))
-    matches = tuple((r, s, c) for (r, s), c in counts.items())
-    return Report(quantizer.backend, tuple(entries), matches)
+    """One entry per op of ``model`` after ``quantizer.annotate`` (a ComposableSpecQuantizer),
+    worked out when first read from what the annotate left (``_Taken``)."""
+    return Report(quantizer.backend, later=_Taken(model, quantizer))
+
+
+class _Taken:
+    """What explaining a composable or pairs annotate reads, as the annotate left it: the
+    graph's nodes in order, each one's arguments and annotation (prepare_pt2e puts
+    observers between them later: a node's args tuple and kwargs dict are ones fx replaces,
+    never changes, so they are kept as they are; its input-node dict fx changes in place),
+    the matches and added annotations of the annotate,
+    the nodes a stage sees and the base's own words (``unmatched(model)``). The entries are
+    worked out when the report is first read (``explain``): an annotate with the report on
+    costs this pass, not the explaining."""
+
+    def __init__(self, model: GraphModule, quantizer: Any) -> None:
+        self.quantizer = quantizer
+        self.matches, self.added = quantizer.last_matches, quantizer.added
+        self.seen = quantizer.seen(model)
+        # The base's own words for an op in no match (``unmatched(model)``: a test of a node).
+        words = getattr(quantizer, "unmatched", None)
+        self.said = words(model) if words is not None else _nothing
+        self.nodes = nodes = list(model.graph.nodes)
+        self._args = [n._args for n in nodes]  # Node.args without the property's call
+        self._kwargs = [n._kwargs for n in nodes]
+        self._qa = [n.meta.get(KEY) for n in nodes]
+
+    def specs(self, first: Node, last: Node) -> str | None:
+        """The specs a match got (``report.describe_specs``, from the kept annotations)."""
+        return _specs(first, last, self.qa, self.memo)
+
+    def qa(self, n: Node) -> Any:
+        at = self.at.get(n)
+        return self._qa[at] if at is not None else None
+
+    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, stage, how many matches) per rule and stage)."""
+        self.at = {n: i for i, n in enumerate(self.nodes)}
+        self.memo: dict[int, tuple[Any, str]] = {}  # spec texts, by the spec's id
+        quantizer, added = self.quantizer, self.added
+        accepted: dict[Node, tuple[Any, int]] = {}
+        rejected: dict[Node, Any] = {}
+        counts: dict[tuple[str, str], int] = {}
+        for match in self.matches:
+            if match.accepted:
+                if match.config is not None and match.stage != SHARED and match.rule is not None:
+                    key = (match.rule or "?", match.stage)
+                    counts[key] = counts.get(key, 0) + 1
+                for i, n in enumerate(match.nodes):
+                    accepted.setdefault(n, (match, i))
+                continue
+            for n in match.nodes:  # a match it starts says more than one it is inside
+                if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
+                    rejected[n] = match
+        first = set(accepted)
+        entries = []
+        for i, n in enumerate(self.nodes):
+            if n.op != "call_function" or n.target is operator.getitem:
+                continue
+            if n in accepted:
+                entries.append(_accepted(n, *accepted[n], self.specs))
+            elif n in added:
+                entries.append(_added(n, added[n], self.specs))
+            elif n in rejected:
+                entries.append(_rejected(n, rejected[n], first, quantizer, self._qa[i]))
+            else:
+                inputs: dict[Node, None] = {}  # Node.all_input_nodes, of the kept arguments
+                map_arg((self._args[i], self._kwargs[i]), inputs.setdefault)
+                entries.append(_unmatched(n, quantizer, self.seen, self.said, inputs))
+        matches = tuple((r, s, c) for (r, s), c in counts.items())
+        return tuple(entries), matches
 
 
 def _nothing(n: Node) -> None:
     return None
 
 
-def _added(n: Node, owner: str) -> Entry:
+def _added(n: Node, owner: str, describe_specs: Specs) -> Entry:
     """An op a quantizer added with ``add_quantizer`` annotated (no stage matched it)."""
     return Entry(n.name, _op(n), True, "annotated", f"annotated by {owner} (add_quantizer)",
                  owner, "added quantizer", "op", describe_specs(n, n))  # fmt: skip

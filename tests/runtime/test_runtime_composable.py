@@ -302,3 +302,31 @@ def test_the_report_of_a_stage_whose_config_is_none_and_of_an_added_quantizer(tm
     assert not entries["relu"].quantized and "relu" in annotated  # marked, not quantized
     assert (entries["add"].rule, entries["add"].scope) == ("Foreign", "added quantizer")
     assert entries["add"].quantized and "add" in annotated
+
+
+def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(tmp_path):
+    """Annotate keeps what the report needs and explains nothing (the entries are worked out
+    when first read); read in ``validate`` (before prepare_pt2e puts observers between the
+    ops) or after prepare_pt2e, the entries are the same."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    made = generate(tmp_path, SPEC)
+    config = symmetric_config("per_tensor")
+    aten = torch.ops.aten
+
+    def quantizer():
+        q = made().add_stage(config, [aten.linear.default, aten.relu.default])
+        return q.add_stage(config).report(None)
+
+    early, later = quantizer(), quantizer()
+    read = []
+
+    def validate(model):
+        assert early.last_report._later is not None  # not explained yet
+        read.append([e.__dict__ for e in early.last_report.entries])
+
+    early.validate = validate
+    prepare_pt2e(_graph(), early)
+    prepare_pt2e(_graph(), later)
+    assert [e.__dict__ for e in later.last_report.entries] == read[0]
+    assert {e["reason"] for e in read[0]} == {"annotated", "skip", "no_rule"}

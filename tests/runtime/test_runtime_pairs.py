@@ -230,3 +230,31 @@ def test_a_match_an_earlier_pair_took_reports_annotated_as_the_composable_base_d
     assert not relu.quantized and relu.reason == "annotated"
     assert relu.reason == match_report.REASONS[composable.REJECT_MATCHED]
     assert "linear was matched first" in relu.detail
+
+
+def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(made):
+    """As the composable base's: annotate explains nothing; read before prepare_pt2e puts
+    observers between the ops (in ``validate``) or after, the entries are the same, the
+    float ops' (no pair has addmm here) from the arguments the annotate saw."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    _, _, graph, getter = made
+    config = symmetric_config("per_tensor")
+
+    def quantizer():
+        q = getter().add_pair([torch.ops.aten.linear.default, torch.ops.aten.relu.default], config)
+        return q.add_pair(torch.ops.aten.cat.default, config).report(None)
+
+    early, later = quantizer(), quantizer()
+    read = []
+
+    def validate(model):
+        assert early.last_report._later is not None  # not explained yet
+        read.append([e.__dict__ for e in early.last_report.entries])
+
+    early.validate = validate
+    prepare_pt2e(graph()[0], early)
+    prepare_pt2e(graph()[0], later)
+    assert [e.__dict__ for e in later.last_report.entries] == read[0]
+    got = {e["node"]: (e["reason"], e["quantized"]) for e in read[0]}
+    assert got["relu"] == ("annotated", True) and got["addmm"][1] is False, got
