@@ -3,6 +3,8 @@
 
     python benchmarks/pt2e_report_instructions.py                       # transformer and cat, 1k
     python benchmarks/pt2e_report_instructions.py --sizes 1000 4000 --targets xnnpack
+    python benchmarks/pt2e_report_instructions.py --families conv transformer cat \
+        --sizes 1000 4000 16000 --variants off      # how annotate grows with the graph
 
 The graphs, targets and variants of ``benchmarks/pt2e_report_scale.py``, but
 each annotate's instructions are counted by valgrind's callgrind instead of
@@ -14,7 +16,11 @@ around each annotate only (through a five-line C library built with gcc from
 garbage frozen; making the quantizer, clearing the graph's annotations and
 exporting are not counted. Needs valgrind, its headers and gcc (Debian's
 valgrind and gcc). About 50x slower than the timed script: 1k nodes take
-minutes. A measurement, not a test.
+minutes. Given more than one size, it also prints how the count grows with the
+graph: the exponent k of instructions ~ nodes^k between each size and the next
+(k = 1: linear; a count, unlike a time, has no cache misses in it, so k above 1
+is work the code does per node that grows with the graph). A measurement, not a
+test.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import copy
 import ctypes
 import gc
+import math
 import os
 import re
 import shutil
@@ -81,6 +88,8 @@ def child(args: argparse.Namespace) -> None:
             nodes = len(gm.graph.nodes)
             for t in targets:
                 for v, (q, read, fresh) in variant_specs(t, "generated").items():
+                    if v not in args.variants:
+                        continue
                     counted(lib, f"{family.name}|{nodes}|{t.name}|{v}", q, gm, read, fresh)
 
 
@@ -104,12 +113,29 @@ def table(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
     ]
     for (family, nodes, target), c in found.items():
         off, on, read = (c.get(v, 0) for v in VARIANTS)
-        ratios = f"{on / off:.3f} | {read / off:.3f}" if off else "- | -"
-        lines.append(
-            f"| {family} | {int(nodes):,} | {target} | {off / 1e6:.1f}M | {on / 1e6:.1f}M "
-            f"| {read / 1e6:.1f}M | {ratios} |"
-        )
+        ratios = [f"{x / off:.3f}" if off and x else "-" for x in (on, read)]
+        shown = [f"{x / 1e6:.1f}M" if x else "-" for x in (off, on, read)]
+        lines.append(f"| {family} | {int(nodes):,} | {target} | {' | '.join(shown + ratios)} |")
     return "\n".join(lines)
+
+
+def growth(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
+    """The exponent k of instructions ~ nodes^k, each variant, between each size of a family
+    and the next (and the smallest and the largest, when there are three or more)."""
+    lines = ["| model | target | variant | nodes | k |", "|" + " --- |" * 5]
+    by: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+    for (family, nodes, target), c in found.items():
+        for v, n in c.items():
+            by.setdefault((family, target, v), []).append((int(nodes), n))
+    for (family, target, v), points in by.items():
+        points.sort()
+        pairs = list(zip(points, points[1:])) + (
+            [(points[0], points[-1])] if len(points) > 2 else []
+        )
+        for (a, ca), (b, cb) in pairs:
+            k = math.log(cb / ca) / math.log(b / a)
+            lines.append(f"| {family} | {target} | {v} | {a:,} → {b:,} | {k:.2f} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--families", nargs="+", default=list(FAMILY_NAMES))
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000])
     ap.add_argument("--targets", nargs="+", default=list(MAIN))
+    ap.add_argument(
+        "--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="default: all"
+    )
     args = ap.parse_args(argv)
     if os.environ.get(CHILD):
         child(args)
@@ -139,7 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if run.returncode != 0:
             return run.returncode
         print("instructions of one annotate (callgrind), report off / on / on and read")
-        print(table(counts(folder)))
+        found = counts(folder)
+        print(table(found))
+        if grown := growth(found):
+            print("\ngrowth: instructions ~ nodes^k")
+            print(grown)
     return 0
 
 

@@ -98,6 +98,8 @@ def annotate_call(
             len(who.last_report.entries)
         return time.perf_counter() - start
 
+    # the names of the nodes the last call annotated
+    call.annotated = lambda: {n.name for n in mine.graph.nodes if KEY in n.meta}  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]
 
 
@@ -185,6 +187,37 @@ class Figures:
     # The node counts a graph had in other runs merged by ``--from``: another environment's
     # torch may export the same model with a node more or less.
     more: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    # Nodes annotated by (family, nodes, target): generated, hand-written, whether the same
+    # nodes (by name); what makes the two times a comparison of the same work.
+    annotated: dict[tuple[str, int, str], tuple[int, int, bool]] = field(default_factory=dict)
+
+    def compare(self, family: str, nodes: int, target: str, variants: dict[str, Any]) -> None:
+        """Note what the generated and the hand-written class annotated (after a round)."""
+        gen, ref = (variants.get(v) for v in ("gen", "ref"))
+        if (
+            gen is None
+            or ref is None
+            or any((family, nodes, target, v) not in self.times for v in ("gen", "ref"))
+        ):
+            return
+        a, b = gen.annotated(), ref.annotated()
+        self.annotated[(family, nodes, target)] = (len(a), len(b), a == b)
+
+    def graphs(self, family: str) -> list[int]:
+        """The node counts of the family's graphs, every size, every export."""
+        return [
+            n
+            for (f, size), first in self.counts.items()
+            if f == family
+            for n in [first, *self.more.get((f, size), ())]
+        ]
+
+    def graph(self, family: str, size: int, nodes: int) -> None:
+        """Note a graph measured: the family's model at ``size`` has ``nodes`` nodes (a
+        second graph of it, a strict export or another environment's, is noted beside)."""
+        key = (family, size)
+        if self.counts.setdefault(key, nodes) != nodes and nodes not in self.more.get(key, ()):
+            self.more.setdefault(key, []).append(nodes)
 
     def nodes(self, family: str, size: int, target: str) -> int | None:
         """The node count of the graph ``target`` was measured on (of the runs merged, the
@@ -205,7 +238,7 @@ class Figures:
         k = (family, nodes, target, key)
         if k in self.over or len(self.times.get(k, ())) and self.times[k][0] > self.slow:
             return
-        smaller = [n for (f, _), n in self.counts.items() if f == family and n < nodes]
+        smaller = [n for n in self.graphs(family) if n < nodes]
         if any(
             (family, n, target, w) in self.over for n in smaller for w in (key, _NEEDS.get(key))
         ):
@@ -234,19 +267,24 @@ def measure(
     called after each graph: a long run saves what it has)."""
     for family in (f for f in FAMILIES if f.name in families):
         for size in sizes:
-            print(f"  exporting {family.name} at ~{size} nodes", file=sys.stderr)
-            start = time.perf_counter()
-            gm, _ = exported(family, size)
-            nodes = len(gm.graph.nodes)
-            print(f"  exported in {time.perf_counter() - start:.0f} s", file=sys.stderr)
-            todo = {t.name: calls(t, package, gm) for t in targets}
-            for r in range(rounds):
-                print(f"  {family.name} {nodes} nodes: round {r + 1}/{rounds}", file=sys.stderr)
-                for name, variants in todo.items():
-                    for key, call in variants.items():
-                        figures.run(family.name, nodes, name, key, call)
-            figures.counts[(family.name, size)] = nodes
-            done(figures)
+            for strict in sorted({t.strict for t in targets}):  # non-strict first
+                how = "strict" if strict else "non-strict"
+                print(f"  exporting {family.name} at ~{size} nodes ({how})", file=sys.stderr)
+                start = time.perf_counter()
+                gm, _ = exported(family, size, strict)
+                nodes = len(gm.graph.nodes)
+                print(f"  exported in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+                todo = {t.name: calls(t, package, gm) for t in targets if t.strict == strict}
+                for r in range(rounds):
+                    print(f"  {family.name} {nodes} nodes: round {r + 1}/{rounds}", file=sys.stderr)
+                    for name, variants in todo.items():
+                        for key, call in variants.items():
+                            figures.run(family.name, nodes, name, key, call)
+                        if r == 0:
+                            figures.compare(family.name, nodes, name, variants)
+                figures.graph(family.name, size, nodes)
+                del todo, gm
+                done(figures)
     return figures
 
 
@@ -347,7 +385,11 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
         "limit": f.limit,
         "slow": f.slow,
         "rounds": rounds,
-        "graphs": [{"family": fam, "size": s, "nodes": n} for (fam, s), n in f.counts.items()],
+        "graphs": [
+            {"family": fam, "size": s, "nodes": n}
+            for (fam, s), first in f.counts.items()
+            for n in [first, *f.more.get((fam, s), ())]
+        ],
         "times": [
             {
                 "family": k[0],
@@ -362,6 +404,11 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
             {"family": k[0], "nodes": k[1], "target": k[2], "variant": k[3], "what": w}
             for k, w in sorted(f.over.items())
         ],
+        "annotated": [
+            {"family": k[0], "nodes": k[1], "target": k[2], "generated": a, "reference": b}
+            | {"same": same}
+            for k, (a, b, same) in sorted(f.annotated.items())
+        ],
     }
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
@@ -375,13 +422,14 @@ def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
         data = json.loads(path.read_text(encoding="utf-8"))
         f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
         for g in data["graphs"]:
-            key, n = (g["family"], g["size"]), g["nodes"]
-            if f.counts.setdefault(key, n) != n and n not in f.more.setdefault(key, []):
-                f.more[key].append(n)
+            f.graph(g["family"], g["size"], g["nodes"])
         for t in data["times"]:
             f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
         for o in data["over"]:
             f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
+        for a in data.get("annotated", ()):  # not in the figures of before it was recorded
+            key = (a["family"], a["nodes"], a["target"])
+            f.annotated[key] = (a["generated"], a["reference"], a["same"])
     order = {fam.name: i for i, fam in enumerate(FAMILIES)}
     f.counts = dict(sorted(f.counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
     return f, rounds
@@ -403,9 +451,48 @@ def render(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
         f"{f.slow:g} s ran once); ratio: generated / hand-written (on/off: report on / off; "
         "the report is explained when first read: report read is annotate and that). "
         f"`> {f.limit:g} s`: stopped after {f.limit:g} s; `> {f.limit:g} s*`: not run, over "
-        f"{f.limit:g} s on a smaller graph.\n\n"
-        f"{table(f, targets)}\n\nGrowth of annotate time, time ~ nodes^k:\n\n"
+        f"{f.limit:g} s on a smaller graph.{_strict(targets)}\n\n"
+        f"{table(f, targets)}\n\n{annotated(f, targets)}Growth of annotate time, time ~ nodes^k:\n\n"
         f"{growth(f, targets)}"
+    )
+
+
+def annotated(f: Figures, targets: Sequence[Target]) -> str:
+    """Whether each row's two classes annotated the same nodes: a sentence when all did (and
+    annotated some), else a table of the rows that did not. Empty for figures saved before
+    this was recorded."""
+    names = {t.name for t in targets}
+    got = {k: v for k, v in f.annotated.items() if k[2] in names}
+    if not got:
+        return ""
+    odd = {k: v for k, v in got.items() if not v[2] or not v[0]}
+    if not odd:
+        least, most = min(v[0] for v in got.values()), max(v[0] for v in got.values())
+        return (
+            f"On each of the {len(got)} rows where both annotates finished, the generated and "
+            f"the hand-written class annotated the same nodes ({least:,} to {most:,}).\n\n"
+        )
+    lines = [
+        "Rows where the two classes did not annotate the same nodes, or annotated none:",
+        "",
+        "| model | nodes | target | generated annotated | hand-written annotated | same nodes |",
+        "|" + " --- |" * 6,
+    ]
+    for (family, nodes, target), (a, b, same) in odd.items():
+        lines.append(
+            f"| {family} | {nodes:,} | {target} | {a:,} | {b:,} | {'yes' if same else 'no'} |"
+        )
+    return "\n".join(lines) + "\n\n"
+
+
+def _strict(targets: Sequence[Target]) -> str:
+    names = [t.name for t in targets if t.strict]
+    if not names:
+        return ""
+    return (
+        f" {', '.join(names)}: on a strict export of the same model, as its flow exports (its "
+        "patterns match source partitions, which a non-strict export does not record), with "
+        "its own node count."
     )
 
 

@@ -95,10 +95,10 @@ FAMILIES = (
 )
 
 
-def export(family: Family, blocks: int) -> torch.fx.GraphModule:
+def export(family: Family, blocks: int, strict: bool = False) -> torch.fx.GraphModule:
     torch.manual_seed(0)
     net = nn.Sequential(family.stem(), *[family.block() for _ in range(blocks)]).eval()
-    return torch.export.export(net, (family.example(),), strict=False).module()
+    return torch.export.export(net, (family.example(),), strict=strict).module()
 
 
 def blocks_for(family: Family, nodes: int) -> int:
@@ -107,6 +107,9 @@ def blocks_for(family: Family, nodes: int) -> int:
     return max(1, round((nodes - (one - (two - one))) / (two - one)))
 
 
-def exported(family: Family, nodes: int) -> tuple[torch.fx.GraphModule, torch.Tensor]:
-    """The family's model of about ``nodes`` nodes, exported, and its example input."""
-    return export(family, blocks_for(family, nodes)), family.example()
+def exported(
+    family: Family, nodes: int, strict: bool = False
+) -> tuple[torch.fx.GraphModule, torch.Tensor]:
+    """The family's model of about ``nodes`` nodes (as a non-strict export counts them),
+    exported (``strict``: by torch.export's strict tracer), and its example input."""
+    return export(family, blocks_for(family, nodes), strict), family.example()

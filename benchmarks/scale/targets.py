@@ -33,6 +33,10 @@ class Target:
     # Whether each annotate gets a new quantizer (untimed): ExecuTorch's composable classes
     # keep the last annotate's annotations and refuse a graph whose annotations were cleared.
     fresh: bool = False
+    # Whether it annotates a strict export of each model (a graph of its own), as its flow
+    # exports: its patterns match source partitions, which a non-strict export does not
+    # record (ExecuTorch's Cadence quantizer and its stand-in annotate nothing there).
+    strict: bool = False
 
     def generated_class(self, package: str) -> Any:
         if self.stands_in:
@@ -137,5 +141,6 @@ TARGETS = (
         setup="_no_config",
         env="cadence",
         fresh=True,
+        strict=True,
     ),
 )
