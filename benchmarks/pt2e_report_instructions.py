@@ -46,7 +46,7 @@ if not __package__:  # run as a script: the repository is the root
     sys.path.insert(0, str(REPO))
 
 from benchmarks.pt2e_report_scale import FAMILY_NAMES, MAIN, VARIANTS, variant_specs  # noqa: E402
-from benchmarks.pt2e_scale import clear  # noqa: E402
+from benchmarks.pt2e_scale import pristine  # noqa: E402
 
 CONTROL = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
@@ -59,8 +59,9 @@ def counted(lib: Any, label: str, q: Any, gm: Any, read: bool, fresh: Any) -> No
     """One warm-up annotate of ``q`` (or of a ``fresh()`` one), then one counted, dumped as
     ``label``."""
     mine = q.transform_for_annotation(copy.deepcopy(gm))
+    undo = pristine(mine)
     for count in (False, True):
-        clear(mine)
+        undo()
         who = fresh() if fresh is not None else q
         gc.collect()
         gc.freeze()

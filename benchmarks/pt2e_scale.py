@@ -81,6 +81,22 @@ def clear(gm: Any) -> None:
         n.meta.pop(KEY, None)
 
 
+def pristine(gm: Any) -> Callable[[], None]:
+    """What undoes an annotate of ``gm``: each node's meta put back as it is now. Not only the
+    annotations: ExecuTorch's Arm classes (and the generated ones, as theirs) also mark the
+    nodes they matched (``quantizer_matched``, ``custom``, ``_arm_disallow_tfa``) and pass
+    over marked nodes, so a second annotate of a graph whose annotations alone were cleared
+    annotates nothing. Dict values (``custom``) are copied, being changed in place."""
+    kept = [(n.meta, dict(n.meta)) for n in gm.graph.nodes]
+
+    def undo() -> None:
+        for meta, was in kept:
+            meta.clear()
+            meta.update({k: dict(v) if type(v) is dict else v for k, v in was.items()})
+
+    return undo
+
+
 def annotate_call(
     q: Any, gm: Any, read: bool = False, fresh: Callable[[], Any] | None = None
 ) -> Callable[[], None]:
@@ -88,9 +104,10 @@ def annotate_call(
     ``read``: and the entries of its report read (the report explains the annotate then);
     ``fresh``: each call annotates with a new quantizer it makes (untimed)."""
     mine = q.transform_for_annotation(copy.deepcopy(gm))
+    undo = pristine(mine)
 
     def call() -> float:
-        clear(mine)
+        undo()
         who = fresh() if fresh is not None else q
         start = time.perf_counter()
         who.annotate(mine)
@@ -190,18 +207,25 @@ class Figures:
     # Nodes annotated by (family, nodes, target): generated, hand-written, whether the same
     # nodes (by name); what makes the two times a comparison of the same work.
     annotated: dict[tuple[str, int, str], tuple[int, int, bool]] = field(default_factory=dict)
+    # The (family, nodes, target, variant)s of which a round annotated other nodes than the
+    # first round: rounds that did not time the same work.
+    unsteady: set[tuple[str, int, str, str]] = field(default_factory=set)
+    _first: dict[tuple[str, int, str, str], set[str]] = field(default_factory=dict)
 
-    def compare(self, family: str, nodes: int, target: str, variants: dict[str, Any]) -> None:
-        """Note what the generated and the hand-written class annotated (after a round)."""
-        gen, ref = (variants.get(v) for v in ("gen", "ref"))
-        if (
-            gen is None
-            or ref is None
-            or any((family, nodes, target, v) not in self.times for v in ("gen", "ref"))
-        ):
-            return
-        a, b = gen.annotated(), ref.annotated()
-        self.annotated[(family, nodes, target)] = (len(a), len(b), a == b)
+    def compare(
+        self, family: str, nodes: int, target: str, variants: dict[str, Any], round: int
+    ) -> None:
+        """Note what each annotate of round ``round`` annotated (after the round): the
+        generated and the hand-written class's first, and any round that differs from it."""
+        for key, call in variants.items():
+            k = (family, nodes, target, key)
+            if hasattr(call, "annotated") and len(self.times.get(k, ())) == round + 1:
+                got = call.annotated()
+                if self._first.setdefault(k, got) != got:
+                    self.unsteady.add(k)
+        a, b = (self._first.get((family, nodes, target, v)) for v in ("gen", "ref"))
+        if a is not None and b is not None:
+            self.annotated[(family, nodes, target)] = (len(a), len(b), a == b)
 
     def graphs(self, family: str) -> list[int]:
         """The node counts of the family's graphs, every size, every export."""
@@ -280,8 +304,7 @@ def measure(
                     for name, variants in todo.items():
                         for key, call in variants.items():
                             figures.run(family.name, nodes, name, key, call)
-                        if r == 0:
-                            figures.compare(family.name, nodes, name, variants)
+                        figures.compare(family.name, nodes, name, variants, r)
                 figures.graph(family.name, size, nodes)
                 del todo, gm
                 done(figures)
@@ -404,6 +427,7 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
             {"family": k[0], "nodes": k[1], "target": k[2], "variant": k[3], "what": w}
             for k, w in sorted(f.over.items())
         ],
+        "unsteady": [list(k) for k in sorted(f.unsteady)],
         "annotated": [
             {"family": k[0], "nodes": k[1], "target": k[2], "generated": a, "reference": b}
             | {"same": same}
@@ -427,6 +451,7 @@ def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
             f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
         for o in data["over"]:
             f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
+        f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))  # type: ignore[misc]
         for a in data.get("annotated", ()):  # not in the figures of before it was recorded
             key = (a["family"], a["nodes"], a["target"])
             f.annotated[key] = (a["generated"], a["reference"], a["same"])
@@ -458,31 +483,38 @@ def render(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
 
 
 def annotated(f: Figures, targets: Sequence[Target]) -> str:
-    """Whether each row's two classes annotated the same nodes: a sentence when all did (and
-    annotated some), else a table of the rows that did not. Empty for figures saved before
-    this was recorded."""
+    """Whether each row's two classes annotated the same nodes, and each round what its first
+    did: a sentence when all did (and annotated some), else what did not. Empty for figures
+    saved before this was recorded."""
     names = {t.name for t in targets}
     got = {k: v for k, v in f.annotated.items() if k[2] in names}
     if not got:
         return ""
     odd = {k: v for k, v in got.items() if not v[2] or not v[0]}
-    if not odd:
+    unsteady = sorted(k for k in f.unsteady if k[2] in names)
+    if not odd and not unsteady:
         least, most = min(v[0] for v in got.values()), max(v[0] for v in got.values())
         return (
             f"On each of the {len(got)} rows where both annotates finished, the generated and "
-            f"the hand-written class annotated the same nodes ({least:,} to {most:,}).\n\n"
+            f"the hand-written class annotated the same nodes ({least:,} to {most:,}), and "
+            "each round of each annotate the nodes its first round did.\n\n"
         )
-    lines = [
-        "Rows where the two classes did not annotate the same nodes, or annotated none:",
-        "",
-        "| model | nodes | target | generated annotated | hand-written annotated | same nodes |",
-        "|" + " --- |" * 6,
-    ]
-    for (family, nodes, target), (a, b, same) in odd.items():
-        lines.append(
-            f"| {family} | {nodes:,} | {target} | {a:,} | {b:,} | {'yes' if same else 'no'} |"
-        )
-    return "\n".join(lines) + "\n\n"
+    lines = []
+    if odd:
+        lines += [
+            "Rows where the two classes did not annotate the same nodes, or annotated none:",
+            "",
+            "| model | nodes | target | generated annotated | hand-written annotated | same nodes |",
+            "|" + " --- |" * 6,
+        ]
+        for (family, nodes, target), (a, b, same) in odd.items():
+            yes = "yes" if same else "no"
+            lines.append(f"| {family} | {nodes:,} | {target} | {a:,} | {b:,} | {yes} |")
+        lines.append("")
+    if unsteady:
+        shown = ", ".join(f"{t} {v} on {fam} {n:,}" for fam, n, t, v in unsteady)
+        lines += [f"Annotates of which a round annotated other nodes than the first: {shown}.", ""]
+    return "\n".join(lines) + "\n"
 
 
 def _strict(targets: Sequence[Target]) -> str:

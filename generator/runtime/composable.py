@@ -344,9 +344,10 @@ def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[
     SharedQspecQuantizer); the clusters, accepted or left float. ``fallback``: the spec of a
     cluster that touches a quantized model input or output but finds no spec around it."""
     out = []
-    for node in model.graph.nodes:
+    order = {n: i for i, n in enumerate(model.graph.nodes)}  # once: not once per cluster
+    for node in order:
         if node.target in ops and KEY not in node.meta:
-            out.append(_cluster(node, ops, fallback))
+            out.append(_cluster(node, ops, order, fallback))
     return out
 
 
@@ -394,14 +395,13 @@ def _gather(root: Node, ops: Sequence[Any]) -> tuple[set[Node], list[Any], bool,
     return nodes, specs, io, io8
 
 
-def _cluster(root: Node, ops: Sequence[Any], fallback: Any = None) -> Match:
+def _cluster(root: Node, ops: Sequence[Any], order: dict[Node, int], fallback: Any = None) -> Match:
     if not _float_inputs(root) and not _float_users(root):
         mark(root, {}, None, True)
         return Match([root], False, "No float inputs nor outputs to annotate")
     nodes, specs, io, io8 = _gather(root, ops)
     if not specs and io and fallback is not None:
         specs = [fallback]
-    order = {n: i for i, n in enumerate(root.graph.nodes)}
     ordered = sorted(nodes, key=lambda n: order.get(n, 0))
     if io8 and any(n.target in UINT8_IO_BRIDGES for n in nodes):
         return Match(ordered, False, "Shared-qspec bridge cluster touches uint8 model IO.")

@@ -123,3 +123,30 @@ def test_figures_of_two_environments_merge_into_one_table(
     assert [r.split("|")[3].strip() for r in rows[2:]] == names
     assert [r.split("|")[6].strip() for r in rows[2:]] == ["0.50x", "1.00x"]
     assert [r.split("|")[2].strip() for r in rows[2:]] == ["98", "97"]
+
+
+def test_each_timed_annotate_starts_from_the_graph_as_it_was_before_any():
+    """A class that marks the nodes it matched and passes over marked ones (as ExecuTorch's
+    Arm classes do) annotates the same nodes in every round: the meta is put back, not only
+    the annotations cleared."""
+    import torch
+
+    class Marks:
+        def transform_for_annotation(self, gm):
+            return gm
+
+        def annotate(self, gm):
+            for n in gm.graph.nodes:
+                if n.op == "call_function" and not n.meta.get("matched"):
+                    n.meta["matched"] = True
+                    n.meta.setdefault("custom", {})["seen"] = True
+                    n.meta[pt2e_scale.KEY] = object()
+            return gm
+
+    gm = torch.export.export(torch.nn.ReLU(), (torch.randn(2),)).module()
+    call = pt2e_scale.annotate_call(Marks(), gm)
+    f = pt2e_scale.Figures(20.0, 5.0)
+    for r in range(2):
+        f.run("relu", 3, "marks", "gen", call)
+        f.compare("relu", 3, "marks", {"gen": call}, r)
+    assert call.annotated() == {"relu"} and not f.unsteady
