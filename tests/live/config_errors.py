@@ -113,20 +113,9 @@ def compare(target: str) -> dict[str, Any]:
 
 def run(target: str) -> dict[str, Any]:
     """``compare(target)`` in the Arm environment (from the project's tests)."""
-    import subprocess
-
-    from tests.support import REPO
-
     from .envs import ARM
 
-    done = subprocess.run(
-        [str(ARM.python()), "-m", "tests.live.config_errors", target],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        timeout=600,
-    )
+    done = ARM.run_module("tests.live.config_errors", target)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 

@@ -103,6 +103,21 @@ class Env:
             pytest.fail(f"CI makes this environment before the tests (.ci/run): {reason}", False)
         pytest.skip(reason)
 
+    def run_module(
+        self, module: str, *args: str, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        """``python -m module *args`` with this environment's Python, from the checkout (which
+        is how it imports the project), with a bare environment: a PATH, one torch thread,
+        no byte code written into the checkout by another Python. Output captured as text."""
+        return subprocess.run(
+            [str(self.python()), "-m", module, *args],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+            timeout=timeout,
+        )
+
     def create(self, log: IO[str] | None = None) -> Path:
         """Make the environment (if it is not made yet) and return its Python; pip's output
         goes to ``log`` (default: nowhere), its errors to ``log`` (default: stderr)."""

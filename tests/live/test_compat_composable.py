@@ -10,11 +10,8 @@ environment has not been made (``python -m tests.live.envs arm --create``).
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-
-from tests.support import REPO
 
 from .envs import ARM
 
@@ -23,14 +20,7 @@ pytestmark = ARM.needed("ExecuTorch's Arm stack")
 
 @pytest.fixture(scope="module")
 def reports() -> dict:
-    run = subprocess.run(
-        [str(ARM.python()), "-m", "tests.live.composable_compat"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        timeout=600,
-    )
+    run = ARM.run_module("tests.live.composable_compat")
     assert run.returncode == 0, run.stderr[-3000:]  # a Disagreement fails the run
     return json.loads(run.stdout)
 

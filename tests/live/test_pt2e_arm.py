@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
@@ -71,14 +70,8 @@ SELF = (
 
 
 def zoo(quantizer: str, names: list[str], *options: str) -> tuple[int, dict]:
-    run = subprocess.run(
-        [str(ARM.python()), "-m", "tests.live.arm_zoo", "--quantizer", quantizer]
-        + [*options, *names],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        timeout=1800,
+    run = ARM.run_module(
+        "tests.live.arm_zoo", "--quantizer", quantizer, *options, *names, timeout=1800
     )
     assert run.stdout, run.stderr[-3000:]
     return run.returncode, json.loads(run.stdout)

@@ -13,11 +13,8 @@ subset of the zoo, one model per kind of rule (about 40 seconds);
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-
-from tests.support import REPO
 
 from . import config_errors
 from .envs import ARM
@@ -41,14 +38,7 @@ SUBSET = [
 
 
 def zoo(names: list[str]) -> dict:
-    run = subprocess.run(
-        [str(ARM.python()), "-m", "tests.live.cortex_m_zoo", *names],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        timeout=600,
-    )
+    run = ARM.run_module("tests.live.cortex_m_zoo", *names)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)
 
