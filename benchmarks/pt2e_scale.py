@@ -4,6 +4,7 @@
     python benchmarks/pt2e_scale.py            # ~1k, 4k, 16k nodes, medians of 3 rounds
     python benchmarks/pt2e_scale.py --quick    # small graphs, one round: a smoke test
     python benchmarks/pt2e_scale.py --docs     # also write the table and plot into the docs
+    python benchmarks/pt2e_scale.py --envs     # and the Arm targets, in the Arm environment
 
 Exports each model family (benchmarks/scale/models.py: conv nets with batch
 norm and residual adds, transformer blocks, cat-heavy nets) at each size, and
@@ -24,6 +25,7 @@ import copy
 import gc
 import json
 import math
+import os
 import signal
 import statistics
 import subprocess
@@ -403,7 +405,11 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
     """The figures as JSON (sorted, seconds to 4 places): what ``--from`` reads back, and what
     the docs site's ``<!-- bcfg:scale TARGET -->`` marker shows (docs/hooks.py)."""
     data = {
-        "targets": {t.name: {"generated": t.generated, "reference": t.reference} for t in targets},
+        "targets": {
+            t.name: {"generated": t.generated, "reference": t.reference}
+            | ({"strict": True} if t.strict else {})
+            for t in targets
+        },
         "families": {fam.name: fam.what for fam in FAMILIES},
         "limit": f.limit,
         "slow": f.slow,
@@ -517,6 +523,60 @@ def annotated(f: Figures, targets: Sequence[Target]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def in_envs(
+    missing: list[Target],
+    args: argparse.Namespace,
+    sizes: Sequence[int],
+    rounds: int,
+    figures: Figures,
+    targets: list[Target],
+) -> tuple[Figures, list[Target]]:
+    """The targets whose reference imports only in another environment (``--envs``): each
+    environment's measured by this benchmark run with its Python, after this run (the same
+    sizes, rounds, families and limits), and merged with this run's figures as ``--from``
+    merges them. An environment not made is said and left out."""
+    from tests.live.envs import ENVS
+
+    by_env: dict[str, list[Target]] = {}
+    for t in missing:
+        by_env.setdefault(t.env, []).append(t)
+    with tempfile.TemporaryDirectory(prefix="bcfg-scale-envs-") as tmp:
+        files = [Path(tmp) / "here.json"]
+        files[0].write_text(as_json(figures, rounds, targets), encoding="utf-8")
+        for name, some in by_env.items():
+            names = [t.name for t in some]
+            env = ENVS.get(name)
+            if env is None or not env.ready():
+                how = f"`{env.command()}` makes it" if env is not None else "no such environment"
+                print(f"  {', '.join(names)}: not measured: {how}", file=sys.stderr)
+                continue
+            out = Path(tmp) / f"{name}.json"
+            command = [str(env.python()), str(Path(__file__).resolve()), "--targets", *names]
+            command += ["--sizes", *map(str, sizes), "--rounds", str(rounds)]
+            command += ["--families", *args.families, "--timeout", str(args.timeout)]
+            command += ["--slow", str(args.slow), "--json", str(out)]
+            command += ["--plot", str(Path(tmp) / f"{name}.svg")]
+            if args.generated_from:
+                command += ["--generated-from", args.generated_from]
+            print(f"  the {name} environment: {', '.join(names)}", file=sys.stderr)
+            run = subprocess.run(
+                command,
+                cwd=REPO,
+                env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"},
+                stdout=subprocess.DEVNULL,
+            )
+            if run.returncode != 0 or not out.is_file():
+                print(
+                    f"  the {name} environment's run failed (exit {run.returncode})",
+                    file=sys.stderr,
+                )
+                continue
+            files.append(out)
+            targets = targets + some
+        merged, _ = from_json(files)
+    return merged, [t for t in TARGETS if t in targets]
+
+
 def _strict(targets: Sequence[Target]) -> str:
     names = [t.name for t in targets if t.strict]
     if not names:
@@ -545,6 +605,12 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"a call slower than this is not repeated (default {SLOW:g})",
     )
     ap.add_argument("--generated-from", metavar="REV", help="the generated quantizers of git REV")
+    ap.add_argument(
+        "--envs",
+        action="store_true",
+        help="also measure the targets whose reference imports only in another environment "
+        "(the Arm ones: python -m tests.live.envs arm --create), with its Python, after this run",
+    )
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     ap.add_argument(
         "--from",
@@ -568,12 +634,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = 1 if args.quick else max(1, args.rounds)
     targets = [t for t in TARGETS if t.name in args.targets]
+    missing: list[Target] = []
     if not args.saved:  # measured: the targets whose reference imports in this environment
         missing = [t for t in targets if not t.available()]
         for t in missing:
+            later = "measured there after this run (--envs)" if args.envs else "--envs measures it"
             print(
-                f"  {t.name}: not here: {t.reference} does not import "
-                f"(run with the Python of `python -m tests.live.envs {t.env or 'its'}`)",
+                f"  {t.name}: not here: {t.reference} imports in the {t.env or 'its own'} "
+                f"environment (`python -m tests.live.envs {t.env}`): {later}",
                 file=sys.stderr,
             )
         targets = [t for t in targets if t not in missing]
@@ -594,6 +662,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 Figures(args.timeout, args.slow),
                 lambda f: args.json and args.json.write_text(as_json(f, rounds, targets)),
             )
+        if args.envs and missing:
+            figures, targets = in_envs(missing, args, sizes, rounds, figures, targets)
     text = render(figures, rounds, targets)
     print(text)
     saved = as_json(figures, rounds, targets)

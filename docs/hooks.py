@@ -414,6 +414,8 @@ def scale_markdown(target: str, page_uri: str, figures: Path = SCALE) -> str:
     gen, ref = f"`{names['generated']}`", f"`{names['reference'].replace(':', '.')}`"
     lead = next((r for r in rows if r[0] == "transformer"), rows[0])
     model = data["families"].get(lead[0], lead[0]).split(":")[0]  # "conv net: conv, ..."
+    if names.get("strict"):  # annotated on a strict export of each model, as its flow's
+        model += " (a strict export, as its flow exports)"
     took = lead[3] if lead[3].startswith(">") else f"{lead[3]}"
     link = "../" * page_uri.count("/") + "contributing/benchmarks.md#pt2e-quantizers-at-scale"
     out = [

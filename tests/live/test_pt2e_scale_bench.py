@@ -150,3 +150,21 @@ def test_each_timed_annotate_starts_from_the_graph_as_it_was_before_any():
         f.run("relu", 3, "marks", "gen", call)
         f.compare("relu", 3, "marks", {"gen": call}, r)
     assert call.annotated() == {"relu"} and not f.unsteady
+
+
+def test_envs_measures_a_target_of_another_environment_with_its_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--envs``: Cortex-M's reference imports only in the Arm environment; the benchmark
+    runs itself there for it and merges its row into this run's table."""
+    from tests.live.envs import ARM
+
+    if not ARM.ready():
+        ARM.check("ExecuTorch's Cortex-M quantizer")  # skips here, fails in CI
+    args = ["--sizes", "60", "--rounds", "1", "--families", "conv", "--envs"]
+    args += ["--targets", "xnnpack", "cortex_m", "--plot", str(tmp_path / "p.svg")]
+    assert pt2e_scale.main(args) == 0
+    out = capsys.readouterr().out
+    rows = [r for r in out.splitlines() if r.startswith("| conv |") and r.count("|") == 14]
+    assert [r.split("|")[3].strip() for r in rows] == ["xnnpack", "cortex_m"], out
+    assert "On each of the 2 rows where both annotates finished" in out, out
