@@ -135,7 +135,8 @@ def _slow_reason(path: str) -> str | None:
 # comparisons and deployment in one child process, test_fastcheck.py's warm cache,
 # test_pages.py's first x86-inductor program run in test_pt2e_inductor_compile.py) are
 # the figure before, less the time the cut saved in a one-file run at load 4 to 5, scaled
-# alike.
+# alike. test_pt2e_scale_bench.py (its tiny-graph run, now with Cadence's strict export
+# and --envs' run in the Arm environment) took 196 s plus about 75 s alone at load 3.
 # A file not listed goes after these, a slow one (SLOW) before the quick ones.
 SECONDS = {
     "tests/live/test_pt2e_arm.py": 780,
@@ -145,6 +146,7 @@ SECONDS = {
     "tests/live/test_executorch_deploy.py": 330,
     "tests/tools/test_import.py": 280,
     "tests/infra/test_fastcheck.py": 275,
+    "tests/live/test_pt2e_scale_bench.py": 250,
     "tests/tools/test_diff.py": 240,
     "tests/live/test_compat.py": 210,
     "tests/live/test_compat_pt2e.py": 200,
