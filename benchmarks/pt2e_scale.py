@@ -498,12 +498,21 @@ def annotated(f: Figures, targets: Sequence[Target]) -> str:
         return ""
     odd = {k: v for k, v in got.items() if not v[2] or not v[0]}
     unsteady = sorted(k for k in f.unsteady if k[2] in names)
+    both = {
+        k[:3] for k in f.times if k[3] == "ref" and k[2] in names and k[:3] + ("gen",) in f.times
+    }
+    unchecked = len(both - set(got))  # rows of figures saved before this was recorded
     if not odd and not unsteady:
         least, most = min(v[0] for v in got.values()), max(v[0] for v in got.values())
+        before = (
+            f" (the other {unchecked} such rows are of a run before this was recorded)"
+            if unchecked
+            else ""
+        )
         return (
-            f"On each of the {len(got)} rows where both annotates finished, the generated and "
-            f"the hand-written class annotated the same nodes ({least:,} to {most:,}), and "
-            "each round of each annotate the nodes its first round did.\n\n"
+            f"On each of the {len(got)} rows where both annotates finished{before}, the "
+            f"generated and the hand-written class annotated the same nodes ({least:,} to "
+            f"{most:,}), and each round of each annotate the nodes its first round did.\n\n"
         )
     lines = []
     if odd:
