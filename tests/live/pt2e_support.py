@@ -427,6 +427,26 @@ def export_edge(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple, A
 # ------------------------------------------------- generated from a test spec
 
 
+def report_read_early_and_late(quantizer: Callable[[], Any], graph: Callable[[], Any]):
+    """The entries of a report read in ``validate`` (after annotate, before prepare_pt2e puts
+    observers between the ops) and of one read after prepare_pt2e, two quantizers made alike
+    annotating two graphs made alike (entries as dicts); the report is not explained before
+    its first read (asserted)."""
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    early, later = quantizer(), quantizer()
+    read = []
+
+    def validate(model: torch.fx.GraphModule) -> None:
+        assert early.last_report._later is not None  # not explained yet
+        read.append([e.__dict__ for e in early.last_report.entries])
+
+    early.validate = validate
+    prepare_pt2e(graph(), early)
+    prepare_pt2e(graph(), later)
+    return read[0], [e.__dict__ for e in later.last_report.entries]
+
+
 def generate(tmp_path: Any, text: str, allow: tuple[str, ...] = ("torch", "operator", "tests")):
     """Generate the quantizer of the spec ``text`` into a package under tmp_path; its getter."""
     spec = tmp_path / "t.bcfg"

@@ -308,7 +308,7 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(tmp_path
     """Annotate keeps what the report needs and explains nothing (the entries are worked out
     when first read); read in ``validate`` (before prepare_pt2e puts observers between the
     ops) or after prepare_pt2e, the entries are the same."""
-    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+    from tests.live.pt2e_support import report_read_early_and_late
 
     made = generate(tmp_path, SPEC)
     config = symmetric_config("per_tensor")
@@ -318,15 +318,6 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(tmp_path
         q = made().add_stage(config, [aten.linear.default, aten.relu.default])
         return q.add_stage(config).report(None)
 
-    early, later = quantizer(), quantizer()
-    read = []
-
-    def validate(model):
-        assert early.last_report._later is not None  # not explained yet
-        read.append([e.__dict__ for e in early.last_report.entries])
-
-    early.validate = validate
-    prepare_pt2e(_graph(), early)
-    prepare_pt2e(_graph(), later)
-    assert [e.__dict__ for e in later.last_report.entries] == read[0]
-    assert {e["reason"] for e in read[0]} == {"annotated", "skip", "no_rule"}
+    early, late = report_read_early_and_late(quantizer, _graph)
+    assert late == early
+    assert {e["reason"] for e in early} == {"annotated", "skip", "no_rule"}

@@ -236,7 +236,7 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(made):
     """As the composable base's: annotate explains nothing; read before prepare_pt2e puts
     observers between the ops (in ``validate``) or after, the entries are the same, the
     float ops' (no pair has addmm here) from the arguments the annotate saw."""
-    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+    from tests.live.pt2e_support import report_read_early_and_late
 
     _, _, graph, getter = made
     config = symmetric_config("per_tensor")
@@ -245,16 +245,7 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(made):
         q = getter().add_pair([torch.ops.aten.linear.default, torch.ops.aten.relu.default], config)
         return q.add_pair(torch.ops.aten.cat.default, config).report(None)
 
-    early, later = quantizer(), quantizer()
-    read = []
-
-    def validate(model):
-        assert early.last_report._later is not None  # not explained yet
-        read.append([e.__dict__ for e in early.last_report.entries])
-
-    early.validate = validate
-    prepare_pt2e(graph()[0], early)
-    prepare_pt2e(graph()[0], later)
-    assert [e.__dict__ for e in later.last_report.entries] == read[0]
-    got = {e["node"]: (e["reason"], e["quantized"]) for e in read[0]}
+    early, late = report_read_early_and_late(quantizer, lambda: graph()[0])
+    assert late == early
+    got = {e["node"]: (e["reason"], e["quantized"]) for e in early}
     assert got["relu"] == ("annotated", True) and got["addmm"][1] is False, got
