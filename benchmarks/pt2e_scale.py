@@ -78,11 +78,6 @@ def generated_package(rev: str | None, tmp: Path) -> str:
     return "generated_rev"
 
 
-def clear(gm: Any) -> None:
-    for n in gm.graph.nodes:
-        n.meta.pop(KEY, None)
-
-
 def pristine(gm: Any) -> Callable[[], None]:
     """What undoes an annotate of ``gm``: each node's meta put back as it is now. Not only the
     annotations: ExecuTorch's Arm classes (and the generated ones, as theirs) also mark the
@@ -229,14 +224,14 @@ class Figures:
         if a is not None and b is not None:
             self.annotated[(family, nodes, target)] = (len(a), len(b), a == b)
 
+    def counts_of(self, family: str, size: int) -> list[int]:
+        """The node counts of the family's model at ``size``: the first graph's, then those
+        of the others (a strict export, another environment's)."""
+        return [self.counts[(family, size)], *self.more.get((family, size), ())]
+
     def graphs(self, family: str) -> list[int]:
         """The node counts of the family's graphs, every size, every export."""
-        return [
-            n
-            for (f, size), first in self.counts.items()
-            if f == family
-            for n in [first, *self.more.get((f, size), ())]
-        ]
+        return [n for f, size in self.counts if f == family for n in self.counts_of(f, size)]
 
     def graph(self, family: str, size: int, nodes: int) -> None:
         """Note a graph measured: the family's model at ``size`` has ``nodes`` nodes (a
@@ -249,7 +244,7 @@ class Figures:
         """The node count of the graph ``target`` was measured on (of the runs merged, the
         last one that measured it), or None: not measured on it."""
         got = None
-        for n in [self.counts[(family, size)], *self.more.get((family, size), ())]:
+        for n in self.counts_of(family, size):
             if any(
                 (family, n, target, v) in d for v, _ in VARIANTS for d in (self.times, self.over)
             ):
@@ -416,8 +411,8 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
         "rounds": rounds,
         "graphs": [
             {"family": fam, "size": s, "nodes": n}
-            for (fam, s), first in f.counts.items()
-            for n in [first, *f.more.get((fam, s), ())]
+            for fam, s in f.counts
+            for n in f.counts_of(fam, s)
         ],
         "times": [
             {
@@ -648,11 +643,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = [t for t in targets if not t.available()]
         for t in missing:
             later = "measured there after this run (--envs)" if args.envs else "--envs measures it"
-            print(
-                f"  {t.name}: not here: {t.reference} imports in the {t.env or 'its own'} "
-                f"environment (`python -m tests.live.envs {t.env}`): {later}",
-                file=sys.stderr,
+            where = (
+                f"imports in the {t.env} environment (`python -m tests.live.envs {t.env}`): "
+                f"{later}"
+                if t.env
+                else "does not import here"
             )
+            print(f"  {t.name}: not here: {t.reference} {where}", file=sys.stderr)
         targets = [t for t in targets if t not in missing]
     if args.saved:
         figures, rounds = from_json(args.saved)

@@ -427,24 +427,31 @@ def export_edge(name: str, strict: bool) -> tuple[torch.fx.GraphModule, tuple, A
 # ------------------------------------------------- generated from a test spec
 
 
-def report_read_early_and_late(quantizer: Callable[[], Any], graph: Callable[[], Any]):
-    """The entries of a report read in ``validate`` (after annotate, before prepare_pt2e puts
-    observers between the ops) and of one read after prepare_pt2e, two quantizers made alike
-    annotating two graphs made alike (entries as dicts); the report is not explained before
-    its first read (asserted)."""
+def _entries(report: Any) -> list[dict[str, Any]]:
+    return [e.__dict__ for e in report.entries]
+
+
+def report_read_early_and_late(
+    quantizer: Callable[[], Any], graph: Callable[[], Any], read: Callable[[Any], Any] = _entries
+) -> tuple[Any, Any]:
+    """A report read in ``validate`` (after annotate, before prepare_pt2e puts observers
+    between the ops) and one read after prepare_pt2e, two quantizers made alike annotating two
+    graphs made alike (``read``: what is read of a report; default its entries as dicts); the
+    report is not explained before its first read (asserted)."""
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
     early, later = quantizer(), quantizer()
-    read = []
+    got = []
 
     def validate(model: torch.fx.GraphModule) -> None:
         assert early.last_report._later is not None  # not explained yet
-        read.append([e.__dict__ for e in early.last_report.entries])
+        got.append(read(early.last_report))
+        type(early).validate(early, model)
 
     early.validate = validate
     prepare_pt2e(graph(), early)
     prepare_pt2e(graph(), later)
-    return read[0], [e.__dict__ for e in later.last_report.entries]
+    return got[0], read(later.last_report)
 
 
 def generate(tmp_path: Any, text: str, allow: tuple[str, ...] = ("torch", "operator", "tests")):

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
 
 import torch  # noqa: E402
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e  # noqa: E402
 
 from benchmarks.scale.models import FAMILIES, export  # noqa: E402
 from benchmarks.scale.targets import TARGETS, Target  # noqa: E402
+from tests.live.pt2e_support import report_read_early_and_late  # noqa: E402
 
 SAVED = Path(__file__).with_name("report_entries.json")
 BLOCKS = 3  # blocks of each model: block 1 and 2 get configs of their own
@@ -50,18 +50,11 @@ def entries(target: Target, family: str) -> dict[str, Any]:
     inserts observers) and read after prepare_pt2e: the same."""
     fam = next(f for f in FAMILIES if f.name == family)
     gm = export(fam, BLOCKS)
-    early, later = _quantizer(target), _quantizer(target)
-    read: list[dict[str, Any]] = []
-
-    def validate(model: torch.fx.GraphModule) -> None:
-        read.append(_read(early.last_report))
-        type(early).validate(early, model)
-
-    early.validate = validate
-    prepare_pt2e(copy.deepcopy(gm), early)
-    prepare_pt2e(copy.deepcopy(gm), later)
-    assert _read(later.last_report) == read[0]
-    return read[0]
+    early, late = report_read_early_and_late(
+        lambda: _quantizer(target), lambda: copy.deepcopy(gm), _read
+    )
+    assert late == early
+    return early
 
 
 # The targets configured as torchao's (set_global, set_module_name): the composable and pairs
