@@ -27,6 +27,26 @@ def _ex() -> Any:
     return passes_utils
 
 
+_LAYOUT: dict[tuple, bool] = {}
+
+
+def _channels_last(t: Any) -> bool:
+    """ExecuTorch's is_channels_last, once per shape and strides: it works the answer out
+    from them alone (through Tensor.dim_order, the dearest check of an annotate: half of
+    Cortex-M's on a conv net), and a net has few of them. Symbolic sizes (unhashable) are
+    asked every time."""
+    try:
+        key = (tuple(t.shape), t.stride())
+        hash(key)
+    except TypeError:
+        return bool(_ex().is_channels_last(t))
+    if (hit := _LAYOUT.get(key)) is None:
+        if len(_LAYOUT) > 4096:  # a long-lived process's many models
+            _LAYOUT.clear()
+        hit = _LAYOUT[key] = bool(_ex().is_channels_last(t))
+    return hit
+
+
 def _val(node: Any) -> Any:
     val = node.meta["val"]
     return val[0] if isinstance(val, (list, tuple)) else val
@@ -46,7 +66,7 @@ def same_shape_or_channel_broadcast(node: Any, nodes: list) -> bool:
             return False
         t = _pair(n)
         if t and t[0].shape != t[1].shape:
-            if not (u.is_channel_broadcast(*t) and u.is_channels_last(t[0])):
+            if not (u.is_channel_broadcast(*t) and _channels_last(t[0])):
                 return False
     return True
 
@@ -56,7 +76,7 @@ def same_shape(node: Any, nodes: list) -> bool:
 
 
 def channels_last(node: Any, nodes: list) -> bool:
-    return all(_ex().is_channels_last(_val(n)) for n in nodes)
+    return all(_channels_last(_val(n)) for n in nodes)
 
 
 def softmax_dim(node: Any, nodes: list) -> bool:
@@ -65,7 +85,7 @@ def softmax_dim(node: Any, nodes: list) -> bool:
     t = _val(n)
     rank = len(t.shape)
     dim = n.args[1] % rank if len(n.args) > 1 else -1 % rank
-    return dim == ((1 if rank >= 2 else rank - 1) if _ex().is_channels_last(t) else rank - 1)
+    return dim == ((1 if rank >= 2 else rank - 1) if _channels_last(t) else rank - 1)
 
 
 def rank3(node: Any, nodes: list) -> bool:
