@@ -14,7 +14,8 @@ under ``valgrind --tool=callgrind --instr-atstart=no`` and turns the counting on
 around each annotate only (through a five-line C library built with gcc from
 ``valgrind/callgrind.h``), after one uncounted warm-up call per variant, with
 garbage frozen; making the quantizer, clearing the graph's annotations and
-exporting are not counted. Needs valgrind, its headers and gcc (Debian's
+exporting are not counted. A target the timed script measures on a strict export
+(Cadence) is counted on one here too. Needs valgrind, its headers and gcc (Debian's
 valgrind and gcc). About 50x slower than the timed script: 1k nodes take
 minutes. Given more than one size, it also prints how the count grows with the
 graph: the exponent k of instructions ~ nodes^k between each size and the next
@@ -85,13 +86,14 @@ def child(args: argparse.Namespace) -> None:
     targets = [t for t in TARGETS if t.name in args.targets and t.available()]
     for family in [f for f in FAMILIES if f.name in args.families]:
         for size in args.sizes:
-            gm, _ = exported(family, size)
-            nodes = len(gm.graph.nodes)
-            for t in targets:
-                for v, (q, read, fresh) in variant_specs(t, "generated").items():
-                    if v not in args.variants:
-                        continue
-                    counted(lib, f"{family.name}|{nodes}|{t.name}|{v}", q, gm, read, fresh)
+            for strict in sorted({t.strict for t in targets}):  # as pt2e_scale exports
+                gm, _ = exported(family, size, strict)
+                nodes = len(gm.graph.nodes)
+                for t in [t for t in targets if t.strict == strict]:
+                    for v, (q, read, fresh) in variant_specs(t, "generated").items():
+                        if v in args.variants:
+                            label = f"{family.name}|{nodes}|{t.name}|{v}"
+                            counted(lib, label, q, gm, read, fresh)
 
 
 def counts(folder: Path) -> dict[tuple[str, str, str], dict[str, int]]:
@@ -122,21 +124,29 @@ def table(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
 
 def growth(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
     """The exponent k of instructions ~ nodes^k, each variant, between each size of a family
-    and the next (and the smallest and the largest, when there are three or more)."""
-    lines = ["| model | target | variant | nodes | k |", "|" + " --- |" * 5]
+    and the next, and overall (the smallest to the largest): a row a model, target and
+    variant."""
+    lines = ["| model | target | variant | nodes | k each step | overall |", "|" + " --- |" * 6]
     by: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
     for (family, nodes, target), c in found.items():
         for v, n in c.items():
             by.setdefault((family, target, v), []).append((int(nodes), n))
     for (family, target, v), points in by.items():
         points.sort()
-        pairs = list(zip(points, points[1:])) + (
-            [(points[0], points[-1])] if len(points) > 2 else []
+        if len(points) < 2:
+            continue
+        ks = [_k(a, b) for a, b in zip(points, points[1:])]
+        sizes = " → ".join(f"{n:,}" for n, _ in points)
+        lines.append(
+            f"| {family} | {target} | {v} | {sizes} | {', '.join(ks)} "
+            f"| {_k(points[0], points[-1])} |"
         )
-        for (a, ca), (b, cb) in pairs:
-            k = math.log(cb / ca) / math.log(b / a)
-            lines.append(f"| {family} | {target} | {v} | {a:,} → {b:,} | {k:.2f} |")
     return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def _k(a: tuple[int, int], b: tuple[int, int]) -> str:
+    """k of count ~ nodes^k between two (nodes, count) points."""
+    return f"{math.log(b[1] / a[1]) / math.log(b[0] / a[0]):.2f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -357,26 +357,39 @@ def table(f: Figures, targets: Sequence[Target]) -> str:
 def growth(f: Figures, targets: Sequence[Target]) -> str:
     """How annotate time grows with nodes: the exponent k of time ~ nodes^k between each size
     and the next, and between the smallest and the largest (less at the mercy of one noisy
-    figure); 1: linear, doubling nodes at most doubles time while k <= 1."""
-    lines = ["| model | target | quantizer | nodes | k |", "| --- | --- | --- | --- | --- |"]
+    figure); 1: linear, doubling nodes at most doubles time while k <= 1. A row a model and
+    target, the generated class beside the hand-written one."""
+    lines = [
+        "| model | target | nodes | generated: k each step | overall "
+        "| hand-written: k each step | overall |",
+        "|" + " --- |" * 7,
+    ]
     families = list(dict.fromkeys(fam for fam, _ in f.counts))
     for family in families:
         for t in targets:
             got = (f.nodes(fam, s, t.name) for fam, s in f.counts if fam == family)
             sizes = [n for n in got if n is not None]
-            for key, who in (("gen", "generated"), ("ref", "hand-written")):
-                pairs = list(zip(sizes, sizes[1:])) + (
-                    [(sizes[0], sizes[-1])] if len(sizes) > 2 else []
-                )
-                for a, b in pairs:
-                    ta, tb = median(f, family, a, t.name, key), median(f, family, b, t.name, key)
-                    if ta and tb:
-                        k = math.log(tb / ta) / math.log(b / a)
-                        lines.append(f"| {family} | {t.name} | {who} | {a:,} → {b:,} | {k:.2f} |")
-                    elif ta and (family, b, t.name, key) in f.over:
-                        k = math.log(f.limit / ta) / math.log(b / a)
-                        lines.append(f"| {family} | {t.name} | {who} | {a:,} → {b:,} | > {k:.2f} |")
+            if len(sizes) < 2:
+                continue
+            cells = []
+            for key in ("gen", "ref"):
+                ks = [_k(f, family, t.name, key, a, b) for a, b in zip(sizes, sizes[1:])]
+                whole = _k(f, family, t.name, key, sizes[0], sizes[-1]) if len(sizes) > 2 else ""
+                cells += [", ".join(ks), whole or ks[0]]
+            nodes = " → ".join(f"{n:,}" for n in sizes)
+            lines.append(f"| {family} | {t.name} | {nodes} | {' | '.join(cells)} |")
     return "\n".join(lines)
+
+
+def _k(f: Figures, family: str, target: str, key: str, a: int, b: int) -> str:
+    """k of time ~ nodes^k from a nodes to b; a lower bound when b's call ran over the limit;
+    "-" when a's did too, or either is missing."""
+    ta, tb = median(f, family, a, target, key), median(f, family, b, target, key)
+    if ta and tb:
+        return f"{math.log(tb / ta) / math.log(b / a):.2f}"
+    if ta and (family, b, target, key) in f.over:
+        return f"> {math.log(f.limit / ta) / math.log(b / a):.2f}"
+    return "-"
 
 
 def plot_lines(f: Figures, targets: Sequence[Target]) -> Lines:

@@ -33,7 +33,8 @@ def test_the_benchmark_times_every_target_on_a_tiny_graph(
     out = capsys.readouterr().out
     here = [t for t in TARGETS if t.available()]  # the Arm ones import in their own environment
     rows = [line for line in out.splitlines() if line.startswith("| conv |")]
-    # One row a size and target in the table; then the growth rows (generated and hand-written).
+    # One row a size and target in the table; then a growth row a target (k of the generated
+    # class and of the hand-written one, from the first size to the second).
     table = [r for r in rows if r.count("|") == 14]
     assert sorted(r.split("|")[3].strip() for r in table) == sorted(2 * [t.name for t in here])
     reports = {t.name: hasattr(t.generated_class("generated"), "report") for t in here}
@@ -43,10 +44,15 @@ def test_the_benchmark_times_every_target_on_a_tiny_graph(
             assert cells[3:7] == ["—"] * 4, r
             cells = cells[:3] + cells[7:]
         assert all(re.fullmatch(r"\d+\.\d{3}|\d+\.\d{2}x", c) for c in cells), r
-    growth = [r for r in rows if r.count("|") == 6]
-    assert {(r.split("|")[2].strip(), r.split("|")[3].strip()) for r in growth} == {
-        (t.name, who) for t in here for who in ("generated", "hand-written")
-    }
+    growth = [[c.strip() for c in r.split("|")[2:-1]] for r in rows if r.count("|") == 8]
+    assert sorted(g[0] for g in growth) == sorted(t.name for t in here)
+    nodes: dict[str, list[int]] = {}  # each target's node counts, smaller graph first
+    for r in table:
+        nodes.setdefault(r.split("|")[3].strip(), []).append(int(r.split("|")[2].replace(",", "")))
+    for target, sizes, *ks in growth:
+        assert [int(n.replace(",", "")) for n in sizes.split("→")] == nodes[target], sizes
+        assert all(re.fullmatch(r"-?\d+\.\d\d", k) for k in ks), ks
+        assert ks[0] == ks[1] and ks[2] == ks[3]  # one step: each step is the overall
     svg = plot.read_text()
     assert svg.startswith("<svg") and svg.count("<polyline") == 2 * len(here)
     # Each row compares the same work: both classes annotated the same nodes, some (Cadence's
