@@ -30,7 +30,6 @@ import argparse
 import copy
 import ctypes
 import gc
-import math
 import os
 import re
 import shutil
@@ -47,7 +46,7 @@ if not __package__:  # run as a script: the repository is the root
     sys.path.insert(0, str(REPO))
 
 from benchmarks.pt2e_report_scale import FAMILY_NAMES, MAIN, VARIANTS, variant_specs  # noqa: E402
-from benchmarks.pt2e_scale import pristine  # noqa: E402
+from benchmarks.pt2e_scale import by_export, exponent, pristine  # noqa: E402
 
 CONTROL = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
@@ -86,10 +85,10 @@ def child(args: argparse.Namespace) -> None:
     targets = [t for t in TARGETS if t.name in args.targets and t.available()]
     for family in [f for f in FAMILIES if f.name in args.families]:
         for size in args.sizes:
-            for strict in sorted({t.strict for t in targets}):  # as pt2e_scale exports
+            for strict, some in by_export(targets):  # as pt2e_scale exports
                 gm, _ = exported(family, size, strict)
                 nodes = len(gm.graph.nodes)
-                for t in [t for t in targets if t.strict == strict]:
+                for t in some:
                     for v, (q, read, fresh) in variant_specs(t, "generated").items():
                         if v in args.variants:
                             label = f"{family.name}|{nodes}|{t.name}|{v}"
@@ -146,7 +145,7 @@ def growth(found: dict[tuple[str, str, str], dict[str, int]]) -> str:
 
 def _k(a: tuple[int, int], b: tuple[int, int]) -> str:
     """k of count ~ nodes^k between two (nodes, count) points."""
-    return f"{math.log(b[1] / a[1]) / math.log(b[0] / a[0]):.2f}"
+    return f"{exponent(*a, *b):.2f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

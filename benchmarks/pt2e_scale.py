@@ -298,14 +298,14 @@ def measure(
     called after each graph: a long run saves what it has)."""
     for family in (f for f in FAMILIES if f.name in families):
         for size in sizes:
-            for strict in sorted({t.strict for t in targets}):  # non-strict first
+            for strict, some in by_export(targets):
                 how = "strict" if strict else "non-strict"
                 print(f"  exporting {family.name} at ~{size} nodes ({how})", file=sys.stderr)
                 start = time.perf_counter()
                 gm, _ = exported(family, size, strict)
                 nodes = len(gm.graph.nodes)
                 print(f"  exported in {time.perf_counter() - start:.0f} s", file=sys.stderr)
-                todo = {t.name: calls(t, package, gm) for t in targets if t.strict == strict}
+                todo = {t.name: calls(t, package, gm) for t in some}
                 for r in range(rounds):
                     print(f"  {family.name} {nodes} nodes: round {r + 1}/{rounds}", file=sys.stderr)
                     for name, variants in todo.items():
@@ -384,11 +384,21 @@ def growth(f: Figures, targets: Sequence[Target]) -> str:
             cells = []
             for key in ("gen", "ref"):
                 ks = [_k(f, family, t.name, key, a, b) for a, b in zip(sizes, sizes[1:])]
-                whole = _k(f, family, t.name, key, sizes[0], sizes[-1]) if len(sizes) > 2 else ""
-                cells += [", ".join(ks), whole or ks[0]]
+                cells += [", ".join(ks), _k(f, family, t.name, key, sizes[0], sizes[-1])]
             nodes = " → ".join(f"{n:,}" for n in sizes)
             lines.append(f"| {family} | {t.name} | {nodes} | {' | '.join(cells)} |")
     return "\n".join(lines)
+
+
+def by_export(targets: Sequence[Target]) -> list[tuple[bool, list[Target]]]:
+    """The targets by the export they annotate (``Target.strict``), non-strict first: each
+    model is exported once per kind any target needs."""
+    return [(s, [t for t in targets if t.strict == s]) for s in sorted({t.strict for t in targets})]
+
+
+def exponent(a: int, ta: float, b: int, tb: float) -> float:
+    """k of t ~ nodes^k through (a nodes, ta) and (b nodes, tb)."""
+    return math.log(tb / ta) / math.log(b / a)
 
 
 def _k(f: Figures, family: str, target: str, key: str, a: int, b: int) -> str:
@@ -396,9 +406,9 @@ def _k(f: Figures, family: str, target: str, key: str, a: int, b: int) -> str:
     "-" when a's did too, or either is missing."""
     ta, tb = median(f, family, a, target, key), median(f, family, b, target, key)
     if ta and tb:
-        return f"{math.log(tb / ta) / math.log(b / a):.2f}"
+        return f"{exponent(a, ta, b, tb):.2f}"
     if ta and (family, b, target, key) in f.over:
-        return f"> {math.log(f.limit / ta) / math.log(b / a):.2f}"
+        return f"> {exponent(a, ta, b, f.limit):.2f}"
     return "-"
 
 
