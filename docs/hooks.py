@@ -419,7 +419,7 @@ def scale_markdown(target: str, page_uri: str, figures: Path = SCALE) -> str:
     took = lead[3] if lead[3].startswith(">") else f"{lead[3]}"
     link = "../" * page_uri.count("/") + "contributing/benchmarks.md#pt2e-quantizers-at-scale"
     out = [
-        f"At scale, the generated {gen} annotates a {lead[1]:,}-node {model} in {lead[2]}; "
+        f"The generated {gen} annotates a {lead[1]:,}-node {model} in {lead[2]}; "
         f"the hand-written class it replaces, {ref}, takes {took}. On the largest graph of each "
         f"model (medians, one process, shared cores; `benchmarks/pt2e_scale.py`, all figures on "
         f"the [Benchmarks]({link}) page):",

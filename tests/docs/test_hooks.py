@@ -130,7 +130,7 @@ def _figures(tmp_path: Path) -> Path:
 def test_the_scale_marker_shows_the_largest_graph_of_each_model(hooks, tmp_path):
     text = hooks.scale_markdown("x86_inductor", "guides/pt2e/x86-inductor.md", _figures(tmp_path))
     assert text.startswith(
-        "At scale, the generated `X86InductorQuantizer` annotates a 16,003-node transformer in "
+        "The generated `X86InductorQuantizer` annotates a 16,003-node transformer in "
         "0.50 s; the hand-written class it replaces, `ao.x86.X86`, takes > 20 s (stopped)."
     )
     assert "](../../contributing/benchmarks.md#pt2e-quantizers-at-scale)" in text
