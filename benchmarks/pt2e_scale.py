@@ -94,13 +94,34 @@ def pristine(gm: Any) -> Callable[[], None]:
     return undo
 
 
+class AnnotateCall:
+    """One timed annotate (a call returns its seconds) on a graph of its own, ``graph``."""
+
+    def __init__(self, q: Any, graph: Any, read: bool, fresh: Callable[[], Any] | None) -> None:
+        self.q, self.graph, self.read, self.fresh = q, graph, read, fresh
+        self.undo = pristine(graph)
+
+    def __call__(self) -> float:
+        self.undo()
+        who = self.fresh() if self.fresh is not None else self.q
+        start = time.perf_counter()
+        who.annotate(self.graph)
+        if self.read:
+            len(who.last_report.entries)
+        return time.perf_counter() - start
+
+    def annotated(self) -> set[str]:
+        """The names of the nodes the last call annotated."""
+        return {n.name for n in self.graph.graph.nodes if KEY in n.meta}
+
+
 def annotate_call(
     q: Any,
     gm: Any,
     read: bool = False,
     fresh: Callable[[], Any] | None = None,
-    like: Any = None,
-) -> Callable[[], None]:
+    like: AnnotateCall | None = None,
+) -> AnnotateCall:
     """One timed annotate of ``q`` on its own transform of ``gm`` (annotations cleared first);
     ``read``: and the entries of its report read (the report explains the annotate then);
     ``fresh``: each call annotates with a new quantizer it makes (untimed); ``like``: a call of
@@ -110,21 +131,7 @@ def annotate_call(
         mine = copy.deepcopy(like.graph)
     else:
         mine = q.transform_for_annotation(copy.deepcopy(gm))
-    undo = pristine(mine)
-
-    def call() -> float:
-        undo()
-        who = fresh() if fresh is not None else q
-        start = time.perf_counter()
-        who.annotate(mine)
-        if read:
-            len(who.last_report.entries)
-        return time.perf_counter() - start
-
-    call.graph = mine  # type: ignore[attr-defined]
-    # the names of the nodes the last call annotated
-    call.annotated = lambda: {n.name for n in mine.graph.nodes if KEY in n.meta}  # type: ignore[attr-defined]
-    return call  # type: ignore[return-value]
+    return AnnotateCall(q, mine, read, fresh)
 
 
 def prepare_call(q: Any, gm: Any) -> Callable[[], float]:
@@ -149,16 +156,17 @@ def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float
             return None
         return lambda: target.make(cls).report(None) if report else target.make(cls)
 
-    out = {"gen": annotate_call(target.make(gen), gm, fresh=fresh(gen))}
+    out: dict[str, Callable[[], float]] = {}
+    out["gen"] = first = annotate_call(target.make(gen), gm, fresh=fresh(gen))
     if hasattr(gen, "report"):
         on = target.make(gen).report(None)
-        out["gen_report"] = annotate_call(on, gm, fresh=fresh(gen, True), like=out["gen"])
-        out["gen_read"] = annotate_call(on, gm, True, fresh(gen, True), like=out["gen"])
+        out["gen_report"] = annotate_call(on, gm, fresh=fresh(gen, True), like=first)
+        out["gen_read"] = annotate_call(on, gm, True, fresh(gen, True), like=first)
     out["ref"] = annotate_call(target.make(ref), gm, fresh=fresh(ref))
     if target.prepare:
         out["gen_prepare"] = prepare_call(target.make(gen), gm)
         out["ref_prepare"] = prepare_call(target.make(ref), gm)
-    return out  # type: ignore[return-value]
+    return out
 
 
 class TimedOut(Exception):
@@ -319,13 +327,13 @@ def measure(
 
 
 def median(figures: Figures, *key: Any) -> float | None:
-    got = figures.times.get(key)  # type: ignore[arg-type]
+    got = figures.times.get(key)
     return statistics.median(got) if got else None
 
 
 def _s(f: Figures, *key: Any) -> str:
     """A median in seconds, or how a variant ran over the limit."""
-    what = f.over.get(key)  # type: ignore[arg-type]
+    what = f.over.get(key)
     if what is not None:
         return f"> {f.limit:g} s" + ("" if what == "over" else "*")
     v = median(f, *key)
@@ -485,7 +493,7 @@ def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
             f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
         for o in data["over"]:
             f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
-        f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))  # type: ignore[misc]
+        f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))
         for a in data.get("annotated", ()):  # not in the figures of before it was recorded
             key = (a["family"], a["nodes"], a["target"])
             f.annotated[key] = (a["generated"], a["reference"], a["same"])
@@ -715,9 +723,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_docs(text, plot, where=args.plot or PLOT)
         FIGURES.write_text(saved, encoding="utf-8")
     else:
-        where = args.plot or Path("pt2e-scale.svg")
-        where.write_text(plot, encoding="utf-8")
-        print(f"\nplot: {where}", file=sys.stderr)
+        out: Path = args.plot or Path("pt2e-scale.svg")
+        out.write_text(plot, encoding="utf-8")
+        print(f"\nplot: {out}", file=sys.stderr)
     return 0
 
 

@@ -36,7 +36,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class Env:
             return sys.executable
         raise SystemExit(f"no Python {self.base} (~/.pyenv/versions or PATH): {self.name} needs it")
 
-    def needed(self, what: str):  # -> pytest.MarkDecorator
+    def needed(self, what: str) -> pytest.MarkDecorator:
         """Mark a test module whose ``what`` imports only in this environment: its tests skip
         where the environment is not made, and fail where CI should have made it (``check``,
         called by tests/conftest.py's ``pytest_runtest_setup``)."""
