@@ -53,10 +53,13 @@ def _panel(family: str, lines: Lines, targets: list[str], x0: float, span: tuple
             out.append(
                 f'<text x="{px(nlo) - 4}" y="{py(t) + 4}" text-anchor="end">{_label(t, " s")}</text>'
             )
+    last = -math.inf  # a node count a label: of counts closer than a label's width, the first
     for n in sorted({n for k, pts in lines.items() if k[0] == family for n, _, _ in pts}):
-        out.append(
-            f'<text x="{px(n)}" y="{H - PAD_B + 14}" text-anchor="middle">{_label(n)}</text>'
-        )
+        if px(n) - last >= 36:
+            out.append(
+                f'<text x="{px(n)}" y="{H - PAD_B + 14}" text-anchor="middle">{_label(n)}</text>'
+            )
+            last = px(n)
     for (fam, target, who), pts in sorted(lines.items()):
         if fam != family or not pts:
             continue
