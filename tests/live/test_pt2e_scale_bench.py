@@ -174,3 +174,18 @@ def test_envs_measures_a_target_of_another_environment_with_its_python(
     rows = [r for r in out.splitlines() if r.startswith("| conv |") and r.count("|") == 14]
     assert [r.split("|")[3].strip() for r in rows] == ["xnnpack", "cortex_m"], out
     assert "On each of the 2 rows where both annotates finished" in out, out
+
+
+def test_the_plot_labels_node_counts_that_crowd_once():
+    """Exports of one size differ by a few nodes (Cadence's strict one, the Arm environment's
+    torch): a panel labels the first of counts closer than a label's width, and every count
+    that stands apart."""
+    from benchmarks.scale.plot import svg
+
+    lines = {
+        ("conv", "a", "generated"): [(899, 0.01, True), (3_616, 0.04, True)],
+        ("conv", "b", "generated"): [(992, 0.01, True), (3_995, 0.04, True), (16_007, 0.2, True)],
+        ("conv", "c", "generated"): [(993, 0.01, True), (3_996, 0.04, True), (16_008, 0.2, True)],
+    }
+    labels = re.findall(r'text-anchor="middle">([0-9.k]+)</text>', svg(lines, "t"))
+    assert labels == ["899", "3.616k", "16.007k"], labels
