@@ -27,7 +27,6 @@ test.
 from __future__ import annotations
 
 import argparse
-import copy
 import ctypes
 import gc
 import os
@@ -45,8 +44,8 @@ REPO = Path(__file__).resolve().parent.parent
 if not __package__:  # run as a script: the repository is the root
     sys.path.insert(0, str(REPO))
 
-from benchmarks.pt2e_report_scale import FAMILY_NAMES, MAIN, VARIANTS, variant_specs  # noqa: E402
-from benchmarks.pt2e_scale import by_export, exponent, pristine  # noqa: E402
+from benchmarks.pt2e_report_scale import FAMILY_NAMES, MAIN, VARIANTS, variants  # noqa: E402
+from benchmarks.pt2e_scale import AnnotateCall, by_export, exponent  # noqa: E402
 
 CONTROL = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_ZERO_STATS; }
@@ -55,19 +54,18 @@ void stop(const char *label) { CALLGRIND_DUMP_STATS_AT(label); CALLGRIND_STOP_IN
 CHILD = "BCFG_CALLGRIND_CONTROL"  # set in the run under valgrind: the control library's path
 
 
-def counted(lib: Any, label: str, q: Any, mine: Any, read: bool, fresh: Any) -> None:
-    """One warm-up annotate of ``q`` (or of a ``fresh()`` one) on ``mine``, a graph it
-    transformed, then one counted, dumped as ``label``."""
-    undo = pristine(mine)
+def counted(lib: Any, label: str, call: AnnotateCall) -> None:
+    """One warm-up annotate of ``call`` (its quantizer, or a ``fresh()`` one, on its graph),
+    then one counted, dumped as ``label``."""
     for count in (False, True):
-        undo()
-        who = fresh() if fresh is not None else q
+        call.undo()
+        who = call.fresh() if call.fresh is not None else call.q
         gc.collect()
         gc.freeze()
         if count:
             lib.start()
-        who.annotate(mine)
-        if read:
+        who.annotate(call.graph)
+        if call.read:
             len(who.last_report.entries)
         if count:
             lib.stop(label.encode())
@@ -88,16 +86,8 @@ def child(args: argparse.Namespace) -> None:
                 gm, _ = exported(family, size, strict)
                 nodes = len(gm.graph.nodes)
                 for t in some:
-                    # One transform a target and graph, each variant annotating a copy (the
-                    # variants are one class and config; ExecuTorch's Arm pass pipeline, which
-                    # the TOSA and Cortex-M classes run in it, is slow even uncounted).
-                    done = None
-                    for v, (q, read, fresh) in variant_specs(t, "generated").items():
-                        if v in args.variants:
-                            if done is None:
-                                done = q.transform_for_annotation(copy.deepcopy(gm))
-                            label = f"{family.name}|{nodes}|{t.name}|{v}"
-                            counted(lib, label, q, copy.deepcopy(done), read, fresh)
+                    for v, call in variants(t, "generated", gm, args.variants).items():
+                        counted(lib, f"{family.name}|{nodes}|{t.name}|{v}", call)
 
 
 def counts(folder: Path) -> dict[tuple[str, str, str], dict[str, int]]:
