@@ -21,7 +21,7 @@ from ..infra.header import stamp
 from ..lang.pt2e_keys import BASES
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
-from ..semantics.model import RUNTIME_MODULE
+from ..semantics.model import GENERATED_NAMES, RUNTIME_MODULE, RUNTIME_NAMES
 from . import layout
 from .pt2e_pairs import config_source, pairs_constructor, pairs_source, refusals, signature
 from .pysource import (
@@ -38,40 +38,9 @@ from .pysource import (
 # The runtime's sources: Python modules of this package, read as text, never imported here.
 RUNTIME_SOURCE = Path(__file__).resolve().parent.parent / "runtime"
 _ATEN = "torch.ops.aten."
-# What a generated module imports from the runtime, by the runtime module that defines it.
-RUNTIME_NAMES: dict[str, str] = {
-    "FLOAT": "values",
-    "Allows": "values",
-    "Quant": "values",
-    "Rule": "values",
-    "SpecQuantizer": "quantizer",
-    "OperatorScopedQuantizer": "operators",
-    "ComposableSpecQuantizer": "composable",
-    "ComposableAPI": "composable",
-    "PairsQuantizer": "pairs",
-    "PatternPair": "pairs",
-    "large_scalar": "conditions",
-    "depthwise": "conditions",
-    "grouped": "conditions",
-    "relu_user": "conditions",
-    "input_quantized": "conditions",
-    "inputs_quantized": "conditions",
-    "user_quantizable": "conditions",
-    "same_shape": "conditions",
-    "scalars_to_tensors": "transforms",
-    "load_object": "objects",
-    "refuse": "objects",
-}
-# Module-level names of a quantizer module (builtins and keywords: Scope knows them).
-_RESERVED = frozenset(
-    {
-        "torch",
-        "aten",
-        "RULES",
-        *MODULE_ALIASES.values(),
-        *RUNTIME_NAMES,
-    }
-)
+# Module-level names of a quantizer module (builtins and keywords: Scope knows them); a
+# class or parameter of ``classes:`` may take none of them (semantics/pt2e/names.py).
+_RESERVED = GENERATED_NAMES
 
 
 def class_name(module: str) -> str:

@@ -5,6 +5,7 @@ compose them (``semantics/pt2e/pair_classes.py`` has the records)."""
 
 from __future__ import annotations
 
+import keyword
 from typing import Any
 
 from ..semantics import model as m
@@ -103,7 +104,8 @@ def _pairs(c: m.QuantClass, names: _Names, pair: str) -> list[str]:
     loaded once into a local named after it."""
     lines: list[str] = []
     local: dict[tuple[m.ClassStage, m.ClassStage | None], str] = {}
-    taken = {p.name for p in c.params} | {LIST}
+    # a local takes no name the constructor reads: the module's, the parameters
+    taken = {*names.scope.taken, *(p.name for p in c.params), LIST, *names.functions}
     for p in c.pairs:
         if p.splice is not None:
             lines.append(f"{LIST} = {LIST} + {_call(p.splice, c, names)}")
@@ -116,7 +118,7 @@ def _pairs(c: m.QuantClass, names: _Names, pair: str) -> list[str]:
             config = local[key]
         else:
             config = (p.config.path or "config").split(".")[-1]
-            while config in taken or not config.isidentifier():
+            while config in taken or not config.isidentifier() or keyword.iskeyword(config):
                 config += "_"
             taken.add(config)
             local[key] = config

@@ -41,7 +41,7 @@ from ..lang.pt2e_keys import (
     Validate,
 )
 from ..lang.syntax import Param
-from ..lang.vocabulary import CONSTRAINT_FIELDS
+from ..lang.vocabulary import CONSTRAINT_FIELDS, MODULE_ALIASES
 from ..sources import Span
 
 
@@ -373,6 +373,48 @@ class Backend:
 
 # The module every generated quantizer imports its runtime from (``generated/_bcfg_pt2e.py``).
 RUNTIME_MODULE = "_bcfg_pt2e"
+# What a generated quantizer module imports from the runtime, by the runtime module that defines it.
+RUNTIME_NAMES: dict[str, str] = {
+    "FLOAT": "values",
+    "Allows": "values",
+    "Quant": "values",
+    "Rule": "values",
+    "SpecQuantizer": "quantizer",
+    "OperatorScopedQuantizer": "operators",
+    "ComposableSpecQuantizer": "composable",
+    "ComposableAPI": "composable",
+    "PairsQuantizer": "pairs",
+    "PatternPair": "pairs",
+    "large_scalar": "conditions",
+    "depthwise": "conditions",
+    "grouped": "conditions",
+    "relu_user": "conditions",
+    "input_quantized": "conditions",
+    "inputs_quantized": "conditions",
+    "user_quantizable": "conditions",
+    "same_shape": "conditions",
+    "scalars_to_tensors": "transforms",
+    "load_object": "objects",
+    "refuse": "objects",
+}
+# Every name a generated quantizer module binds or reads besides its classes, its getter,
+# its dtype locals (named fresh) and the heads of the modules it imports: what it imports
+# from the runtime, torch and the aliases, its own module-level names, and the builtins its
+# constructors read (``self`` and ``super``). tests/emit/test_pt2e_emit.py walks every
+# generated module and checks that it reads or binds nothing else.
+GENERATED_NAMES = frozenset(
+    {
+        "torch",
+        "aten",
+        "RULES",
+        "__all__",
+        "self",
+        "super",
+        "list",
+        *MODULE_ALIASES.values(),
+        *RUNTIME_NAMES,
+    }
+)
 
 
 def quantizer_module(backend: str) -> str:

@@ -124,3 +124,68 @@ def test_generated_package_imports_without_bcfg():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def _free_names(tree) -> tuple[set[str], set[str]]:
+    """The module-level names a module binds, and the names its functions and class bodies
+    read that they do not bind themselves (globals and builtins)."""
+    import ast
+
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            bound |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    read: set[str] = set()
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        local = {a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)}
+        local |= {
+            n.id
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        read |= {
+            n.id
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local
+        }
+    return bound, read
+
+
+def test_a_generated_module_binds_and_reads_only_what_semantics_reserves():
+    """The names a ``classes:`` record may not take (semantics/pt2e/names.py) are derived
+    from what the emitter writes: every name a checked-in quantizer module binds or its
+    functions read is in model.GENERATED_NAMES, is a class, function or dtype local of its
+    own, or the head of a module it imports (names.module_heads)."""
+    import ast
+
+    from generator.config import find_project
+    from generator.semantics.model import GENERATED_NAMES
+    from generator.semantics.pt2e.names import module_heads, rule_symbols
+
+    specs = sorted((REPO / "specs").glob("*.bcfg"))
+    quantizers = resolve_specs(REPO, specs, find_project(REPO).allow).quantizers
+    assert any(q.scopes == "pairs" and q.classes for q in quantizers)
+    assert any(q.scopes == "composable" and q.classes for q in quantizers)
+    for q in quantizers:
+        tree = ast.parse(render_quantizer(q))
+        bound, read = _free_names(tree)
+        own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+        locals_ = {
+            t.id
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name) and t.id not in ("RULES", "aten", "__all__")
+        }
+        symbols = rule_symbols(q.rules, q.transforms)
+        symbols += [s for c in q.classes for s in (*c.mixins, c.init) if s is not None]
+        heads = module_heads(symbols)
+        allowed = GENERATED_NAMES | own | locals_ | heads | {"None", "True", "False"}
+        assert bound - allowed == set(), q.module
+        assert read - allowed - {"quantizers", "is_qat"} == set(), q.module

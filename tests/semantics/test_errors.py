@@ -436,6 +436,26 @@ CHECKS = {
         "pt2e_classes_duplicate",
         "class 'MyQuantizer' is defined twice in this module",
     ),
+    "pt2e: a class record's name that is a keyword": (
+        "pt2e_classes_names",
+        "class name 'class' is a Python keyword",
+    ),
+    "pt2e: a constructor parameter named self": (
+        "pt2e_classes_names",
+        "parameter 'self' is the instance the constructor takes first",
+    ),
+    "pt2e: a parameter written twice, as Python compares names": (
+        "pt2e_classes_names",
+        "parameter 'fix' is written twice (as 'ﬁx': Python reads both as 'fix')",
+    ),
+    "pt2e: a class named like a name the generated module uses": (
+        "pt2e_classes_names",
+        "class name 'ComposableSpecQuantizer' is a name the generated module binds or reads",
+    ),
+    "pt2e: a parameter named like a class of the list": (
+        "pt2e_classes_names",
+        "parameter 'G' is named like class 'G' of the list, which the constructors read",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

@@ -28,12 +28,11 @@ from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile
 from ..values import Seq, Sym, describe
+from .names import Names, module_heads, rule_symbols
 from .pair_classes import PairClasses
 
 CLASS_KEYS = tuple(CLASS_RECORD)  # the key table's rows (the language server reads them too)
 STAGE_KEYS = tuple(STAGE_RECORD)
-# Names a generated quantizer module defines besides its classes.
-_TAKEN = ("RULES", "aten", "torch")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "none": None}
 
 
@@ -47,11 +46,13 @@ class Classes(PairClasses):
         f: LoadedFile,
         taken: tuple[str, ...],
         pairs: bool = False,
+        transforms: tuple[m.Hook, ...] = (),
     ):
         self.ctx = ctx
         self.evaluator = evaluator
         self.f = f
-        self.taken = (*_TAKEN, *taken)
+        self.names = Names(ctx, taken)
+        self.transforms = transforms
         # scopes: pairs: its pair class and pairs functions (by name: their parameters) so far.
         self.pairs = pairs
         self.pair_class: str | None = None
@@ -67,6 +68,7 @@ class Classes(PairClasses):
             )
         out: list[m.QuantClass] = []
         seen: dict[str, Span] = {}
+        self.names.taken |= module_heads(rule_symbols(rules, self.transforms))
         failed = False
         for item in e.items:
             try:
@@ -111,18 +113,7 @@ class Classes(PairClasses):
             raise self.ctx.fail(e.span, "a class record needs a name", "add name: MyQuantizer")
         name = self._name(rec[word].value, "a class name")
         where = rec[word].value.span
-        if name in seen:
-            raise self.ctx.fail(
-                where,
-                f"class '{name}' is defined twice in this module, first at {seen[name]}",
-                "give each class its own name",
-            )
-        if name in self.taken:
-            raise self.ctx.fail(
-                where,
-                f"class name '{name}' is a name the generated module defines",
-                f"the module defines {', '.join(self.taken)}; choose another",
-            )
+        self.names.cls(name, where, "pairs function name" if word == "function" else "class name")
         mixins, parent = self._bases(rec.get("base"), seen)
         if parent is not None and name == self.generated:
             raise self.ctx.fail(
@@ -131,7 +122,6 @@ class Classes(PairClasses):
                 f"which derives from the runtime's base; it cannot derive from '{parent}'",
                 f"name it otherwise to derive from {parent}, or remove {parent} from its base",
             )
-        params = self._params(rec.get("params"), rec.get("fixed"))
         init = None
         if "init" in rec:
             v = self.evaluator.eval(self.f, rec["init"].value, {})
@@ -142,6 +132,10 @@ class Classes(PairClasses):
                     "the class calls it as init(self, *params) after the base is constructed",
                 )
             init = v.symbol
+        for key, symbols in (("base", mixins), ("init", (init,) if init else ())):
+            if key in rec:
+                self.names.imports(symbols, rec[key].value.span)
+        params = self._params(rec.get("params"), rec.get("fixed"))
         if self.pairs:
             return self._pairs_class(rec, m.QuantClass(name, mixins, parent, params, init), e)
         names = [p.name for p in params]
@@ -186,9 +180,8 @@ class Classes(PairClasses):
                     "params must be a record of parameter: default",
                     "like params: {config: none, strict: false}",
                 )
+            self.names.params([(str(p.key), p.span) for p in entry.value.entries])
             for p in entry.value.entries:
-                if not (isinstance(p.key, str) and p.key.isidentifier()):
-                    raise self.ctx.fail(p.span, f"parameter '{p.key}' is not a Python name")
                 out.append(self._list_param(p.key, p.value) or self._param(p.key, p.value))
                 if out[-1].required and any(not q.required for q in out[:-1]):
                     raise self.ctx.fail(

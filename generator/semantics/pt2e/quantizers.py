@@ -129,7 +129,8 @@ class Quantizers:
         if failed or built is None:
             raise Fail
         if "classes" in values:
-            values["classes"] = self._classes(f, decl, values["classes"], scopes, built)
+            transforms = values.get("transforms", ())
+            values["classes"] = self._classes(f, decl, values["classes"], scopes, built, transforms)
         if not given.check(self.ctx, backend, values.get("classes", ())):
             raise Fail
         if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
@@ -228,6 +229,7 @@ class Quantizers:
         fld: syn.Field,
         scopes: Scopes,
         built: tuple[m.Rule, ...],
+        transforms: tuple[m.Hook, ...] = (),
     ) -> tuple[m.QuantClass, ...]:
         if scopes not in (Scopes.COMPOSABLE, Scopes.PAIRS):
             raise self.ctx.fail(
@@ -239,7 +241,9 @@ class Quantizers:
             )
         getter = f"get_{decl.name}_quantizer"
         generated = "".join(p[:1].upper() + p[1:] for p in decl.name.split("_") if p) + "Quantizer"
-        classes = Classes(self.ctx, self.evaluator, f, (getter,), scopes is Scopes.PAIRS)
+        classes = Classes(
+            self.ctx, self.evaluator, f, (getter,), scopes is Scopes.PAIRS, transforms
+        )
         classes.generated = generated
         return classes.resolve(fld.value, built)
 

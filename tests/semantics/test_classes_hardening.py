@@ -1,0 +1,74 @@
+"""``classes:`` under hostile input (issue 52): what a class record says is checked at generate
+time, with a located error, where the generated module would otherwise fail."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from generator.diagnostics import SpecError
+from generator.semantics import model as m
+from generator.semantics.driver import resolve_specs
+
+ALLOW = ("torch", "operator", "tests")
+BACKEND = """
+    backend b {
+        pattern aten.relu.default { dtypes: {input: qint8, output: qint8} }
+        pattern (aten.conv2d.default, aten.relu.default) { dtypes: {input: qint8, output: qint8, weight: qint8} }
+    }
+"""
+
+
+def composable(classes: str, head: str = "", scopes: str = "composable") -> str:
+    return (
+        head
+        + f"quantizer b {{\n scopes: {scopes}\n fx: false\n classes: [{classes}]\n}}\n"
+        + BACKEND
+    )
+
+
+def resolve(tmp_path, text: str) -> tuple[m.Quantizer, ...]:
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(textwrap.dedent(text))
+    return resolve_specs(tmp_path, [spec], ALLOW).quantizers
+
+
+def errors(tmp_path, text: str) -> list[str]:
+    """The messages of the spec's errors."""
+    with pytest.raises(SpecError) as exc:
+        resolve(tmp_path, text)
+    return [d.message for d in exc.value.diagnostics]
+
+
+# ----------------------------------------------------------------- 1, 2: names
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [
+        ("{name: class}", "class name 'class' is a Python keyword"),
+        ("{name: A, params: {self: 1}}", "parameter 'self' is the instance"),
+        ("{name: A, params: {x: 1, x: 2}}", "parameter 'x' is written twice"),
+        ('{name: A, params: {"ﬁx": 1, fix: 2}}', "Python reads both as 'fix'"),
+        ("{name: A}, {name: A}", "class 'A' is defined twice"),
+        ("{name: ComposableSpecQuantizer}", "is a name the generated module binds or reads"),
+        ("{name: PatternPair}", "is a name the generated module binds or reads"),
+        ("{name: super}", "is a name the generated module binds or reads"),
+        ("{name: A, params: {refuse: 1}}", "parameter 'refuse' is a name the generated module"),
+        ("{name: A}, {name: B, params: {A: 1}}", "parameter 'A' is named like class 'A'"),
+    ],
+)
+def test_a_name_a_class_record_introduces_is_a_python_name_of_its_own(tmp_path, classes, message):
+    first, *_ = errors(tmp_path, composable(classes))
+    assert message in first
+
+
+def test_a_class_named_like_a_module_the_generated_module_imports(tmp_path):
+    """The heads of imported modules (here ``tests``, for a mixin) are reserved in order:
+    a class of that name before the mixin is refused at the mixin."""
+    head = "alias here = tests.runtime.test_runtime_classes\n"
+    (message,) = errors(tmp_path, composable("{name: tests}, {name: A, base: here.Front}", head))
+    assert "imports the module 'tests' for this, and class 'tests'" in message
+    (message,) = errors(tmp_path, composable("{name: A, base: here.Front}, {name: tests}", head))
+    assert message.startswith("class name 'tests' is a name the generated module binds")
