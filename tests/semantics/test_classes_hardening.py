@@ -72,3 +72,39 @@ def test_a_class_named_like_a_module_the_generated_module_imports(tmp_path):
     assert "imports the module 'tests' for this, and class 'tests'" in message
     (message,) = errors(tmp_path, composable("{name: A, base: here.Front}, {name: tests}", head))
     assert message.startswith("class name 'tests' is a name the generated module binds")
+
+
+# ----------------------------------------------------------------- 3: bases Python can order
+
+TRACER = "alias fx = torch.fx\n"
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [
+        (
+            "{name: BQuantizer, base: fx.Tracer}, {name: A, base: fx.Tracer}",
+            "fx.Tracer is named before BQuantizer",
+        ),
+        ("{name: A, base: [fx.Tracer, fx.Tracer]}", "class A names base torch.fx.Tracer twice"),
+        (
+            "{name: A, base: fx.Tracer}, {name: B, base: [fx.Tracer, A]}",
+            "fx.Tracer is named before A",
+        ),
+    ],
+)
+def test_bases_python_cannot_order_are_an_error(tmp_path, classes, message):
+    (first,) = errors(tmp_path, composable(classes, TRACER))
+    assert message in first
+
+
+def test_bases_python_can_order_generate_a_module_that_imports(tmp_path):
+    """The check is Python's: bases it orders pass, and the module imports."""
+    pytest.importorskip("torchao")
+    from tests.live.pt2e_support import generate
+
+    text = composable("{name: A, base: fx.Tracer}, {name: B, base: A}, {name: C, base: B}", TRACER)
+    getter = generate(tmp_path, text, ALLOW)
+    module = getter.__globals__
+    mro = [k.__name__ for k in module["C"].__mro__]
+    assert mro[:4] == ["C", "B", "A", "Tracer"] and "BQuantizer" in mro

@@ -456,6 +456,14 @@ CHECKS = {
         "pt2e_classes_names",
         "parameter 'G' is named like class 'G' of the list, which the constructors read",
     ),
+    "pt2e: bases Python cannot order": (
+        "pt2e_classes_bases",
+        "class A's bases have no consistent order (Python's method resolution order)",
+    ),
+    "pt2e: a base named twice": (
+        "pt2e_classes_bases",
+        "class C names base torch.fx.Tracer twice",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

@@ -58,6 +58,8 @@ class Classes(PairClasses):
         self.pair_class: str | None = None
         self.functions: dict[str, tuple[str, ...]] = {}
         self.generated = ""  # the generated class's name: a record of that name is that class
+        self.api = False  # the generated class mixes in the composable API
+        self.base_spans: dict[str, Span] = {}
 
     def resolve(self, e: syn.Expr, rules: tuple[m.Rule, ...]) -> tuple[m.QuantClass, ...]:
         if not isinstance(e, syn.ListExpr):
@@ -80,7 +82,64 @@ class Classes(PairClasses):
             out.append(c)
         if failed:
             raise Fail
+        self._mro(out)
         return tuple(out)
+
+    def _mro(self, classes: list[m.QuantClass]) -> None:
+        """Every class's bases have a consistent order (Python's C3 linearisation, the
+        mixins taken as classes of their own), so the generated module imports."""
+        base = "the runtime's base"
+        own = next((c for c in classes if c.name == self.generated), None)
+        bases = {self.generated: [s.path for s in own.mixins] if own else []}
+        bases[self.generated] += ["the API mixin", base] if self.api else [base]
+        for c in classes:
+            if c.name != self.generated and not c.function:
+                parent = c.parent or ("PatternPair" if c.pair else self.generated)
+                bases[c.name] = [s.path for s in c.mixins] + [parent]
+        done: dict[str, list[str]] = {}
+
+        def mro(name: str) -> list[str]:
+            if name not in done:
+                done[name] = [
+                    name,
+                    *_c3([mro(b) for b in bases.get(name, ())] + [bases.get(name, [])]),
+                ]
+            return done[name]
+
+        failed = False
+        for c in classes:
+            if c.function:
+                continue
+            where = self.base_spans.get(c.name, c.span)
+            assert where is not None
+            twice = [b for b in dict.fromkeys(bases[c.name]) if bases[c.name].count(b) > 1]
+            try:
+                if twice:
+                    raise self.ctx.fail(where, f"class {c.name} names base {twice[0]} twice")
+                try:
+                    mro(c.name)
+                except ValueError as e:
+                    own_bases = bases[c.name]
+                    why = next(
+                        (
+                            f"{b} is named before {later}, which derives from it already"
+                            for i, b in enumerate(own_bases)
+                            for later in own_bases[i + 1 :]
+                            if b in _safe_mro(mro, later)
+                        ),
+                        str(e),
+                    )
+                    raise self.ctx.fail(
+                        where,
+                        f"class {c.name}'s bases have no consistent order (Python's method "
+                        f"resolution order): {why}",
+                        "name a mixin once, on the class it first applies to: a class derived "
+                        "from that one has it already",
+                    ) from None
+            except Fail:
+                failed = True
+        if failed:
+            raise Fail
 
     def _record(self, e: syn.Expr, keys: tuple[str, ...], what: str) -> dict[str, syn.Entry]:
         if not isinstance(e, syn.Record):
@@ -115,6 +174,8 @@ class Classes(PairClasses):
         where = rec[word].value.span
         self.names.cls(name, where, "pairs function name" if word == "function" else "class name")
         mixins, parent = self._bases(rec.get("base"), seen)
+        if "base" in rec:
+            self.base_spans[name] = rec["base"].value.span
         if parent is not None and name == self.generated:
             raise self.ctx.fail(
                 where,
@@ -286,6 +347,28 @@ class Classes(PairClasses):
                 )
             out.append(x.symbol)
         return tuple(out)
+
+
+def _safe_mro(mro: Any, name: str) -> list[str]:
+    try:
+        return list(mro(name))
+    except ValueError:
+        return []
+
+
+def _c3(sequences: list[list[str]]) -> list[str]:
+    """Python's C3 merge of linearisations; ValueError naming the bases it cannot order."""
+    seqs = [list(q) for q in sequences if q]
+    out: list[str] = []
+    while seqs:
+        head = next((q[0] for q in seqs if not any(q[0] in r[1:] for r in seqs)), None)
+        if head is None:
+            stuck = ", ".join(dict.fromkeys(q[0] for q in seqs))
+            raise ValueError(f"{stuck} must each come before another")
+        out.append(head)
+        seqs = [q[1:] if q[0] == head else q for q in seqs]
+        seqs = [q for q in seqs if q]
+    return out
 
 
 def describe_syntax(e: syn.Expr) -> str:

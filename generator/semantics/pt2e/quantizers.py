@@ -130,7 +130,7 @@ class Quantizers:
             raise Fail
         if "classes" in values:
             transforms = values.get("transforms", ())
-            values["classes"] = self._classes(f, decl, values["classes"], scopes, built, transforms)
+            values["classes"] = self._classes(f, decl, values, scopes, built, transforms)
         if not given.check(self.ctx, backend, values.get("classes", ())):
             raise Fail
         if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
@@ -226,11 +226,12 @@ class Quantizers:
         self,
         f: LoadedFile,
         decl: syn.QuantizerDecl,
-        fld: syn.Field,
+        values: dict[str, Any],
         scopes: Scopes,
         built: tuple[m.Rule, ...],
         transforms: tuple[m.Hook, ...] = (),
     ) -> tuple[m.QuantClass, ...]:
+        fld: syn.Field = values["classes"]
         if scopes not in (Scopes.COMPOSABLE, Scopes.PAIRS):
             raise self.ctx.fail(
                 fld.span,
@@ -245,6 +246,7 @@ class Quantizers:
             self.ctx, self.evaluator, f, (getter,), scopes is Scopes.PAIRS, transforms
         )
         classes.generated = generated
+        classes.api = values.get("api") is Api.COMPOSABLE
         return classes.resolve(fld.value, built)
 
     def _transforms(self, f: LoadedFile, e: syn.Expr) -> tuple[m.Hook, ...]:
