@@ -108,3 +108,22 @@ def test_bases_python_can_order_generate_a_module_that_imports(tmp_path):
     module = getter.__globals__
     mro = [k.__name__ for k in module["C"].__mro__]
     assert mro[:4] == ["C", "B", "A", "Tracer"] and "BQuantizer" in mro
+
+
+# ----------------------------------------------------------------- 4: numbers
+
+
+def test_a_default_is_a_number_by_the_rule_of_every_record(tmp_path):
+    """Not finite or too large: the evaluator's error, as under given:; an expression is
+    a number as anywhere else."""
+    assert errors(tmp_path, composable("{name: A, params: {x: 1e999}}")) == [
+        "this number is not finite"
+    ]
+    assert errors(tmp_path, composable("{name: A, params: {x: -1e999}}")) == [
+        "this number is not finite"
+    ]
+    assert errors(tmp_path, composable("{name: A, params: {x: 10 ** 400}}")) == [
+        "10 ** 400 is too large a number"
+    ]
+    (q,) = resolve(tmp_path, composable("{name: A, params: {x: -1, y: 2 ** -8, z: 1.5}}"))
+    assert [(p.name, p.value) for p in q.classes[0].params] == [("x", -1), ("y", 2**-8), ("z", 1.5)]

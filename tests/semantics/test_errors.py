@@ -464,6 +464,10 @@ CHECKS = {
         "pt2e_classes_bases",
         "class C names base torch.fx.Tracer twice",
     ),
+    "pt2e: a constructor default that is no finite number": (
+        "pt2e_classes_numbers",
+        "this number is not finite",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

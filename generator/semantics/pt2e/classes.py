@@ -27,7 +27,7 @@ from .. import model as m
 from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile
-from ..values import Seq, Sym, describe
+from ..values import Num, Seq, Sym, Text, describe
 from .names import Names, module_heads, rule_symbols
 from .pair_classes import PairClasses
 
@@ -267,8 +267,11 @@ class Classes(PairClasses):
         return tuple(out)
 
     def _param(self, name: str, e: syn.Expr) -> m.ClassParam:
-        if isinstance(e, (syn.Int, syn.Float, syn.Str)):
-            return m.ClassParam(name, e.value)
+        if isinstance(e, (syn.Int, syn.Float, syn.Str, syn.BinOp, syn.Neg)):
+            # a number or a string, by the rule of every record (finite, in range; -1, 2 ** -8)
+            v = self.evaluator.eval(self.f, e, {})
+            if isinstance(v, (Num, Text)):
+                return m.ClassParam(name, v.value)
         if isinstance(e, syn.DottedName) and len(e.parts) == 1:
             word = e.parts[0]
             if word == "required":
