@@ -127,3 +127,20 @@ def test_a_default_is_a_number_by_the_rule_of_every_record(tmp_path):
     ]
     (q,) = resolve(tmp_path, composable("{name: A, params: {x: -1, y: 2 ** -8, z: 1.5}}"))
     assert [(p.name, p.value) for p in q.classes[0].params] == [("x", -1), ("y", 2**-8), ("z", 1.5)]
+
+
+# ----------------------------------------------------------------- 5: the generated class's name
+
+PAIRS_BACKEND = "alias m = mypkg.cadence\n"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "{name: Pair, pair: true}, {function: BQuantizer, pairs: [{pattern: m.P, config: m.c}]}",
+        "{name: BQuantizer, pair: true}",
+    ],
+)
+def test_a_pairs_function_or_pair_class_is_not_named_like_the_generated_class(tmp_path, record):
+    (message,) = errors(tmp_path, composable(record, PAIRS_BACKEND, scopes="pairs"))
+    assert "'BQuantizer' is named like the generated class" in message

@@ -468,6 +468,10 @@ CHECKS = {
         "pt2e_classes_numbers",
         "this number is not finite",
     ),
+    "pt2e: a pair class or pairs function named like the generated class": (
+        "pt2e_classes_pairs_generated",
+        "pairs function 'CQuantizer' is named like the generated class (named after the backend)",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

@@ -28,7 +28,7 @@ from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile
 from ..values import Num, Seq, Sym, Text, describe
-from .names import Names, module_heads, rule_symbols
+from .names import Names, module_heads, rule_symbols, same
 from .pair_classes import PairClasses
 
 CLASS_KEYS = tuple(CLASS_RECORD)  # the key table's rows (the language server reads them too)
@@ -173,6 +173,15 @@ class Classes(PairClasses):
         name = self._name(rec[word].value, "a class name")
         where = rec[word].value.span
         self.names.cls(name, where, "pairs function name" if word == "function" else "class name")
+        pair = "pair" in rec and getattr(rec["pair"].value, "parts", ()) == ("true",)
+        if same(name) == same(self.generated) and (word == "function" or pair):
+            what = "pairs function" if word == "function" else "pair class"
+            raise self.ctx.fail(
+                where,
+                f"{what} '{name}' is named like the generated class (named after the backend), "
+                "whose constructor appends its pairs",
+                f"name the {what} otherwise; a class record of this name is the generated class",
+            )
         mixins, parent = self._bases(rec.get("base"), seen)
         if "base" in rec:
             self.base_spans[name] = rec["base"].value.span
