@@ -144,3 +144,34 @@ PAIRS_BACKEND = "alias m = mypkg.cadence\n"
 def test_a_pairs_function_or_pair_class_is_not_named_like_the_generated_class(tmp_path, record):
     (message,) = errors(tmp_path, composable(record, PAIRS_BACKEND, scopes="pairs"))
     assert "'BQuantizer' is named like the generated class" in message
+
+
+# ----------------------------------------------------------------- 6: pair classes and classes of pairs
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ("{name: FromPair, base: Pair}", "class FromPair derives from Pair, a pair class"),
+        ("{name: PairFromPairs, base: Pairs, pair: true}", "derives from Pairs, a class of pairs"),
+    ],
+)
+def test_a_pair_class_and_a_class_of_pairs_do_not_derive_from_each_other(tmp_path, record, message):
+    text = composable("{name: Pair, pair: true}, {name: Pairs}, " + record, PAIRS_BACKEND, "pairs")
+    (first,) = errors(tmp_path, text)
+    assert message in first
+
+
+def test_classes_of_one_kind_derive_from_each_other_and_construct(tmp_path):
+    pytest.importorskip("torchao")
+    from tests.live.pt2e_support import generate
+
+    text = composable(
+        "{name: Pair, pair: true}, {name: Pairs}, {name: PairFromPair, base: Pair, pair: true}, "
+        "{name: PairsFromPairs, base: Pairs}",
+        "",
+        "pairs",
+    )
+    module = generate(tmp_path, text, ALLOW).__globals__
+    assert issubclass(module["PairFromPair"], module["Pair"])
+    assert isinstance(module["PairsFromPairs"](), module["Pairs"])

@@ -472,6 +472,10 @@ CHECKS = {
         "pt2e_classes_pairs_generated",
         "pairs function 'CQuantizer' is named like the generated class (named after the backend)",
     ),
+    "pt2e: a class of pairs derived from a pair class, or the other way": (
+        "pt2e_classes_pairs_base",
+        "class FromPair derives from Pair, a pair class; a class of pairs derives from classes",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

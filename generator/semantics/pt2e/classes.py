@@ -56,6 +56,7 @@ class Classes(PairClasses):
         # scopes: pairs: its pair class and pairs functions (by name: their parameters) so far.
         self.pairs = pairs
         self.pair_class: str | None = None
+        self.pair_classes: set[str] = set()
         self.functions: dict[str, tuple[str, ...]] = {}
         self.generated = ""  # the generated class's name: a record of that name is that class
         self.api = False  # the generated class mixes in the composable API

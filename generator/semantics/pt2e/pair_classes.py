@@ -42,6 +42,7 @@ class PairClasses:
     ctx: Ctx
     pairs: bool
     pair_class: str | None
+    pair_classes: set[str]
     functions: dict[str, tuple[str, ...]]
 
     def _path(self, e: syn.DottedName) -> str:
@@ -99,6 +100,20 @@ class PairClasses:
 
     def _pairs_class(self, rec: dict[str, syn.Entry], c: m.QuantClass, e: syn.Expr) -> m.QuantClass:
         """A class (or pairs function) of a ``scopes: pairs`` quantizer."""
+        pair = "pair" in rec and getattr(rec["pair"].value, "parts", ()) == ("true",)
+        if c.parent is not None and (c.parent in self.pair_classes) != pair:
+            kind = "pair class" if c.parent in self.pair_classes else "class of pairs"
+            raise self.ctx.fail(
+                rec["base"].value.span,
+                f"class {c.name} derives from {c.parent}, a {kind}; "
+                + (
+                    "a pair class (pair: true) derives from pair classes only"
+                    if pair
+                    else "a class of pairs derives from classes of pairs only"
+                ),
+                "their constructors differ: (pattern, quantization_config) and the pairs "
+                "appended; derive from a class of the same kind",
+            )
         if "pair" in rec:
             v = rec["pair"].value
             if not (isinstance(v, syn.DottedName) and v.parts in (("true",), ("false",))):
@@ -113,6 +128,7 @@ class PairClasses:
                         "keep name, base and pair: true",
                     )
                 self.pair_class = self.pair_class or c.name
+                self.pair_classes.add(c.name)
                 params = (
                     m.ClassParam("pattern", required=True),
                     m.ClassParam("quantization_config", required=True),
