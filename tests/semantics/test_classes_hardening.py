@@ -175,3 +175,16 @@ def test_classes_of_one_kind_derive_from_each_other_and_construct(tmp_path):
     module = generate(tmp_path, text, ALLOW).__globals__
     assert issubclass(module["PairFromPair"], module["Pair"])
     assert isinstance(module["PairsFromPairs"](), module["Pairs"])
+
+
+# ----------------------------------------------------------------- 7: the getter constructs the generated class
+
+
+@pytest.mark.parametrize("scopes", ["composable", "pairs"])
+def test_the_generated_class_has_no_required_parameter(tmp_path, scopes):
+    (message,) = errors(
+        tmp_path, composable("{name: BQuantizer, params: {x: required}}", "", scopes)
+    )
+    assert message.startswith("parameter 'x' of the generated class BQuantizer is required")
+    (q,) = resolve(tmp_path, composable("{name: A, params: {x: required}}", "", scopes))
+    assert q.classes[0].params[0].required  # another class may require it

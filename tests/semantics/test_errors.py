@@ -476,6 +476,10 @@ CHECKS = {
         "pt2e_classes_pairs_base",
         "class FromPair derives from Pair, a pair class; a class of pairs derives from classes",
     ),
+    "pt2e: a required parameter on the generated class": (
+        "pt2e_classes_generated_required",
+        "parameter 'device' of the generated class BQuantizer is required, and its getter",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

@@ -52,6 +52,7 @@ class Classes(PairClasses):
         self.evaluator = evaluator
         self.f = f
         self.names = Names(ctx, taken)
+        self.getter = taken[0] if taken else ""
         self.transforms = transforms
         # scopes: pairs: its pair class and pairs functions (by name: their parameters) so far.
         self.pairs = pairs
@@ -207,6 +208,17 @@ class Classes(PairClasses):
             if key in rec:
                 self.names.imports(symbols, rec[key].value.span)
         params = self._params(rec.get("params"), rec.get("fixed"))
+        required = next((p for p in params if p.required), None)
+        if required is not None and same(name) == same(self.generated):
+            record = rec["params"].value
+            assert isinstance(record, syn.Record)
+            entry = next(x for x in record.entries if x.key == required.name)
+            raise self.ctx.fail(
+                entry.span,
+                f"parameter '{required.name}' of the generated class {name} is required, and "
+                f"its getter {self.getter}() constructs it with no arguments",
+                "give it a default (none, or an object by dotted path, made at construction)",
+            )
         if self.pairs:
             return self._pairs_class(rec, m.QuantClass(name, mixins, parent, params, init), e)
         names = [p.name for p in params]
