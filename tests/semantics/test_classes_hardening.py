@@ -188,3 +188,31 @@ def test_the_generated_class_has_no_required_parameter(tmp_path, scopes):
     assert message.startswith("parameter 'x' of the generated class BQuantizer is required")
     (q,) = resolve(tmp_path, composable("{name: A, params: {x: required}}", "", scopes))
     assert q.classes[0].params[0].required  # another class may require it
+
+
+# ----------------------------------------------------------------- 10: calls that cannot fit
+
+
+def test_an_init_hook_takes_what_the_class_passes(tmp_path):
+    head = (
+        "alias here = tests.runtime.test_runtime_classes\n"  # setup(self, device, config, strict)
+    )
+    (message,) = errors(tmp_path, composable("{name: A, params: {x: 1}, init: here.setup}", head))
+    assert "init 'tests.runtime.test_runtime_classes.setup' does not fit the call" in message
+    assert "cannot take 2 arguments" in message
+    fits = "{name: A, params: {device: 1, config: none, strict: false}, init: here.setup}"
+    assert resolve(tmp_path, composable(fits, head))[0].classes[0].init is not None
+
+
+@pytest.mark.parametrize(
+    "caller",
+    ["{name: C, params: {quantizers: f}}", "{name: C, pairs: [f]}"],
+)
+def test_a_pairs_function_gets_its_required_parameters(tmp_path, caller):
+    f = "{name: Pair, pair: true}, {function: f, params: {is_qat: required}}, "
+    (message,) = errors(tmp_path, composable(f + caller, "", "pairs"))
+    assert message.startswith("pairs function f requires is_qat, which C does not pass")
+    fits = caller.replace("{name: C, ", "{name: C, params: {is_qat: false}, ").replace(
+        "params: {is_qat: false}, params: {", "params: {is_qat: false, "
+    )
+    resolve(tmp_path, composable(f + fits, "", "pairs"))

@@ -480,6 +480,14 @@ CHECKS = {
         "pt2e_classes_generated_required",
         "parameter 'device' of the generated class BQuantizer is required, and its getter",
     ),
+    "pt2e: an init hook that cannot take what the class passes": (
+        "pt2e_classes_calls",
+        "init 'torch.fx.passes.tools_common.legalize_graph' does not fit the call the class makes",
+    ),
+    "pt2e: a pairs function called without a required parameter": (
+        "pt2e_classes_calls",
+        "pairs function defaults requires is_qat, which Default does not pass",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

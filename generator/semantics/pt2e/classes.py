@@ -25,6 +25,7 @@ from ...lang.vocabulary import BOOLEANS
 from ...sources import Span
 from .. import model as m
 from ..context import Ctx, Fail
+from ..checks import arity_mismatch
 from ..evaluate import Evaluator
 from ..load import LoadedFile
 from ..values import Num, Seq, Sym, Text, describe
@@ -58,6 +59,7 @@ class Classes(PairClasses):
         self.pairs = pairs
         self.pair_class: str | None = None
         self.pair_classes: set[str] = set()
+        self.required: dict[str, tuple[str, ...]] = {}
         self.functions: dict[str, tuple[str, ...]] = {}
         self.generated = ""  # the generated class's name: a record of that name is that class
         self.api = False  # the generated class mixes in the composable API
@@ -208,6 +210,16 @@ class Classes(PairClasses):
             if key in rec:
                 self.names.imports(symbols, rec[key].value.span)
         params = self._params(rec.get("params"), rec.get("fixed"))
+        if init is not None:
+            n = 1 + len(params)
+            problem = arity_mismatch(self.ctx.facts.signature(init.path), n)
+            if problem:
+                call = ", ".join(["self", *(p.name for p in params)])
+                raise self.ctx.fail(
+                    rec["init"].value.span,
+                    f"init '{init.path}' does not fit the call the class makes: {problem}",
+                    f"the class calls it as init({call}); make the hook take them",
+                )
         required = next((p for p in params if p.required), None)
         if required is not None and same(name) == same(self.generated):
             record = rec["params"].value

@@ -43,6 +43,7 @@ class PairClasses:
     pairs: bool
     pair_class: str | None
     pair_classes: set[str]
+    required: dict[str, tuple[str, ...]]  # each pairs function's parameters with no default
     functions: dict[str, tuple[str, ...]]
 
     def _path(self, e: syn.DottedName) -> str:
@@ -141,8 +142,21 @@ class PairClasses:
                 raise self.ctx.fail(other.span, f"a pairs function takes no {other.key}")
         names = [p.name for p in c.params]
         pairs = self._pairs(rec["pairs"], names) if "pairs" in rec else ()
+        calls = [(p.calls, rec["params"]) for p in c.params if p.calls]
+        calls += [(p.splice, rec["pairs"]) for p in pairs if p.splice is not None]
+        for called, entry in calls:
+            missing = [p for p in self.required.get(called, ()) if p not in names]
+            if missing:
+                raise self.ctx.fail(
+                    entry.value.span,
+                    f"pairs function {called} requires {', '.join(missing)}, which {c.name} "
+                    f"does not pass: it calls {called} with its own parameters of the same "
+                    f"names, and has no {missing[0]}",
+                    f"give {c.name} a parameter {missing[0]}, or {called}'s a default",
+                )
         if function:
             self.functions[c.name] = tuple(names)
+            self.required[c.name] = tuple(p.name for p in c.params if p.required)
         return m.QuantClass(
             c.name, c.mixins, c.parent, c.params, c.init, span=e.span, pairs=pairs,
             function=function,
