@@ -24,8 +24,8 @@ from ...lang.pt2e_keys import CLASS_RECORD, STAGE_RECORD
 from ...lang.vocabulary import BOOLEANS
 from ...sources import Span
 from .. import model as m
-from ..context import Ctx, Fail
 from ..checks import arity_mismatch
+from ..context import Ctx, Fail
 from ..evaluate import Evaluator
 from ..load import LoadedFile
 from ..values import Num, Seq, Sym, Text, describe
