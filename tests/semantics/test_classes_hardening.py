@@ -216,3 +216,14 @@ def test_a_pairs_function_gets_its_required_parameters(tmp_path, caller):
         "params: {is_qat: false}, params: {", "params: {is_qat: false, "
     )
     resolve(tmp_path, composable(f + fits, "", "pairs"))
+
+
+# ----------------------------------------------------------------- 11: a stage's ops
+
+
+def test_a_stages_ops_are_ops_of_the_rules_as_under_chains(tmp_path):
+    stage = "{name: A, stages: [{config: my.C, ops: [aten.relu.default, aten.gelu.default]}]}"
+    (message,) = errors(tmp_path, composable(stage))
+    assert message.startswith("no rule of this quantizer has aten.gelu.default")
+    (q,) = resolve(tmp_path, composable(stage.replace("aten.gelu", "aten.conv2d")))
+    assert len(q.classes[0].stages[0].targets) == 2  # conv2d: the chain's first op

@@ -488,6 +488,10 @@ CHECKS = {
         "pt2e_classes_calls",
         "pairs function defaults requires is_qat, which Default does not pass",
     ),
+    "pt2e: a stage's ops naming an op no rule has": (
+        "pt2e_classes_stage_ops",
+        "no rule of this quantizer has aten.gelu.default: the stage would annotate nothing there",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

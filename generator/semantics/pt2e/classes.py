@@ -345,7 +345,7 @@ class Classes(PairClasses):
             targets: tuple[m.Symbol, ...] | None = None
             firsts: tuple[m.Symbol, ...] = ()
             if "ops" in rec:
-                targets = self._ops(rec["ops"].value)
+                targets = self._ops(rec["ops"].value, rules)
             elif "chains" in rec:  # the instance finds their ops (runtime chain_ops)
                 firsts = self._ops(rec["chains"].value)
                 if not any(r.kind == "chain" and set(r.chain[0]) & set(firsts) for r in rules):
@@ -372,15 +372,27 @@ class Classes(PairClasses):
             "or an object by dotted path",
         )
 
-    def _ops(self, e: syn.Expr) -> tuple[m.Symbol, ...]:
+    def _ops(self, e: syn.Expr, rules: tuple[m.Rule, ...] = ()) -> tuple[m.Symbol, ...]:
+        """ATen ops; with ``rules``, each one an op of one of them (a stage sees only the
+        nodes of its ops, and only a rule annotates one)."""
         v = self.evaluator.eval(self.f, e, {})
         items = v.items if isinstance(v, Seq) else (v,)
+        known = {op for r in rules for position in r.chain for op in position}
+        if not all(r.chain for r in rules):
+            known = None  # a hook that names no ops may annotate any op
         out = []
         for x in items:
             if not (isinstance(x, Sym) and x.symbol.kind == m.SymbolKind.OP):
                 raise self.ctx.fail(
                     x.span,
                     f"a stage's ops are ATen ops, like aten.conv2d.default; got {describe(x)}",
+                )
+            if rules and known is not None and x.symbol not in known:
+                raise self.ctx.fail(
+                    x.span,
+                    f"no rule of this quantizer has {spell_op(x.symbol)}: the stage would "
+                    "annotate nothing there",
+                    "list ops of the backend's patterns (as under chains:)",
                 )
             out.append(x.symbol)
         return tuple(out)
@@ -406,6 +418,10 @@ def _c3(sequences: list[list[str]]) -> list[str]:
         seqs = [q[1:] if q[0] == head else q for q in seqs]
         seqs = [q for q in seqs if q]
     return out
+
+
+def spell_op(op: m.Symbol) -> str:
+    return op.path.removeprefix("torch.ops.")
 
 
 def describe_syntax(e: syn.Expr) -> str:
