@@ -368,6 +368,17 @@ class Expander:
                     "give the two a parameter of different values, like "
                     "given: {use_explicit_layout: true} and given: {use_explicit_layout: false}",
                 )
+        if given not in seen and seen and self._fx:
+            first = expansion.configs[expansion.index[(key, seen[0]) if seen[0] else key]]
+            raise self.ctx.fail(
+                item.span,
+                f"pattern {pattern_text(first.pattern)} is also defined at {first.span}, given "
+                f"{_given_text(seen[0])}: variants are PT2E's, and this backend also makes an FX "
+                "BackendConfig, which keeps one config per pattern (the last would replace the "
+                "others)",
+                "add fx: false to the backend's quantizer (a PT2E-only target), or write the "
+                "pattern once",
+            )
         if given not in seen:
             seen.append(given)
         return (key, given) if given else key

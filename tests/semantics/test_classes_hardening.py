@@ -227,3 +227,25 @@ def test_a_stages_ops_are_ops_of_the_rules_as_under_chains(tmp_path):
     assert message.startswith("no rule of this quantizer has aten.gelu.default")
     (q,) = resolve(tmp_path, composable(stage.replace("aten.gelu", "aten.conv2d")))
     assert len(q.classes[0].stages[0].targets) == 2  # conv2d: the chain's first op
+
+
+# ----------------------------------------------------------------- 14: given: variants and FX
+
+VARIANTS = """
+quantizer b {{
+    scopes: composable
+    {fx}
+    classes: [{{name: BQuantizer, params: {{explicit: false}}}}]
+}}
+backend b {{
+    pattern nn.ReLU {{ dtypes: {{input: qint8, output: qint8}}  pt2e: {{given: {{explicit: false}}}} }}
+    pattern nn.ReLU {{ dtypes: {{input: quint8, output: quint8}}  pt2e: {{given: {{explicit: true}}}} }}
+}}
+"""
+
+
+def test_given_variants_are_refused_where_an_fx_backend_config_would_keep_one(tmp_path):
+    (message,) = errors(tmp_path, VARIANTS.format(fx=""))
+    assert "variants are PT2E's, and this backend also makes an FX BackendConfig" in message
+    (q,) = resolve(tmp_path, VARIANTS.format(fx="fx: false"))
+    assert [r.given for r in q.rules] == [(("explicit", False),), (("explicit", True),)]

@@ -492,6 +492,10 @@ CHECKS = {
         "pt2e_classes_stage_ops",
         "no rule of this quantizer has aten.gelu.default: the stage would annotate nothing there",
     ),
+    "pt2e: given: variants in a backend that also makes an FX BackendConfig": (
+        "pt2e_given_fx",
+        "variants are PT2E's, and this backend also makes an FX BackendConfig",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",
