@@ -249,3 +249,31 @@ def test_given_variants_are_refused_where_an_fx_backend_config_would_keep_one(tm
     assert "variants are PT2E's, and this backend also makes an FX BackendConfig" in message
     (q,) = resolve(tmp_path, VARIANTS.format(fx="fx: false"))
     assert [r.given for r in q.rules] == [(("explicit", False),), (("explicit", True),)]
+
+
+# ----------------------------------------------------------------- 12: given: and the generated class
+
+GIVEN = """
+quantizer b {{
+    scopes: composable
+    fx: false
+    classes: [{{name: {name}, params: {{explicit: false, bits: 8}}}}]
+}}
+backend b {{
+    pattern aten.conv2d.default {{ dtypes: {{input: qint8, output: qint8}}  pt2e: {{given: {{explicit: false}}}} }}
+    pattern aten.conv2d.default {{ dtypes: {{input: qint8, output: qint8}}  pt2e: {{given: {{explicit: true, bits: {bits}}}}} }}
+}}
+"""
+
+
+def test_given_needs_the_generated_class_whose_table_the_getter_and_compat_use(tmp_path):
+    messages = errors(tmp_path, GIVEN.format(name="Other", bits=8))
+    assert len(messages) == 2
+    assert all("the generated class BQuantizer (what the getter returns" in m for m in messages)
+    (q,) = resolve(tmp_path, GIVEN.format(name="BQuantizer", bits=8))
+    assert len(q.rules) == 2
+
+
+def test_a_given_value_is_of_the_kind_of_the_default(tmp_path):
+    (message,) = errors(tmp_path, GIVEN.format(name="BQuantizer", bits='"8"'))
+    assert message.startswith("given: 'bits' is '8', a string; the parameter of class BQuantizer")

@@ -496,6 +496,14 @@ CHECKS = {
         "pt2e_given_fx",
         "variants are PT2E's, and this backend also makes an FX BackendConfig",
     ),
+    "pt2e: given: in a quantizer whose classes leave out the generated class": (
+        "pt2e_given_generated",
+        "and the generated class BQuantizer (what the getter returns, and compat checks) is not",
+    ),
+    "pt2e: a given value of another kind than the parameter's default": (
+        "pt2e_given_generated",
+        "given: 'bits' is '8', a string; the parameter of class CQuantizer defaults to 8",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

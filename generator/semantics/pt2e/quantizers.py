@@ -131,7 +131,8 @@ class Quantizers:
         if "classes" in values:
             transforms = values.get("transforms", ())
             values["classes"] = self._classes(f, decl, values, scopes, built, transforms)
-        if not given.check(self.ctx, backend, values.get("classes", ())):
+        generated = "".join(p[:1].upper() + p[1:] for p in decl.name.split("_") if p) + "Quantizer"
+        if not given.check(self.ctx, backend, values.get("classes", ()), generated):
             raise Fail
         if values.get("delegate") is not None:  # the dtype configs the delegate would refuse
             delegate = DELEGATES[values["delegate"]]
