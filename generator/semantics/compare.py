@@ -29,9 +29,8 @@ from typing import Any
 from ..lang.pt2e_keys import PT2E_KEY, PT2E_TABLE, QUANTIZER_TABLE, Kind
 from ..lang.vocabulary import CONSTRAINT_FIELDS, DTYPE_CONFIG_KEYS, PATTERN_FIELDS, FieldKind
 from ..sources import Span
-from . import checks, spelling
+from . import checks, compare_classes, spelling
 from . import model as m
-from .pt2e.classes import spell as spell_classes
 from .pt2e.order import tried_order
 
 
@@ -191,16 +190,27 @@ def _quantizer_changes(
             if canon.value(va) == canon.value(vb):
                 continue
             va, vb = (spelling.hooks(v) if v else None for v in (va, vb))
-        elif key.kind is Kind.CLASSES:
-            if va == vb:
-                continue
-            va, vb = spell_classes(va), spell_classes(vb)
+        elif key.kind is Kind.CLASSES:  # each class, parameter, stage and pair: its own row
+            spans = {c.name: c.span for c in vb or ()}
+            for name, (field, before, after, grade) in compare_classes.rows(va or (), vb or ()):
+                where = spans.get(name) or b.span
+                change = Change(module, None, Action.CHANGED, field, before, after, Severity(grade))
+                out.append(replace(change, where=where))
+            continue
         elif va == vb:
             continue
         severity = _GRADES[key.grade(va, vb)]
         field_name = f"{QUANTIZER_FIELD} {key.word}"
         out.append(Change(module, None, Action.CHANGED, field_name, va, vb, severity, b.span))
     return out
+
+
+def _pattern(c: m.PatternConfig) -> str:
+    """A config's pattern as the diff names it: with its ``given``, which tells variants of
+    one pattern apart (``aten.conv2d.default given use_explicit_layout=false``)."""
+    given = () if c.pt2e is None else c.pt2e.given
+    text = ", ".join(f"{k}={spelling.literal(v)}" for k, v in given)
+    return spelling.pattern(c) + (f" given {text}" if given else "")
 
 
 _GRADES = {1: Severity.NARROWING, -1: Severity.WIDENING, 0: Severity.NEUTRAL}
@@ -245,7 +255,7 @@ def _order_changes(
 
     def shown(k: Any) -> str:
         config = first_config(k)
-        return spelling.pattern(config) if config is not None else after[k][1].name
+        return _pattern(config) if config is not None else after[k][1].name
 
     # Said at the rule that moved; where neither of two rules moved (a hook moved between
     # them), at both.
@@ -383,7 +393,7 @@ def _orphaned_fusions(a: m.Backend, b: m.Backend, canon: _Canon) -> list[tuple[i
             where = c.field_span("fused")
             change = Change(
                 b.module,
-                spelling.pattern(c),
+                _pattern(c),
                 Action.CHANGED,
                 "fused",
                 name,
@@ -427,20 +437,20 @@ def _pattern_change(backend: str, c: m.PatternConfig, action: Action, severity: 
     origin = c.origin.anchor if c.origin is not None else None
     item = c.origin.item if c.origin is not None else None
     where, was = (item, None) if action == Action.ADDED else (None, item)
-    pattern = spelling.pattern(c)
+    pattern = _pattern(c)
     return Change(backend, pattern, action, None, None, None, severity, where, origin, was)
 
 
 def _moved(b: m.Backend, a: m.Backend, i: int, j: int) -> Change:
     def after(configs: tuple[m.PatternConfig, ...], k: int) -> str:
-        return f"after {spelling.pattern(configs[k - 1])}" if k > 0 else "first"
+        return f"after {_pattern(configs[k - 1])}" if k > 0 else "first"
 
     c = b.configs[j]
     origin = c.origin.anchor if c.origin is not None else None
     where = c.origin.item if c.origin is not None else None
     return Change(
         b.module,
-        spelling.pattern(c),
+        _pattern(c),
         Action.MOVED,
         "position",
         after(a.configs, i),
@@ -454,7 +464,7 @@ def _moved(b: m.Backend, a: m.Backend, i: int, j: int) -> Change:
 def _placed(backend: str, a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Change:
     return Change(
         backend,
-        spelling.pattern(b),
+        _pattern(b),
         Action.CHANGED,
         row.field,
         row.before,

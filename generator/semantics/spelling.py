@@ -164,11 +164,11 @@ def key_text(key: Key, value: Any) -> str:
     if key.kind is Kind.INDICES:
         return str(value[0]) if len(value) == 1 else f"[{', '.join(map(str, value))}]"
     if key.kind is Kind.GIVEN:
-        return "{" + ", ".join(f"{name}: {_literal(v)}" for name, v in value) + "}"
+        return "{" + ", ".join(f"{name}: {literal(v)}" for name, v in value) + "}"
     return str(value)
 
 
-def _literal(v: Any) -> str:
+def literal(v: Any) -> str:
     """A literal as specs write it: true, false, none, a number, a string."""
     words = {True: "true", False: "false", None: "none"}
     return words[v] if v is None or isinstance(v, bool) else repr(v)

@@ -251,7 +251,9 @@ def test_the_text_format_names_the_spec_line_of_every_change(repo, capsys):
     )
 
 
-def test_a_change_of_the_exported_classes_is_said_as_signatures_and_stages(repo, capsys):
+def test_a_change_of_the_exported_classes_is_said_one_row_each(repo, capsys):
+    """A parameter's default and a stage taken out: each its own row, at the class
+    (issue 53, point 4: not one opaque line)."""
     spec = repo / "specs" / "cortex_m.bcfg"
     default = "                use_explicit_layout: false,\n"  # the parameter's, not a given's
     edit(spec, lambda t: t.replace(default, default.replace("false", "true")))
@@ -259,15 +261,77 @@ def test_a_change_of_the_exported_classes_is_said_as_signatures_and_stages(repo,
     code, out, _ = bcfg(capsys, "--exit-code")
     assert code == 1
     assert (
-        "  ~ PT2E quantizer classes: CortexMQuantizer(per_tensor_config=executorch.backends."
-        "cortex_m.quantizer.quantization_configs.INT8_PER_TENSOR_CONFIG, use_explicit_layout="
-        "False): executorch.backends.cortex_m.quantizer.quantization_configs."
-        "INT8_PER_CHANNEL_CONFIG on the chains of 3 ops; per_tensor_config on every op → "
+        "  ~ PT2E class CortexMQuantizer parameter use_explicit_layout: False → True  neutral\n"
+        "      at specs/cortex_m.bcfg:36\n"
     ) in out
-    assert "use_explicit_layout=True): executorch." in out
-    assert out.count("per_tensor_config on every op") == 1
+    assert (
+        "  ~ PT2E class CortexMQuantizer stage 2: - per_tensor_config on every op  narrowing\n"
+        in out
+    )
     _, js, _ = bcfg(capsys, "--format", "json")
-    assert '"PT2E quantizer classes"' in js
+    assert '"PT2E class CortexMQuantizer stage 2"' in js
+
+
+def test_a_stage_that_sees_fewer_ops_is_narrowing_and_names_them(repo, capsys):
+    """Issue 52, class 8: a change of which ops a stage sees was the same text before and after,
+    and passed --fail-on narrowing."""
+    spec = repo / "specs" / "cortex_m.bcfg"
+    edit(spec, lambda t: t.replace("                        aten.conv1d.default,\n", "", 1))
+    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
+    assert code == 1
+    assert (
+        "  ~ PT2E class CortexMQuantizer stage 1 chains of: - aten.conv1d.default  narrowing\n"
+    ) in out
+
+
+def test_a_renamed_parameter_breaks_keyword_callers_an_added_one_widens(repo, capsys):
+    spec = repo / "specs" / "cortex_m.bcfg"
+    edit(spec, lambda t: t.replace("per_tensor_config", "tensor_config"))
+    edit(
+        spec,
+        lambda t: t.replace(
+            "use_explicit_layout: false,\n            },",
+            "use_explicit_layout: false, spare: 1,\n            },",
+            1,
+        ),
+    )
+    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
+    assert code == 1
+    assert (
+        "  ~ PT2E class CortexMQuantizer parameter renamed (keyword callers break): "
+        "per_tensor_config=executorch.backends.cortex_m.quantizer.quantization_configs."
+        "INT8_PER_TENSOR_CONFIG → tensor_config=executorch."
+    ) in out
+    assert "  ~ PT2E class CortexMQuantizer parameter: + spare=1  widening\n" in out
+    assert (
+        "  ~ PT2E class CortexMQuantizer stage 2 config: per_tensor_config → tensor_config" in out
+    )
+    assert "1 ops" not in out
+
+
+def test_a_dropped_pair_is_narrowing_and_named(repo, capsys):
+    """Issue 52, class 8: a pair taken out was invisible (the classes' text had no pairs)."""
+    spec = repo / "specs" / "cadence.bcfg"
+    edit(spec, lambda t: t.replace(" p.ReluPattern0,\n", "\n", 1))
+    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
+    assert code == 1
+    assert (
+        "  ~ PT2E class get_cadence_default_quantizers pair: - executorch.backends.cadence.aot."
+        "quantizer.patterns.ReluPattern0 with executorch."
+    ) in out
+
+
+def test_swapped_given_values_name_the_variants(repo, capsys):
+    """Issue 52, class 8: two variants' given values swapped; each changed row names the
+    variant it is about by its given."""
+    spec = repo / "specs" / "cortex_m.bcfg"
+    a = "{when: hooks.channels_last, given: {use_explicit_layout: false}}"
+    b = "{when: hooks.rank4, given: {use_explicit_layout: true}}"
+    edit(spec, lambda t: t.replace(a, "@A").replace(b, a.replace("false", "true")))
+    edit(spec, lambda t: t.replace("@A", b.replace("true", "false")))
+    _, out, _ = bcfg(capsys)
+    assert "in 9 patterns: aten.conv2d.default given use_explicit_layout=false,\n" in out
+    assert "in 9 patterns: aten.conv2d.default given use_explicit_layout=true,\n" in out
 
 
 def test_a_reorder_that_changes_what_the_pt2e_quantizer_fuses_is_narrowing(repo, capsys):

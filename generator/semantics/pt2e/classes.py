@@ -426,29 +426,3 @@ def spell_op(op: m.Symbol) -> str:
 
 def describe_syntax(e: syn.Expr) -> str:
     return type(e).__name__.lower()
-
-
-def spell(classes: tuple[m.QuantClass, ...]) -> str | None:
-    """The classes as ``bcfg diff`` shows them: each constructor's signature and its stages."""
-
-    def param(p: m.ClassParam) -> str:
-        if p.required:
-            return p.name
-        default = p.path if p.path is not None else repr(p.value)
-        return f"{p.name}={default}" + (" (fixed)" if p.fixed else "")
-
-    def stage(s: m.ClassStage) -> str:
-        if s.firsts:
-            return f"{s.param or s.path} on the chains of {len(s.firsts)} ops"
-        where = "every op" if s.targets is None else f"{len(s.targets)} ops"
-        return f"{s.param or s.path} on {where}"
-
-    out = [
-        (
-            f"{c.name}({', '.join(map(param, c.params))}): " + "; ".join(map(stage, c.stages))
-            if c.stages
-            else f"{c.name}({', '.join(map(param, c.params))})"
-        )
-        for c in classes
-    ]
-    return ", ".join(out) or None
