@@ -479,24 +479,36 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
+class SavedError(Exception):
+    """A --from file that holds no saved figures: its path and why."""
+
+
 def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
     """Saved figures (several files: merged; a variant measured in two files on the same graph
     keeps the later file's figures; a graph another environment exported with another node count
     keeps both counts, each target's row showing the one it was measured on)."""
     f, rounds = Figures(0.0, 0.0), 0
     for path in paths:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
-        for g in data["graphs"]:
-            f.graph(g["family"], g["size"], g["nodes"])
-        for t in data["times"]:
-            f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
-        for o in data["over"]:
-            f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
-        f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))
-        for a in data.get("annotated", ()):  # not in the figures of before it was recorded
-            key = (a["family"], a["nodes"], a["target"])
-            f.annotated[key] = (a["generated"], a["reference"], a["same"])
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
+            for g in data["graphs"]:
+                f.graph(g["family"], g["size"], g["nodes"])
+            for t in data["times"]:
+                f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
+            for o in data["over"]:
+                f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
+            f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))
+            for a in data.get("annotated", ()):  # not in the figures of before it was recorded
+                key = (a["family"], a["nodes"], a["target"])
+                f.annotated[key] = (a["generated"], a["reference"], a["same"])
+        except OSError as e:
+            raise SavedError(f"{path}: cannot be read ({e.strerror or e})") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            what = f"no {e}" if isinstance(e, KeyError) else str(e).splitlines()[0]
+            raise SavedError(
+                f"{path}: not figures saved with --json ({type(e).__name__}: {what})"
+            ) from None
     order = {fam.name: i for i, fam in enumerate(FAMILIES)}
     f.counts = dict(sorted(f.counts.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])))
     return f, rounds
@@ -671,7 +683,32 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"write the table, plot and {FIGURES.name} into the docs",
     )
     ap.add_argument("--plot", type=Path, help="where the SVG goes (default: pt2e-scale.svg here)")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    for option, given, known in (
+        ("--families", args.families, [f.name for f in FAMILIES]),
+        ("--targets", args.targets, [t.name for t in TARGETS]),
+    ):
+        for name in given:
+            if name not in known:
+                ap.error(f"argument {option}: unknown {name!r} (choose from {', '.join(known)})")
+    for option, value, least in (
+        ("--timeout", args.timeout, 0.0),
+        ("--slow", args.slow, 0.0),
+        ("--rounds", args.rounds, 1),
+    ):
+        if not (least <= value < float("inf")):  # nan compares false
+            ap.error(f"argument {option}: {value!r} is not a number of at least {least:g}")
+    if args.timeout == 0:
+        ap.error("argument --timeout: 0 leaves no time for a call")
+    for size in args.sizes or ():
+        if size < 1:
+            ap.error(f"argument --sizes: {size} is not a node count (at least 1)")
+    for path in args.saved or ():
+        try:
+            from_json([path])
+        except SavedError as e:
+            ap.error(f"argument --from: {e}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
