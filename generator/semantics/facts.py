@@ -541,6 +541,16 @@ class TorchFacts:
             self._dirty = True
         return sig
 
+    def op_arguments(self, path: str) -> tuple[tuple[str, bool], ...] | None:
+        """The arguments of the ATen op overload at ``path`` (already looked up), each as
+        (name, whether it is a tensor: ``Tensor``, ``Tensor?``, ``Tensor[]``), from its
+        schema; None if it has none. Asked of the op itself, whatever the cache holds, so
+        the answer is the same on a cold cache and a warm one."""
+        schema = getattr(self._object(path), "_schema", None)
+        if schema is None:
+            return None
+        return tuple((a.name, "Tensor" in str(a.type)) for a in schema.arguments)
+
     def _object(self, path: str) -> Any:
         return _resolve_allowed(path, self.allow).obj
 

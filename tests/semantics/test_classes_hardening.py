@@ -277,3 +277,28 @@ def test_given_needs_the_generated_class_whose_table_the_getter_and_compat_use(t
 def test_a_given_value_is_of_the_kind_of_the_default(tmp_path):
     (message,) = errors(tmp_path, GIVEN.format(name="BQuantizer", bits='"8"'))
     assert message.startswith("given: 'bits' is '8', a string; the parameter of class BQuantizer")
+
+
+# ----------------------------------------------------------------- 9: pairs anchors that are tensors
+
+PAIRS_INPUTS = """
+dtypes s = {{input: qint8, output: qint8}}
+quantizer p {{ fx: false  scopes: pairs }}
+backend p {{
+    pattern aten.add.Tensor {{ dtypes: s  pt2e: {{inputs: {inputs}}} }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ("[0, 2]", "inputs names argument 2 (alpha) of aten.add.Tensor, which is no tensor"),
+        ("5", "inputs names argument 5, and aten.add.Tensor takes 3 (0: self, 1: other, 2: alpha)"),
+    ],
+)
+def test_a_pairs_input_is_a_tensor_argument_of_the_op(tmp_path, inputs, message):
+    (first,) = errors(tmp_path, PAIRS_INPUTS.format(inputs=inputs))
+    assert first.startswith(message)
+    (q,) = resolve(tmp_path, PAIRS_INPUTS.format(inputs="[0, 1]"))
+    assert q.rules

@@ -504,6 +504,14 @@ CHECKS = {
         "pt2e_given_generated",
         "given: 'bits' is '8', a string; the parameter of class CQuantizer defaults to 8",
     ),
+    "pt2e: inputs of scopes: pairs naming an argument that is no tensor": (
+        "pt2e_pairs_inputs_tensors",
+        "inputs names argument 2 (alpha) of aten.add.Tensor, which is no tensor",
+    ),
+    "pt2e: inputs of scopes: pairs naming an argument the op does not have": (
+        "pt2e_pairs_inputs_tensors",
+        "inputs names argument 3, and aten.mul.Tensor takes 2 (0: self, 1: other)",
+    ),
     "pt2e: a class record's unknown key": (
         "pt2e_classes_record",
         "unknown class record key 'param'",

@@ -195,8 +195,30 @@ def _weights_only(c: m.PatternConfig) -> bool:
 
 
 def _check_inputs(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> None:
-    """A pair's input arguments (``inputs``, default the first) are not the weight or bias
-    argument of its first op."""
+    """A pair's input arguments (``inputs``, default the first) are tensor arguments of each
+    op of its first position (by the op's schema), and not its weight or bias argument."""
+    for op in d.chain[0] if d.chain and opts.inputs else ():
+        args = ctx.facts.op_arguments(op.path)
+        for at in opts.inputs if args is not None else ():
+            if at >= len(args):
+                taken = ", ".join(f"{i}: {name}" for i, (name, _) in enumerate(args))
+                raise fail_key(
+                    ctx,
+                    c,
+                    "inputs",
+                    f"inputs names argument {at}, and {spell(op.path)} takes {len(args)} "
+                    f"({taken})",
+                    "name the index of a tensor argument of the op",
+                )
+            if not args[at][1]:
+                raise fail_key(
+                    ctx,
+                    c,
+                    "inputs",
+                    f"inputs names argument {at} ({args[at][0]}) of {spell(op.path)}, which is "
+                    "no tensor: an input activation spec on it would fail prepare_pt2e",
+                    "name the index of a tensor argument of the op",
+                )
     if opts.parameters is m.Parameters.FLOAT or opts.weights is not None or not d.weighted:
         return
     for name, at in (("weight", d.weight), ("bias", d.bias)):
