@@ -250,3 +250,15 @@ async def test_hover_and_completion_of_pair_keys(client, workspace):
     got = await completions(client, uri, lines, "name: CadenceRmsNormNopQuantizer,", len(line))
     assert "pairs" in got and "pattern" not in got
     close_doc(client, uri)
+
+
+async def test_hover_on_a_path_bcfg_does_not_check_says_so(client, workspace):
+    """Issue 52, also seen: a class record's default or stage config by dotted path is imported
+    when the class is constructed; hover said "'executorch' is not an allowed module"."""
+    for needle, word in [
+        ("config: configs.INT8_PER_CHANNEL_CONFIG", "INT8_PER_CHANNEL_CONFIG"),
+        ("per_tensor_config: configs.INT8_PER_TENSOR_CONFIG", "configs"),
+    ]:
+        text = await hover(client, workspace, "cortex_m", needle, word)
+        assert text is not None and "not an allowed module" not in text
+        assert "imported when the class is constructed" in text and "bcfg does not check" in text

@@ -308,6 +308,8 @@ def _name_hover(ws: Workspace, snap: Snapshot, cur: Cursor) -> str | None:
         named = tx.name_after(cur.text, cur.index.span_offset(decl.span.line, decl.span.column))
         if named is not None and named.start == cur.tok.start:
             return backend_hover(ws, snap, cur, decl)
+    if len(cur.parts) > 1 and _unchecked_path(cur):  # before the alias's own hover
+        return _object_hover(cur)
     if cur.position == 0:
         bound = binding(cur, head)
         if bound is not None:
@@ -349,6 +351,25 @@ def _word_hover(cur: Cursor) -> str | None:
     return None
 
 
+# Where a quantizer's classes name objects by dotted path that bcfg does not import (the class
+# imports them when it is constructed): the keys on the way from the classes field, in order.
+_UNCHECKED = (("params",), ("stages", "config"), ("pairs", "pattern"), ("pairs", "config"))
+_UNCHECKED += (("pairs", "qat"),)
+
+
+def _unchecked_path(cur: Cursor) -> bool:
+    """Whether the dotted name is one bcfg deliberately does not check: a default, a stage's or
+    pair's config or a pair's pattern in ``classes:``, or a quantizer field naming a class by
+    path (``config_type``)."""
+    field = next((n for n in cur.nodes if isinstance(n, syn.Field)), None)
+    if field is None or not isinstance(cur.nodes[0], syn.QuantizerDecl):
+        return False
+    if field.name == "config_type":
+        return True
+    keys = tuple(str(n.key) for n in cur.nodes if isinstance(n, syn.Entry))
+    return field.name == "classes" and any(keys[: len(u)] == u for u in _UNCHECKED)
+
+
 def _object_hover(cur: Cursor) -> str | None:
     """The object a dotted name (up to the segment under the cursor) resolves to."""
     f = cur.scope.file
@@ -358,6 +379,13 @@ def _object_hover(cur: Cursor) -> str | None:
         return None
     if "${" in text:
         return f"{md_code(text)}: a name filled in for each loop element or group argument"
+    if len(cur.parts) > 1 and _unchecked_path(cur):
+        whole = md_code(".".join(t.text for t in cur.parts))
+        return (
+            f"{whole}: an object by dotted path, imported when the class is constructed, not "
+            "at generation: bcfg does not check it (it may live in a package the generated "
+            "module must not need)"
+        )
     span = syn.Span(f.name, 1, 1, 1, 1)
     before = len(cur.scope.ctx.diag.diagnostics)
     try:
