@@ -277,7 +277,8 @@ class Classes(PairClasses):
                 )
             self.names.params([(str(p.key), p.span) for p in entry.value.entries])
             for p in entry.value.entries:
-                out.append(self._list_param(p.key, p.value) or self._param(p.key, p.value))
+                key = str(p.key)
+                out.append(self._list_param(key, p.value) or self._param(key, p.value))
                 if out[-1].required and any(not q.required for q in out[:-1]):
                     raise self.ctx.fail(
                         p.span, f"required parameter '{p.key}' follows one with a default"
@@ -377,7 +378,7 @@ class Classes(PairClasses):
         nodes of its ops, and only a rule annotates one)."""
         v = self.evaluator.eval(self.f, e, {})
         items = v.items if isinstance(v, Seq) else (v,)
-        known = {op for r in rules for position in r.chain for op in position}
+        known: set[m.Symbol] | None = {op for r in rules for pos in r.chain for op in pos}
         if not all(r.chain for r in rules):
             known = None  # a hook that names no ops may annotate any op
         out = []

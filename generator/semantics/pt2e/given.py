@@ -62,7 +62,7 @@ def _problem(
             )
         if _kind(param.value) and _kind(value) and _kind(param.value) != _kind(value):
             return (
-                f"given: '{name}' is {_WORDS.get(value, repr(value))}, a {_kind(value)}; the "
+                f"given: '{name}' is {value!r}, a {_kind(value)}; the "
                 f"parameter of class {cls.name} defaults to {param.value!r}, a "
                 f"{_kind(param.value)}: the constructor's argument would never equal it",
                 f"write a {_kind(param.value)}, like {param.value!r}",

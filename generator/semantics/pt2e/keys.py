@@ -199,23 +199,25 @@ def _check_inputs(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived)
     op of its first position (by the op's schema), and not its weight or bias argument."""
     for op in d.chain[0] if d.chain and opts.inputs else ():
         args = ctx.facts.op_arguments(op.path)
-        for at in opts.inputs if args is not None else ():
-            if at >= len(args):
+        if args is None:
+            continue
+        for index in opts.inputs:
+            if index >= len(args):
                 taken = ", ".join(f"{i}: {name}" for i, (name, _) in enumerate(args))
                 raise fail_key(
                     ctx,
                     c,
                     "inputs",
-                    f"inputs names argument {at}, and {spell(op.path)} takes {len(args)} "
+                    f"inputs names argument {index}, and {spell(op.path)} takes {len(args)} "
                     f"({taken})",
                     "name the index of a tensor argument of the op",
                 )
-            if not args[at][1]:
+            if not args[index][1]:
                 raise fail_key(
                     ctx,
                     c,
                     "inputs",
-                    f"inputs names argument {at} ({args[at][0]}) of {spell(op.path)}, which is "
+                    f"inputs names argument {index} ({args[index][0]}) of {spell(op.path)}, which is "
                     "no tensor: an input activation spec on it would fail prepare_pt2e",
                     "name the index of a tensor argument of the op",
                 )

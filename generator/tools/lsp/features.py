@@ -353,8 +353,8 @@ def _word_hover(cur: Cursor) -> str | None:
 
 # Where a quantizer's classes name objects by dotted path that bcfg does not import (the class
 # imports them when it is constructed): the keys on the way from the classes field, in order.
-_UNCHECKED = (("params",), ("stages", "config"), ("pairs", "pattern"), ("pairs", "config"))
-_UNCHECKED += (("pairs", "qat"),)
+_UNCHECKED: tuple[tuple[str, ...], ...] = (("params",), ("stages", "config"))
+_UNCHECKED += (("pairs", "pattern"), ("pairs", "config"), ("pairs", "qat"))
 
 
 def _unchecked_path(cur: Cursor) -> bool:
