@@ -272,13 +272,18 @@ def test_a_change_of_the_exported_classes_is_said_one_row_each(repo, capsys):
     assert '"PT2E class CortexMQuantizer stage 2"' in js
 
 
+def narrowed(capsys, spec: Path, taken_out: str) -> str:
+    """The diff once ``taken_out`` is taken out of ``spec``: --fail-on narrowing fails it."""
+    edit(spec, lambda t: t.replace(taken_out, "", 1))
+    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
+    assert code == 1
+    return out
+
+
 def test_a_stage_that_sees_fewer_ops_is_narrowing_and_names_them(repo, capsys):
     """Issue 52, class 8: a change of which ops a stage sees was the same text before and after,
     and passed --fail-on narrowing."""
-    spec = repo / "specs" / "cortex_m.bcfg"
-    edit(spec, lambda t: t.replace("                        aten.conv1d.default,\n", "", 1))
-    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
-    assert code == 1
+    out = narrowed(capsys, repo / "specs" / "cortex_m.bcfg", " " * 24 + "aten.conv1d.default,\n")
     assert (
         "  ~ PT2E class CortexMQuantizer stage 1 chains of: - aten.conv1d.default  narrowing\n"
     ) in out
@@ -311,10 +316,7 @@ def test_a_renamed_parameter_breaks_keyword_callers_an_added_one_widens(repo, ca
 
 def test_a_dropped_pair_is_narrowing_and_named(repo, capsys):
     """Issue 52, class 8: a pair taken out was invisible (the classes' text had no pairs)."""
-    spec = repo / "specs" / "cadence.bcfg"
-    edit(spec, lambda t: t.replace(" p.ReluPattern0,\n", "\n", 1))
-    code, out, _ = bcfg(capsys, "--fail-on", "narrowing")
-    assert code == 1
+    out = narrowed(capsys, repo / "specs" / "cadence.bcfg", " p.ReluPattern0,")
     assert (
         "  ~ PT2E class get_cadence_default_quantizers pair: - executorch.backends.cadence.aot."
         "quantizer.patterns.ReluPattern0 with executorch."
