@@ -31,6 +31,7 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..config import DEFAULT_ALLOW
@@ -542,14 +543,15 @@ class TorchFacts:
         return sig
 
     def op_arguments(self, path: str) -> tuple[tuple[str, bool], ...] | None:
-        """The arguments of the ATen op overload at ``path`` (already looked up), each as
-        (name, whether it is a tensor: ``Tensor``, ``Tensor?``, ``Tensor[]``), from its
-        schema; None if it has none. Asked of the op itself, whatever the cache holds, so
-        the answer is the same on a cold cache and a warm one."""
-        schema = getattr(self._object(path), "_schema", None)
-        if schema is None:
+        """The positional arguments of the ATen op overload at ``path``, each as (name, whether
+        it is a tensor: ``Tensor``, ``Tensor?``, ``Tensor[]``), from its schema in the
+        installed torch's ``native_functions.yaml`` (torchgen's copy), read as text: torch is
+        not imported, and the answer is the same whatever the cache holds. None if the op
+        is not there (not ATen's, or no such file)."""
+        if not path.startswith("torch.ops.aten."):
             return None
-        return tuple((a.name, "Tensor" in str(a.type)) for a in schema.arguments)
+        op, _, overload = path.removeprefix("torch.ops.aten.").rpartition(".")
+        return native_schemas().get(op if overload == "default" else f"{op}.{overload}")
 
     def _object(self, path: str) -> Any:
         return _resolve_allowed(path, self.allow).obj
@@ -641,6 +643,66 @@ class TorchFacts:
         }
         cache.store("symbols", self._key, value)
         self._dirty = False
+
+
+_NATIVE: dict[str, tuple[tuple[str, bool], ...]] = {}
+
+
+def native_schemas() -> dict[str, tuple[tuple[str, bool], ...]]:
+    """Each ATen op overload's positional arguments (``add.Tensor``: self and other, tensors),
+    from the schemas of torch's ``native_functions.yaml``, which torchgen ships beside torch.
+    Read once, as text; empty if there is none."""
+    if _NATIVE:
+        return _NATIVE
+    import importlib.util
+
+    spec = importlib.util.find_spec("torchgen")
+    roots = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for root in roots:
+        path = Path(root) / "packaged" / "ATen" / "native" / "native_functions.yaml"
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.startswith("- func: "):
+                    name, args = _schema_args(line.removeprefix("- func: "))
+                    _NATIVE[name] = args
+            break
+    return _NATIVE
+
+
+def _schema_args(schema: str) -> tuple[str, tuple[tuple[str, bool], ...]]:
+    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``: its name and
+    positional arguments (those before ``*``)."""
+    name, _, rest = schema.partition("(")
+    args: list[tuple[str, bool]] = []
+    depth, word = 0, ""
+    for ch in rest:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth < 0:  # the argument list's own closing parenthesis
+                break
+        if ch == "," and depth == 0:
+            args.append(_schema_arg(word))
+            word = ""
+            continue
+        word += ch
+    if word.strip():
+        args.append(_schema_arg(word))
+    positional = []
+    for arg in args:
+        if arg[0] == "*":
+            break
+        positional.append(arg)
+    return name.strip(), tuple(positional)
+
+
+def _schema_arg(text: str) -> tuple[str, bool]:
+    """``Tensor? bias=None``: (``bias``, True); ``*``: (``*``, False)."""
+    words = text.split("=")[0].split()
+    if words == ["*"]:
+        return ("*", False)
+    return (words[-1] if words else "", bool(words) and words[0].startswith("Tensor"))
 
 
 def torch_imported() -> bool:

@@ -285,7 +285,7 @@ PAIRS_INPUTS = """
 dtypes s = {{input: qint8, output: qint8}}
 quantizer p {{ fx: false  scopes: pairs }}
 backend p {{
-    pattern aten.add.Tensor {{ dtypes: s  pt2e: {{inputs: {inputs}}} }}
+    pattern aten.clamp.default {{ dtypes: s  pt2e: {{inputs: {inputs}}} }}
 }}
 """
 
@@ -293,12 +293,12 @@ backend p {{
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ("[0, 2]", "inputs names argument 2 (alpha) of aten.add.Tensor, which is no tensor"),
-        ("5", "inputs names argument 5, and aten.add.Tensor takes 3 (0: self, 1: other, 2: alpha)"),
+        ("[0, 1]", "inputs names argument 1 (min) of aten.clamp.default, which is no tensor"),
+        ("5", "inputs names argument 5, and aten.clamp.default takes 3 (0: self, 1: min, 2: max)"),
     ],
 )
 def test_a_pairs_input_is_a_tensor_argument_of_the_op(tmp_path, inputs, message):
     (first,) = errors(tmp_path, PAIRS_INPUTS.format(inputs=inputs))
     assert first.startswith(message)
-    (q,) = resolve(tmp_path, PAIRS_INPUTS.format(inputs="[0, 1]"))
+    (q,) = resolve(tmp_path, PAIRS_INPUTS.format(inputs="0"))
     assert q.rules

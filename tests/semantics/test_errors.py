@@ -506,7 +506,7 @@ CHECKS = {
     ),
     "pt2e: inputs of scopes: pairs naming an argument that is no tensor": (
         "pt2e_pairs_inputs_tensors",
-        "inputs names argument 2 (alpha) of aten.add.Tensor, which is no tensor",
+        "inputs names argument 1 (min) of aten.clamp.default, which is no tensor",
     ),
     "pt2e: inputs of scopes: pairs naming an argument the op does not have": (
         "pt2e_pairs_inputs_tensors",
