@@ -45,6 +45,14 @@ VENDORS: dict[str, tuple[str, str, tuple[str, ...], str, str, str]] = {
         "VulkanQuantizer",
         "tests.live.vulkan_zoo",
     ),
+    "mediatek": (
+        "executorch.backends.mediatek.quantizer.quantizer",
+        "NeuropilotQuantizer",
+        ("executorch.backends.mediatek",),
+        "generated.neuropilot_quantizer",
+        "NeuropilotQuantizer",
+        "tests.live.mediatek_zoo",
+    ),
 }
 
 

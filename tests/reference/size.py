@@ -159,6 +159,11 @@ VENDORS: dict[str, tuple[str, list[str], list[str]]] = {
         [],
         ["vulkan/quantizer/vulkan_quantizer.py", "vulkan/quantizer/vulkan_quantizer_utils.py"],
     ),
+    "MediaTek": (
+        "specs/neuropilot.bcfg",
+        ["specs/hooks/mediatek.py"],
+        [f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
+    ),
 }
 
 
