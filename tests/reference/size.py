@@ -164,6 +164,11 @@ VENDORS: dict[str, tuple[str, list[str], list[str]]] = {
         ["specs/hooks/mediatek.py"],
         [f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
     ),
+    "Samsung": (
+        "specs/enn.bcfg",
+        ["specs/hooks/samsung.py"],
+        [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
+    ),
 }
 
 
