@@ -23,6 +23,10 @@ they import only with ``executorch[ethos-u]``); about 9 minutes a run.
 ``--runxfail`` runs expected failures as plain tests, so that a difference
 cannot hide behind a non-strict xfail.
 
+``vulkan`` runs ``VULKAN_FILES`` (WebGPU's test of the 4-bit linear that ExecuTorch's
+``VulkanQuantizer`` makes, the one CPU test that builds it) here, original against
+``generated.vulkan_quantizer``'s class; about 30 s a run.
+
 ``cadence`` runs ExecuTorch's Cadence quantizer tests (``CADENCE_FILES`` under
 ``backends/cadence/aot/tests``) with its Cadence classes and with the
 generated family (``--swap`` a module: every class and ``qconfig_*`` object of
@@ -76,6 +80,9 @@ CORTEX_M_SWAP = "generated.cortex_m_quantizer:CortexMQuantizer"
 ARM_SWAP = "generated.arm_tosa_quantizer"
 CADENCE_SWAP = "generated.cadence_quantizer"
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
+# The one test that builds ExecuTorch's VulkanQuantizer on CPU (under backends/).
+VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
+VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
 CADENCE_FILES = (
     "test_quantizer_ops.py test_fusion_ops_passes.py test_remove_bn_tracking_pass.py"
 ).split()
@@ -99,6 +106,7 @@ ARM_FILES = (
 ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
 # Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
 SUITE_TARGET = {"cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence"}
+SUITE_TARGET |= {"vulkan": "vulkan"}  # run in this environment (paths)
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -134,6 +142,8 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
+    if suite == "vulkan":
+        return [str(installed() / "backends" / name) for name in VULKAN_FILES]
     if suite in SUITE_TARGET:
         assert python is not None
         root = tests_dir(python, SUITE_TARGET[suite])
@@ -229,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default="all",
-        choices=["quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence"],
+        choices=["quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan"],
     )
     parser.add_argument(
         "--swap",
@@ -264,12 +274,14 @@ def main(argv: list[str]) -> int:
     target = SUITE_TARGET.get(args.suite, "xnnpack")
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
+    if args.suite == "vulkan":  # this checkout's settings and plugin, not the venv's checkout's
+        here = Path(__file__).resolve().parents[2]
+        extra += ("-c", str(here / "pyproject.toml"), "--rootdir", str(here))
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
-    default = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}.get(
-        target, SWAP
-    )
+    defaults = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}
+    default = {**defaults, "vulkan": VULKAN_SWAP}.get(target, SWAP)
     swap = args.swap or args.swap_module or default
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:

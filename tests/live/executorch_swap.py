@@ -8,7 +8,7 @@ ExecuTorch ships its tests in its wheel; they are run where pip installed them,
 never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``:
 ``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
 ``CortexMQuantizer``; ``arm`` is ``TOSAQuantizer``, ``EthosUQuantizer`` and
-``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``). ``--bcfg-swap
+``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``; ``vulkan`` is ``VulkanQuantizer``). ``--bcfg-swap
 module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 (no class) puts each module attribute of the same name in place of each
 (``--bcfg-swap generated.arm_tosa_quantizer``), and each other name of the
@@ -50,6 +50,7 @@ TARGETS = {
         ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer"),
     ),
     "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
+    "vulkan": ("executorch.backends.vulkan.quantizer.vulkan_quantizer", ("VulkanQuantizer",)),
 }
 # Targets whose tests find the classes by ``__module__`` (Cadence's
 # ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
@@ -62,6 +63,7 @@ STAGES = {
     "cortex_m": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "arm": ("executorch.backends.arm.test.tester.quantize", "ArmQuantize"),
     "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
 }
 
 

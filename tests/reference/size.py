@@ -151,6 +151,39 @@ def arm_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+# ExecuTorch's vendor quantizers reproduced whole: name -> (spec, hook files, its files
+# under executorch/backends/, every one counted).
+VENDORS: dict[str, tuple[str, list[str], list[str]]] = {
+    "Vulkan": (
+        "specs/vulkan.bcfg",
+        [],
+        ["vulkan/quantizer/vulkan_quantizer.py", "vulkan/quantizer/vulkan_quantizer_utils.py"],
+    ),
+    "MediaTek": (
+        "specs/neuropilot.bcfg",
+        ["specs/hooks/mediatek.py"],
+        [f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
+    ),
+    "Samsung": (
+        "specs/enn.bcfg",
+        ["specs/hooks/samsung.py"],
+        [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
+    ),
+}
+
+
+def vendor_figures(name: str) -> tuple[int, int] | None:
+    """(spec + hook lines of ``VENDORS[name]``, the code lines of ExecuTorch's files)."""
+    spec, hooks, files = VENDORS[name]
+    where = executorch_dir()
+    folder = where / "backends" if where else None
+    if folder is None or not all((folder / f).is_file() for f in files):
+        return None
+    ours = spec_lines((ROOT / spec).read_text())
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in hooks)
+    return ours, sum(python_code_lines((folder / f).read_text()) for f in files)
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -174,3 +207,6 @@ if __name__ == "__main__":
         if arm
         else "Arm TOSA: ExecuTorch's Arm quantizer is not installed here nor in the Arm environment"
     )
+    for vendor in VENDORS:
+        found = vendor_figures(vendor)
+        print(line(vendor, *found, "ExecuTorch") if found else f"{vendor}: no ExecuTorch here")
