@@ -395,6 +395,78 @@ def _compat_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    for side in ("a", "b"):
+        parser.add_argument(
+            side,
+            metavar=side.upper(),
+            help="a PT2E quantizer: MODULE:FUNCTION returning a ready torchao Quantizer, or a "
+            "backend of the project's specs (its generated quantizer)",
+        )
+    parser.add_argument(
+        "--models",
+        action="append",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs), a list of such pairs or a dict of "
+        "them by name: compare on these too (repeat for several)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="MODULE:FUNCTION",
+        help="configure a backend's generated quantizer: a function returning its global "
+        "QuantizationConfig, or taking the quantizer and configuring it",
+    )
+    parser.add_argument(
+        "--no-probes", action="store_true", help="compare on --models (and --random) only"
+    )
+    parser.add_argument(
+        "--probe",
+        action="append",
+        metavar="NAME",
+        help="compare on this probe of the zoo only (repeat for several; default: all)",
+    )
+    parser.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare on N random models composed of the zoo's ops (default 0)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random models")
+    parser.add_argument(
+        "--export",
+        choices=("both", "strict", "non-strict"),
+        default="both",
+        help="export each graph strict, non-strict or both (default both: quantizers that "
+        "read torch's source metadata annotate the two differently)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="output format (default text)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=COMPARE_TIMEOUT,
+        metavar="SECONDS",
+        help="the longest the whole comparison may run; then it is stopped "
+        f"(default {COMPARE_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--graph-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the longest a quantizer may take on one graph; then the graph is reported and "
+        "the run goes on (default 60)",
+    )
+
+
+COMPARE_TIMEOUT = 1800.0
+
+
 # A check exports and prepares the user's model twice: minutes for a large one, never an hour.
 COMPAT_TIMEOUT = 600.0
 
@@ -443,6 +515,14 @@ COMMANDS: tuple[Command, ...] = (
         "will a QConfigMapping (FX) or a quantization config (PT2E) be honoured by a backend, and why not; exit 1 if something is skipped",
         _compat_arguments,
         prefix="bcfg compat",
+    ),
+    Command(
+        "compare",
+        "compare.command",
+        "compare two PT2E quantizers' annotations node by node on the probe zoo and your "
+        "models; exit 1 if they differ",
+        _compare_arguments,
+        prefix="bcfg compare",
     ),
     Command(
         "import",
