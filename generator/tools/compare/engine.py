@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...live.probe.annotations import Annotated, annotate, describe_record
-from ...live.targets import NOT_THE_USERS, failure
+from ...live.targets import NOT_THE_USERS, failure, one_line
 
 MODES = {"strict": (True,), "non-strict": (False,), "both": (False, True)}
 
@@ -121,22 +121,25 @@ def _limit(seconds: float | None) -> Iterator[None]:
 
 def run_side(quantizer: Any, gm: Any, seconds: float | None, twice: bool = True) -> Outcome:
     """One quantizer on one graph, twice (``twice``): its annotations, or why not."""
+    import sys
     import warnings
-
-    from ...live.targets import _guarded, _UserFailure
 
     got = []
     for _ in range(2 if twice else 1):
         try:
-            with _limit(seconds), warnings.catch_warnings(), _guarded():
+            with (
+                _limit(seconds),
+                warnings.catch_warnings(),
+                contextlib.redirect_stdout(sys.stderr),
+            ):
                 warnings.simplefilter("ignore")
                 got.append(annotate(quantizer, gm))
         except GraphTimeout:
             return Outcome(error=f"ran past the limit of {seconds:g} s per graph")
-        except _UserFailure as exc:
-            return Outcome(error=f"raised {exc}")
         except NOT_THE_USERS:
             raise
+        except BaseException as exc:  # noqa: BLE001  (the user's quantizer: anything)
+            return Outcome(error=f"raised {one_line(exc)}")
     unstable = len(got) == 2 and got[0].dump != got[1].dump
     return Outcome(annotated=got[0], unstable=unstable)
 
