@@ -276,6 +276,41 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="the longest the import (the target's code included) may run (default 300)",
     )
+    pt2e = parser.add_argument_group(
+        "a PT2E quantizer (imported by probing; the spec, its hooks module and the proof "
+        "report are written beside each other: -o NAME.bcfg)"
+    )
+    pt2e.add_argument(
+        "--models",
+        action="append",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs) pairs: probe and prove on them too",
+    )
+    pt2e.add_argument(
+        "--probe",
+        action="append",
+        metavar="NAME",
+        help="probe with this graph of the zoo only (repeat; default: all)",
+    )
+    pt2e.add_argument(
+        "--export",
+        choices=("both", "strict", "non-strict"),
+        default="both",
+        help="export the probes strict, non-strict or both (default both)",
+    )
+    pt2e.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="the proof report's format (default text)",
+    )
+    pt2e.add_argument(
+        "--graph-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the longest the quantizer may take on one graph (default 60)",
+    )
 
 
 def _docs_arguments(parser: argparse.ArgumentParser) -> None:

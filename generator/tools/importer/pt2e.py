@@ -111,12 +111,17 @@ def import_quantizer(
             f"{report_path.name}"
         )
     notes.append(f"import took {time.monotonic() - start:.0f} s")
+    allowed = any(hooks_module == a or hooks_module.startswith(a + ".") for a in project.allow)
     return {
         "files": files,
         "backends": [(str(spec_path), name, len(interp.patterns))],
+        "described": {
+            str(hooks_path): "the spec's hooks (configs and what the language cannot say)",
+            str(report_path): "the proof report",
+        },
         "notes": notes,
         "findings": [],
-        "not_allowed": [],
+        "not_allowed": [] if allowed else [hooks_module],
         "verified": verified,
         "differ": differ,
     }
