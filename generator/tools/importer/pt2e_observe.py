@@ -49,6 +49,7 @@ class Observations:
     unannotated: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)  # op: (graph, node)
     failures: list[tuple[str, str]] = field(default_factory=list)  # graph, why
     graphs: int = 0
+    transformed: list[str] = field(default_factory=list)  # graphs transform_for_annotation changed
 
 
 WEIGHTED = {"aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
@@ -162,6 +163,11 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
     return matches, unannotated
 
 
+def _shape_of(gm: Any) -> list[tuple[str, str, int]]:
+    """What a transform may change: each node's op, target and number of arguments."""
+    return [(n.op, str(n.target), len(n.args)) for n in gm.graph.nodes]
+
+
 def observe(quantizer: Any, graphs: list[Any], modes: tuple[bool, ...], seconds: float,
             progress: Any = lambda s: None) -> Observations:  # fmt: skip
     """Annotate every graph (``engine.Graph``) in every export mode; read the matches."""
@@ -198,7 +204,10 @@ def observe(quantizer: Any, graphs: list[Any], modes: tuple[bool, ...], seconds:
                     contextlib.redirect_stdout(sys.stderr),
                 ):
                     warnings.simplefilter("ignore")
+                    before = _shape_of(gm)
                     model = quantizer.transform_for_annotation(copy.deepcopy(gm))
+                    if _shape_of(model) != before:
+                        obs.transformed.append(label)
                     model = quantizer.annotate(model)
             except GraphTimeout:
                 obs.failures.append((label, f"ran past the limit of {seconds:g} s"))

@@ -52,6 +52,9 @@ CONDITIONS: dict[str, str] = {
     "not_channels_last": "return not _channels_last(node.args[0])",
     "has_bias": "return len(node.args) > 2 and node.args[2] is not None",
     "float_input": "return _float(node.args[0])",
+    # torch's source metadata: strict export records it, non-strict does not (quantizers that
+    # find ops by source partitions annotate only strict graphs)
+    "has_source": 'return bool(node.meta.get("source_fn_stack"))',
 }
 
 PRELUDE = """
@@ -117,6 +120,7 @@ class Share:
     form: tuple
     eager: bool
     spec: Any = None
+    when: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -126,6 +130,7 @@ class Interpretation:
     notes: list[str]
     hooks: list[str]  # the hooks' names, each with what it says
     shares: list[Share] = field(default_factory=list)
+    transform: bool = False  # the quantizer's transform_for_annotation changes graphs
 
 
 def interpret(obs: Observations) -> Interpretation:
@@ -183,13 +188,18 @@ def interpret(obs: Observations) -> Interpretation:
             + ", ".join(s.op for s in shares)
             + ")"
         )
-    return Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    _share_conditions(shares, obs, notes, hooks)
+    interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    if obs.transformed:
+        interp.transform = True
+        hooks.append(
+            f"transform: the quantizer's own transform_for_annotation, delegated (it changed "
+            f"{len(obs.transformed)} probe graphs, first {obs.transformed[0]})"
+        )
+    return interp
 
 
-def _conditions(
-    patterns: list[Pattern], obs: Observations, notes: list[str], hooks: list[str]
-) -> None:
-    """A ``when:`` for each first op of chains that is left float on some probes."""
+def _checks() -> dict[str, Any]:
     import torch
     from torch.fx import Node
 
@@ -199,6 +209,42 @@ def _conditions(
     for name, body in CONDITIONS.items():
         exec(f"def {name}(node):\n    {body}\n", env)  # noqa: S102
         checks[name] = env[name]
+    return checks
+
+
+def _share_conditions(
+    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str]
+) -> None:
+    """A condition for each shared op left float where it would have been annotated (its first
+    input quantized, or anywhere if it is eager)."""
+    from .pt2e_observe import KEY, flat_inputs
+
+    checks = _checks()
+    for sh in shares:
+        pos = [m.first for m in obs.matches if m.kind == "shared" and m.ops[0] == sh.op]
+        neg = []
+        for _, node in obs.unannotated.get(sh.op, []):
+            inputs = flat_inputs(node)
+            if inputs and (sh.eager or KEY in inputs[0].meta):
+                neg.append(node)
+        if not neg:
+            continue
+        found = _separate(checks, pos, neg)
+        if found == ["?"]:
+            notes.append(
+                f"{sh.op}: shared on {len(pos)} probes and left float on {len(neg)} alike, "
+                "by no condition bcfg knows"
+            )
+            continue
+        sh.when = found
+        hooks.append(f"Sharing: {sh.op} only where {' and '.join(found)}")
+
+
+def _conditions(
+    patterns: list[Pattern], obs: Observations, notes: list[str], hooks: list[str]
+) -> None:
+    """A ``when:`` for each first op of chains that is left float on some probes."""
+    checks = _checks()
     firsts: dict[str, list[Any]] = {}
     for m in obs.matches:
         if m.kind == "chain":
@@ -379,6 +425,7 @@ class Writer:
             "",
             f"quantizer {self.name} {{",
             "    scopes: composable",
+            *(["    transform: hooks.transform"] if interp.transform else []),
             "    fx: false",
             "    classes: [",
             *classes,
@@ -435,8 +482,28 @@ class Writer:
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
         if interp.shares:
             lines += self.sharing(interp.shares, imports)
-        if any(p.when for p in interp.patterns):
+        if interp.transform:
+            module, _, function = self.target.partition(":")
+            lines += [
+                "_ORIGINAL = []",
+                "",
+                "",
+                "def transform(model):",
+                f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
+                "    if not _ORIGINAL:",
+                f"        import {module} as _target",
+                "",
+                f"        _ORIGINAL.append(_target.{function}())",
+                "    return _ORIGINAL[0].transform_for_annotation(model)",
+                "",
+            ]
+        whens = [(f"_when_shared_{_ident(sh.op)}", sh.when) for sh in interp.shares if sh.when]
+        if any(p.when for p in interp.patterns) or whens:
             lines += PRELUDE.strip("\n").splitlines() + [""]
+            for fname, checks in whens:
+                lines.append(f"def {fname}(node):")
+                lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
+                lines.append("")
             written = set()
             for p in interp.patterns:
                 if not p.when or p.ops[0] in written:
@@ -445,7 +512,8 @@ class Writer:
                 lines.append(f"def when_{_ident(p.ops[0])}(node, nodes=None):")
                 lines.append(f"    return {' and '.join(f'_{c}(node)' for c in p.when)}")
                 lines.append("")
-            for check in sorted({c for p in interp.patterns for c in p.when}):
+            used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
+            for check in sorted(used):
                 lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
         text = "\n".join(lines)
         return text.replace("#IMPORTS", "\n".join(sorted(imports)))
@@ -454,9 +522,11 @@ class Writer:
         rows = []
         for sh in shares:
             spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
-            rows.append(f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}),")
+            when = f"_when_shared_{_ident(sh.op)}" if sh.when else "None"
+            rows.append(f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}, {when}),")
         return [
-            "# op: ((first input, other inputs, output), eager, the first input's own spec):",
+            "# op: ((first input, other inputs, output), eager, the first input's own spec,",
+            "# the condition it is shared under):",
             "# act: that spec; node0: shares the first input's output; edge0: shares the first",
             "# input's edge into the op; eager: annotated though the first input is not.",
             "SHARED = {",
@@ -473,9 +543,11 @@ class Writer:
             '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
             "            if entry is None or _KEY in node.meta:",
             "                continue",
-            "            (first, rest, out), eager, own = entry",
+            "            (first, rest, out), eager, own, when = entry",
             "            inputs = _inputs(node)",
             "            if not inputs or (not eager and _KEY not in inputs[0].meta):",
+            "                continue",
+            "            if when is not None and not when(node):",
             "                continue",
             "            specs = {}",
             "            for i, arg in enumerate(inputs):",
