@@ -119,27 +119,32 @@ def _limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_side(quantizer: Any, gm: Any, seconds: float | None, twice: bool = True) -> Outcome:
-    """One quantizer on one graph, twice (``twice``): its annotations, or why not."""
+def call_users(fn: Callable[[], Any], seconds: float | None) -> tuple[Any, str | None]:
+    """``fn()`` (which runs the user's quantizer) within the per-graph limit, its prints on
+    standard error: (its value, None), or (None, why it failed in one line)."""
     import sys
     import warnings
 
+    try:
+        with _limit(seconds), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+            warnings.simplefilter("ignore")
+            return fn(), None
+    except GraphTimeout:
+        return None, f"ran past the limit of {seconds:g} s per graph"
+    except NOT_THE_USERS:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (the user's quantizer: anything)
+        return None, f"raised {one_line(exc)}"
+
+
+def run_side(quantizer: Any, gm: Any, seconds: float | None, twice: bool = True) -> Outcome:
+    """One quantizer on one graph, twice (``twice``): its annotations, or why not."""
     got = []
     for _ in range(2 if twice else 1):
-        try:
-            with (
-                _limit(seconds),
-                warnings.catch_warnings(),
-                contextlib.redirect_stdout(sys.stderr),
-            ):
-                warnings.simplefilter("ignore")
-                got.append(annotate(quantizer, gm))
-        except GraphTimeout:
-            return Outcome(error=f"ran past the limit of {seconds:g} s per graph")
-        except NOT_THE_USERS:
-            raise
-        except BaseException as exc:  # noqa: BLE001  (the user's quantizer: anything)
-            return Outcome(error=f"raised {one_line(exc)}")
+        value, error = call_users(lambda: annotate(quantizer, gm), seconds)
+        if error is not None:
+            return Outcome(error=error)
+        got.append(value)
     unstable = len(got) == 2 and got[0].dump != got[1].dump
     return Outcome(annotated=got[0], unstable=unstable)
 

@@ -171,16 +171,13 @@ def _shape_of(gm: Any) -> list[tuple[str, str, int]]:
 def observe(quantizer: Any, graphs: list[Any], modes: tuple[bool, ...], seconds: float,
             progress: Any = lambda s: None) -> Observations:  # fmt: skip
     """Annotate every graph (``engine.Graph``) in every export mode; read the matches."""
-    import contextlib
     import copy
-    import sys
-    import warnings
 
     import torch
 
     from ...live.probe.zoo import export_model
-    from ...live.targets import NOT_THE_USERS, one_line
-    from ..compare.engine import GraphTimeout, _limit
+    from ...live.targets import NOT_THE_USERS
+    from ..compare.engine import call_users
 
     obs = Observations()
     for g in graphs:
@@ -197,25 +194,17 @@ def observe(quantizer: Any, graphs: list[Any], modes: tuple[bool, ...], seconds:
             except BaseException:  # noqa: BLE001  (a probe torch cannot export: not observed)
                 continue
             obs.graphs += 1
-            try:
-                with (
-                    _limit(seconds),
-                    warnings.catch_warnings(),
-                    contextlib.redirect_stdout(sys.stderr),
-                ):
-                    warnings.simplefilter("ignore")
-                    before = _shape_of(gm)
-                    model = quantizer.transform_for_annotation(copy.deepcopy(gm))
-                    if _shape_of(model) != before:
-                        obs.transformed.append(label)
-                    model = quantizer.annotate(model)
-            except GraphTimeout:
-                obs.failures.append((label, f"ran past the limit of {seconds:g} s"))
-                continue
-            except NOT_THE_USERS:
-                raise
-            except BaseException as exc:  # noqa: BLE001  (the user's quantizer)
-                obs.failures.append((label, f"raised {one_line(exc)}"))
+
+            def run(gm: Any = gm, label: str = label) -> Any:
+                before = _shape_of(gm)
+                model = quantizer.transform_for_annotation(copy.deepcopy(gm))
+                if _shape_of(model) != before:
+                    obs.transformed.append(label)
+                return quantizer.annotate(model)
+
+            model, error = call_users(run, seconds)
+            if error is not None:
+                obs.failures.append((label, error))
                 continue
             matches, left = read_matches(model, label)
             obs.matches.extend(matches)
