@@ -562,7 +562,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "import",
         "importer.command",
-        "write a spec for the BackendConfig a Python function returns",
+        "write a spec for the BackendConfig, or the PT2E quantizer (by probing it), a Python "
+        "function returns",
         _import_arguments,
         prefix="bcfg import",
     ),
