@@ -124,13 +124,15 @@ def dump(gm: Any) -> Dump:
             "output": canon_spec(qa.output_qspec),
         }
         if dataclasses.is_dataclass(qa):
+            # a subclass's own fields (X86's _is_output_of_quantized_pattern), by value; its
+            # name is left out: torchao's and a generated quantizer's classes differ in name
             extra = {
                 f.name: repr(getattr(qa, f.name))
                 for f in dataclasses.fields(qa)
                 if f.name not in base
             }
-            if extra or type(qa) is not QuantizationAnnotation:
-                record["extra"] = (type(qa).__name__, tuple(sorted(extra.items())))
+            if extra:
+                record["extra"] = tuple(sorted(extra.items()))
         out.append((n.name, record))
     return out
 
@@ -256,5 +258,5 @@ def describe_record(record: dict[str, Any] | None) -> list[str]:
     if not record["annotated"]:
         lines.append("(_annotated is False)")
     if "extra" in record:
-        lines.append(f"extra: {record['extra']}")
+        lines.extend(f"{k}: {v}" for k, v in record["extra"])
     return lines
