@@ -148,3 +148,22 @@ def test_bad_targets_are_one_line_and_write_nothing(tmp_path, args, message) -> 
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hostile.py", "pyproject.toml"]
+
+
+def test_the_hooks_module_imports_with_conditions_on_shared_ops() -> None:
+    """A shared op with a condition (cat found by source partitions: strict exports only)
+    names its condition before the condition is defined: the module must still import."""
+    from generator.tools.importer.pt2e_spec import Interpretation, Share, Writer
+
+    interp = Interpretation(
+        [],
+        [],
+        [],
+        [],
+        [Share("aten.cat.default", ("act", "edge0", "edge0"), True, None, ["has_source"])],
+    )
+    text = Writer("x", "x_hooks", "pkg:get", "XQuantizer").hooks_text(interp)
+    namespace: dict = {}
+    exec(compile(text, "x_hooks.py", "exec"), namespace)  # noqa: S102
+    name = namespace["SHARED"]["aten.cat.default"][3]
+    assert callable(namespace[name])

@@ -522,11 +522,11 @@ class Writer:
         rows = []
         for sh in shares:
             spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
-            when = f"_when_shared_{_ident(sh.op)}" if sh.when else "None"
+            when = f"'_when_shared_{_ident(sh.op)}'" if sh.when else "None"
             rows.append(f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}, {when}),")
         return [
             "# op: ((first input, other inputs, output), eager, the first input's own spec,",
-            "# the condition it is shared under):",
+            "# the name of the condition it is shared under):",
             "# act: that spec; node0: shares the first input's output; edge0: shares the first",
             "# input's edge into the op; eager: annotated though the first input is not.",
             "SHARED = {",
@@ -547,7 +547,7 @@ class Writer:
             "            inputs = _inputs(node)",
             "            if not inputs or (not eager and _KEY not in inputs[0].meta):",
             "                continue",
-            "            if when is not None and not when(node):",
+            "            if when is not None and not globals()[when](node):",
             "                continue",
             "            specs = {}",
             "            for i, arg in enumerate(inputs):",
