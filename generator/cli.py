@@ -276,6 +276,41 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="the longest the import (the target's code included) may run (default 300)",
     )
+    pt2e = parser.add_argument_group(
+        "a PT2E quantizer (imported by probing; the spec, its hooks module and the proof "
+        "report are written beside each other: -o NAME.bcfg)"
+    )
+    pt2e.add_argument(
+        "--models",
+        action="append",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs) pairs: probe and prove on them too",
+    )
+    pt2e.add_argument(
+        "--probe",
+        action="append",
+        metavar="NAME",
+        help="probe with this graph of the zoo only (repeat; default: all)",
+    )
+    pt2e.add_argument(
+        "--export",
+        choices=("both", "strict", "non-strict"),
+        default="both",
+        help="export the probes strict, non-strict or both (default both)",
+    )
+    pt2e.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="the proof report's format (default text)",
+    )
+    pt2e.add_argument(
+        "--graph-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the longest the quantizer may take on one graph (default 60)",
+    )
 
 
 def _docs_arguments(parser: argparse.ArgumentParser) -> None:
@@ -395,6 +430,78 @@ def _compat_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    for side in ("a", "b"):
+        parser.add_argument(
+            side,
+            metavar=side.upper(),
+            help="a PT2E quantizer: MODULE:FUNCTION returning a ready torchao Quantizer, or a "
+            "backend of the project's specs (its generated quantizer)",
+        )
+    parser.add_argument(
+        "--models",
+        action="append",
+        metavar="MODULE:FUNCTION",
+        help="a function returning (model, example_inputs), a list of such pairs or a dict of "
+        "them by name: compare on these too (repeat for several)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="MODULE:FUNCTION",
+        help="configure a backend's generated quantizer: a function returning its global "
+        "QuantizationConfig, or taking the quantizer and configuring it",
+    )
+    parser.add_argument(
+        "--no-probes", action="store_true", help="compare on --models (and --random) only"
+    )
+    parser.add_argument(
+        "--probe",
+        action="append",
+        metavar="NAME",
+        help="compare on this probe of the zoo only (repeat for several; default: all)",
+    )
+    parser.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare on N random models composed of the zoo's ops (default 0)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random models")
+    parser.add_argument(
+        "--export",
+        choices=("both", "strict", "non-strict"),
+        default="both",
+        help="export each graph strict, non-strict or both (default both: quantizers that "
+        "read torch's source metadata annotate the two differently)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="output format (default text)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=COMPARE_TIMEOUT,
+        metavar="SECONDS",
+        help="the longest the whole comparison may run; then it is stopped "
+        f"(default {COMPARE_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--graph-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the longest a quantizer may take on one graph; then the graph is reported and "
+        "the run goes on (default 60)",
+    )
+
+
+COMPARE_TIMEOUT = 1800.0
+
+
 # A check exports and prepares the user's model twice: minutes for a large one, never an hour.
 COMPAT_TIMEOUT = 600.0
 
@@ -445,9 +552,18 @@ COMMANDS: tuple[Command, ...] = (
         prefix="bcfg compat",
     ),
     Command(
+        "compare",
+        "compare.command",
+        "compare two PT2E quantizers' annotations node by node on the probe zoo and your "
+        "models; exit 1 if they differ",
+        _compare_arguments,
+        prefix="bcfg compare",
+    ),
+    Command(
         "import",
         "importer.command",
-        "write a spec for the BackendConfig a Python function returns",
+        "write a spec for the BackendConfig, or the PT2E quantizer (by probing it), a Python "
+        "function returns",
         _import_arguments,
         prefix="bcfg import",
     ),

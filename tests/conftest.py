@@ -111,6 +111,8 @@ SLOW = {
     "tests/tools/test_streams.py": "every command with each stream closed or full",
     "tests/tools/test_hostile_text.py": "hypothesis' hostile names through every output",
     "tests/tools/test_import.py": "bcfg import of real and random BackendConfigs, in processes",
+    "tests/tools/test_import_pt2e_full.py": "bcfg import of whole PT2E quantizers: the probe zoo, "
+    "both export modes, and the proof",
     "tests/infra/test_fastcheck.py": "the fast path and each of its fallbacks, through the CLI",
 }
 

@@ -27,6 +27,15 @@ class ImportFailure(Exception):
     """Why a target cannot be imported, in one line."""
 
 
+class QuantizerTarget(ImportFailure):
+    """The target returned a PT2E quantizer, not a BackendConfig (``quantizer``: it):
+    ``bcfg import`` imports it by probing, other commands refuse it."""
+
+    def __init__(self, message: str, quantizer: Any) -> None:
+        super().__init__(message)
+        self.quantizer = quantizer
+
+
 def _dotted(name: str) -> bool:
     """A dotted path of Python identifiers (``pkg.mod``; ``get_café`` is one too)."""
     return all(part.isidentifier() for part in name.split("."))
@@ -48,8 +57,9 @@ def load_target(target: str) -> tuple[Any, str, str, set[str]]:
     result = call_function(target, function)
     if not isinstance(result, BackendConfig):
         if any(c.__name__ == "Quantizer" for c in type(result).__mro__[1:]):
-            raise ImportFailure(
-                f"{target}() returned {type(result).__name__}, a PT2E quantizer, not a BackendConfig (FX's)"
+            raise QuantizerTarget(
+                f"{target}() returned {type(result).__name__}, a PT2E quantizer, not a BackendConfig (FX's)",
+                result,
             )
         raise ImportFailure(f"{target}() returned {type(result).__name__}, not a BackendConfig")
     module_name, _, func_path = target.partition(":")

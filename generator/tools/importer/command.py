@@ -47,6 +47,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         "out": str(project.out),
         "allow": list(project.allow),
         "pythonpath": [str(p) for p in project.pythonpath],
+        # a PT2E quantizer's import (tools/importer/pt2e.py)
+        "models": args.models,
+        "probes": args.probe,
+        "export": args.export,
+        "format": args.format,
+        "graph_timeout": args.graph_timeout,
     }
     what = f"the import of {' '.join(targets)}"
     try:
@@ -79,11 +85,11 @@ def _report(result: dict, output: str | None, root: Path, report: Report) -> Exi
             report.message(
                 f"wrote {name}: backend {module}, {configs} pattern configs in {lines} lines"
             )
+        described = result.get("described", {})
         for name in files:
             if name not in {b[0] for b in result["backends"]}:
-                report.message(
-                    f"wrote {name}: shared by the backends, {_code_lines(files[name])} lines"
-                )
+                what = described.get(name, "shared by the backends")
+                report.message(f"wrote {name}: {what}, {_code_lines(files[name])} lines")
     if result["verified"]:
         report.message(result["verified"])
     elif result.get("verified") is None and not any(
@@ -92,7 +98,7 @@ def _report(result: dict, output: str | None, root: Path, report: Report) -> Exi
         report.message("not verified (--no-verify)")
     todo = []
     if result["not_allowed"]:
-        todo.append("extend [tool.bcfg] allow")
+        todo.append(f"extend [tool.bcfg] allow with {', '.join(result['not_allowed'])}")
     errors = sum(d["severity"] == "error" for d in result["findings"])
     if errors:
         todo.append(
@@ -102,7 +108,7 @@ def _report(result: dict, output: str | None, root: Path, report: Report) -> Exi
     if todo:
         report.message(f"before bcfg generate accepts the spec: {'; '.join(todo)}")
         return ExitCode.FINDINGS
-    return ExitCode.OK
+    return ExitCode.FINDINGS if result.get("differ") else ExitCode.OK
 
 
 def _code_lines(text: str) -> int:

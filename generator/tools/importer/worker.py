@@ -16,11 +16,16 @@ from typing import Any
 from ...config import Project
 from ...diagnostics import Diagnostic
 from ...infra.isolate import Channel
-from ...live.targets import ImportFailure
+from ...live.targets import ImportFailure, QuantizerTarget
 
 
 def work(request: dict, channel: Channel) -> dict:
     warnings.filterwarnings("ignore")
+    import logging
+
+    # torchao's import-time log lines (kernels this build lacks), if the target imports it
+    for name in ("torchao", "torch.utils._pytree"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     project = Project(
         Path(request["root"]),
@@ -37,6 +42,10 @@ def work(request: dict, channel: Channel) -> dict:
     try:
         channel.phase(f"importing and calling {', '.join(req.targets)}")
         result = run_import(req, project, channel.phase)
+    except QuantizerTarget as exc:
+        if len(req.targets) > 1:
+            return {"failure": f"{exc}: a PT2E quantizer is imported alone (one target)"}
+        return _pt2e(exc.quantizer, req.targets[0], request, project, channel)
     except ImportFailure as exc:
         return {"failure": str(exc)}
     except SystemExit as exc:
@@ -51,6 +60,18 @@ def work(request: dict, channel: Channel) -> dict:
         "not_allowed": result.not_allowed,
         "verified": result.verified,
     }
+
+
+def _pt2e(quantizer: Any, target: str, request: dict, project: Project, channel: Channel) -> dict:
+    """The import of a PT2E quantizer (``pt2e``): its user code failing is one line."""
+    from .pt2e import import_quantizer
+
+    try:
+        return import_quantizer(quantizer, target, request, project, channel.phase)
+    except ImportFailure as exc:
+        return {"failure": str(exc)}
+    except SystemExit as exc:
+        return {"failure": f"the target's code called sys.exit({exc.code!r}) while bcfg probed it"}
 
 
 def _diagnostic(d: Diagnostic) -> dict[str, Any]:

@@ -1,0 +1,189 @@
+"""``bcfg import`` of a PT2E quantizer: probe it, write a spec, prove it (in the worker process).
+
+1. ``pt2e_observe``: the quantizer annotates every probe of the zoo (non-strict and
+   strict exports); its annotations are read back as matches.
+2. ``pt2e_spec``: the matches become patterns, configs and conditions of a
+   ``scopes: composable`` spec, with a hooks module for what the language cannot say.
+3. The proof (unless ``--no-verify``): the spec is generated into a scratch package and
+   its quantizer, from the generated getter with no configuration, is compared with the
+   original node by node (``tools.compare.engine``) on every probe, on random models of
+   the zoo's ops and on the user's ``--models``. The report is written beside the spec;
+   a difference is never dropped: the report lists each, and the import exits 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...config import Project
+from ...diagnostics import SpecError
+from ...live.targets import ImportFailure
+from ..compare import engine, render
+from .pt2e_observe import observe
+from .pt2e_spec import Writer, backend_name, interpret
+
+RANDOM_MODELS = 8
+
+
+def import_quantizer(
+    quantizer: Any,
+    target: str,
+    request: dict[str, Any],
+    project: Project,
+    phase: Callable[[str], None],
+) -> dict[str, Any]:
+    start = time.monotonic()
+    output = request["output"]
+    if output is None or not output.endswith(".bcfg"):
+        raise ImportFailure(
+            f"{target}() returned {type(quantizer).__name__}, a PT2E quantizer: its import writes "
+            "a spec, a hooks module and a proof report: name the spec with -o NAME.bcfg"
+        )
+    spec_path = Path(output)
+    hooks_path = spec_path.with_name(f"{spec_path.stem}_hooks.py")
+    fmt = request.get("format") or "text"
+    report_path = spec_path.with_name(
+        f"{spec_path.stem}.proof.{ {'text': 'txt', 'markdown': 'md', 'json': 'json'}[fmt] }"
+    )
+    hooks_module = _dotted(hooks_path, Path(request["root"]))
+    graphs = engine.probe_graphs(request.get("probes"))
+    modes = engine.MODES[request.get("export") or "both"]
+    seconds = float(request.get("graph_timeout") or 60.0)
+    user_models: list[engine.Graph] = []
+    from ..compare.load import load_models
+
+    for models in request.get("models") or []:
+        phase(f"calling {models}")
+        user_models.extend(load_models(models))
+
+    obs = observe(quantizer, graphs + user_models, modes, seconds, phase)
+    if not any(m.kind == "chain" for m in obs.matches) and not obs.matches:
+        raise ImportFailure(
+            f"{target}() returned a quantizer that annotated nothing on {obs.graphs} probe graphs"
+            + (f" (it failed on {len(obs.failures)}: {obs.failures[0][1]})" if obs.failures else "")
+        )
+    interp = interpret(obs)
+    cls = type(quantizer).__name__
+    name = backend_name(cls)
+    writer = Writer(name, hooks_module, target, cls)
+    header = [
+        f"{cls}, imported by probing {target} (bcfg import): {obs.graphs} probe graphs, "
+        f"{len(obs.matches)} matches,",
+        f"{len(interp.patterns)} patterns, {len(interp.configs)} configs. What the language "
+        f"cannot say is in {hooks_path.name}:",
+        *[f"  {h}" for h in ["CONFIG_*: the quantization configs (observers and their arguments)"]
+          + interp.hooks],
+        *[f"not reproduced: {n}" for n in interp.notes],
+    ]  # fmt: skip
+    spec_text = writer.spec_text(interp, header)
+    hooks_text = writer.hooks_text(interp)
+    notes = [f"warning: {p}" for p in dict.fromkeys(writer.problems)]
+    notes += [f"warning: {n}" for n in interp.notes]
+    notes += [f"warning: {g}: {why}" for g, why in obs.failures[:5]]
+    if len(obs.failures) > 5:
+        notes.append(f"warning: the quantizer failed on {len(obs.failures)} probe graphs in all")
+    files = {str(spec_path): spec_text, str(hooks_path): hooks_text}
+    verified = None
+    differ = 0
+    if request["verify"]:
+        phase("proving the spec: its generated quantizer against the original")
+        result = prove(
+            quantizer, spec_text, hooks_text, hooks_module, name, graphs + user_models,
+            modes, seconds, project, phase,
+        )  # fmt: skip
+        if isinstance(result, str):
+            raise RuntimeError(f"the spec bcfg wrote for {target} does not generate: {result}")
+        report = render.render(result, fmt)
+        files[str(report_path)] = report
+        differ = len(result.differing)
+        same = len(result.graphs) - differ
+        verified = (
+            f"proved: the generated quantizer annotates as {target}() on all {same} graphs "
+            f"({report_path.name})"
+            if not differ
+            else f"not proved: {differ} of {len(result.graphs)} graphs differ; each is in "
+            f"{report_path.name}"
+        )
+    notes.append(f"import took {time.monotonic() - start:.0f} s")
+    allowed = any(hooks_module == a or hooks_module.startswith(a + ".") for a in project.allow)
+    return {
+        "files": files,
+        "backends": [(str(spec_path), name, len(interp.patterns))],
+        "described": {
+            str(hooks_path): "the spec's hooks (configs and what the language cannot say)",
+            str(report_path): "the proof report",
+        },
+        "notes": notes,
+        "findings": [],
+        "not_allowed": [] if allowed else [hooks_module],
+        "verified": verified,
+        "differ": differ,
+    }
+
+
+def _dotted(path: Path, root: Path) -> str:
+    try:
+        rel = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return path.stem
+    return ".".join(rel.with_suffix("").parts)
+
+
+def prove(
+    original: Any,
+    spec_text: str,
+    hooks_text: str,
+    hooks_module: str,
+    name: str,
+    graphs: list[engine.Graph],
+    modes: tuple[bool, ...],
+    seconds: float,
+    project: Project,
+    phase: Callable[[str], None],
+) -> engine.Result | str:
+    """Generate the spec in a scratch folder and compare its quantizer with ``original``;
+    the spec's errors (a bug of the import) as a string."""
+    from ...live.compat.pt2e import build_quantizer, scratch
+    from ...semantics.driver import resolve_specs
+
+    with scratch() as root, _scratch_hooks(hooks_text) as proof_module:
+        text = spec_text.replace(f"alias hooks = {hooks_module}", f"alias hooks = {proof_module}")
+        spec = root / f"{name}.bcfg"
+        spec.write_text(text, encoding="utf-8")
+        allow = tuple(dict.fromkeys([*project.allow, proof_module, "torch", "operator"]))
+        try:
+            analysis = resolve_specs(root, [spec], allow)
+        except SpecError as exc:
+            return "; ".join(
+                f"{d.span.line if d.span else 0}: {d.message}" for d in exc.diagnostics[:3]
+            )
+        if not analysis.quantizers:
+            return "no quantizer"
+        getter = build_quantizer(analysis.quantizers[0], root)
+        generated = getter()
+        graphs = graphs + engine.random_graphs(RANDOM_MODELS)
+        return engine.compare(
+            original, generated, graphs, modes, seconds, ("original", "generated"), phase
+        )
+
+
+@contextlib.contextmanager
+def _scratch_hooks(text: str):  # type: ignore[no-untyped-def]
+    folder = tempfile.mkdtemp(prefix="bcfg-hooks-")
+    module = f"bcfg_import_hooks_{abs(hash(folder)) % 10**8}"
+    Path(folder, f"{module}.py").write_text(text, encoding="utf-8")
+    sys.path.insert(0, folder)
+    try:
+        yield module
+    finally:
+        sys.path.remove(folder)
+        sys.modules.pop(module, None)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)

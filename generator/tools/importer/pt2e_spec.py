@@ -1,0 +1,673 @@
+"""From observations to a spec: the second step of ``bcfg import`` of a PT2E quantizer.
+
+The observed matches (``pt2e_observe``) become the patterns of a ``scopes: composable``
+spec (ExecuTorch's scheme: at each node, the longest chain of the support table that the
+stage's config may quantize; shared-observer ops share what is around them):
+
+* each distinct chain of ops is a pattern; the specs its roles got (activation input,
+  weight, bias, output) are its *config*, and the distinct configs are the stages of the
+  exported class, each seeing the chains that use it;
+* an op that begins a chain on some probes and is left float on others gets a ``when:``
+  condition, found by generate-and-test among the checks production quantizers make
+  (``CONDITIONS``: rank, channels-last, groups, equal shapes, tensor operands, bias);
+* shared-observer ops are ``shared_observer`` patterns (``eager`` where they are
+  annotated though their input is not quantized, as cat is);
+* ranges are constraints; fixed qparams (an int16 lookup table's output) are a constraint's
+  ``scale`` and ``zero_point``.
+
+What the language cannot say is Python in one hooks module beside the spec, each object
+named and listed in the report: the quantization configs (observer classes and their
+arguments have no words in the language), the derived bias (the quantizer's own derivation
+function, by its dotted path) and the conditions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .pt2e_observe import Match, Observations
+
+# Checks production quantizers make on a match's first node, as (name, Python source of
+# a function body over `node`): the candidates a condition is chosen from.
+CONDITIONS: dict[str, str] = {
+    "rank2": "return _rank(node) == 2",
+    "rank3": "return _rank(node) == 3",
+    "rank4": "return _rank(node) == 4",
+    "not_rank2": "return _rank(node) != 2",
+    "tensor_operands": "return all(isinstance(a, Node) for a in node.args[:2])",
+    "same_shape": (
+        "shapes = [_shape(a) for a in node.args[:2]]\n"
+        "    return len(shapes) == 2 and None not in shapes and shapes[0] == shapes[1]"
+    ),
+    "ungrouped": "return _groups(node) == 1",
+    "not_depthwise": (
+        "w = _shape(node.args[1]) if len(node.args) > 1 else None\n"
+        "    return not (_groups(node) > 1 and w is not None and len(w) > 1 and w[1] == 1)"
+    ),
+    "channels_last": "return _channels_last(node.args[0])",
+    "not_channels_last": "return not _channels_last(node.args[0])",
+    "has_bias": "return len(node.args) > 2 and node.args[2] is not None",
+    "float_input": "return _float(node.args[0])",
+    # torch's source metadata: strict export records it, non-strict does not (quantizers that
+    # find ops by source partitions annotate only strict graphs)
+    "has_source": 'return bool(node.meta.get("source_fn_stack"))',
+}
+
+PRELUDE = """
+def _val(n):
+    return n.meta.get("val") if isinstance(n, Node) else None
+
+
+def _shape(n):
+    v = _val(n)
+    return tuple(v.shape) if v is not None and hasattr(v, "shape") else None
+
+
+def _rank(node):
+    s = _shape(node.args[0]) if node.args else None
+    return -1 if s is None else len(s)
+
+
+def _groups(node):
+    name = str(node.target)
+    if "conv" not in name:
+        return 1
+    index = 8 if "transpose" in name else 6
+    return node.args[index] if len(node.args) > index else 1
+
+
+def _channels_last(n):
+    v = _val(n)
+    return v is not None and v.dim() == 4 and v.is_contiguous(memory_format=torch.channels_last) \\
+        and not v.is_contiguous()
+
+
+def _float(n):
+    v = _val(n)
+    return v is not None and v.is_floating_point()
+"""
+
+
+@dataclass
+class Config:
+    name: str
+    key: tuple
+    specs: dict[str, Any]
+    chains: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Pattern:
+    ops: tuple[str, ...]
+    kind: str
+    config: Config | None
+    when: list[str] = field(default_factory=list)
+    eager: bool = False
+    alternatives: int = 0  # other configs observed for these ops (not reproduced)
+
+
+@dataclass
+class Share:
+    """A shared-observer op: how its specs refer to its inputs (``pt2e_observe._form``);
+    ``eager``: annotated though its first input is not; ``spec``: a spec of its own
+    (cat's first input)."""
+
+    op: str
+    form: tuple
+    eager: bool
+    spec: Any = None
+    when: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Interpretation:
+    patterns: list[Pattern]
+    configs: list[Config]
+    notes: list[str]
+    hooks: list[str]  # the hooks' names, each with what it says
+    shares: list[Share] = field(default_factory=list)
+    transform: bool = False  # the quantizer's transform_for_annotation changes graphs
+
+
+def interpret(obs: Observations) -> Interpretation:
+    notes: list[str] = []
+    by_ops: dict[tuple[str, ...], list[Match]] = {}
+    shared: dict[str, list[Match]] = {}
+    for m in obs.matches:
+        if m.kind == "shared":
+            shared.setdefault(m.ops[0], []).append(m)
+        else:
+            by_ops.setdefault(m.ops, []).append(m)
+    configs: dict[tuple, Config] = {}
+
+    def config_of(key: tuple, specs: dict[str, Any]) -> Config:
+        if key not in configs:
+            configs[key] = Config(f"CONFIG_{len(configs)}", key, specs)
+        return configs[key]
+
+    patterns = []
+    unbiased = ("input", "weight", "output")
+    for ops, ms in by_ops.items():
+        # a bias is quantized where there is one: matches without differ in nothing else
+        keys = Counter(m.key(unbiased) for m in ms)
+        (key, _), *others = keys.most_common()
+        same = [m for m in ms if m.key(unbiased) == key]
+        biased = [m for m in same if m.specs.get("bias") is not None]
+        rep = biased[0] if biased else same[0]
+        if len({m.key(("bias",)) for m in biased}) > 1:
+            notes.append(f"{' -> '.join(ops)}: biases of several kinds; the first is reproduced")
+        cfg = config_of(rep.key(), rep.specs)
+        if ops[0] not in cfg.chains:
+            cfg.chains.append(ops[0])
+        p = Pattern(ops, "chain", cfg, alternatives=len(others))
+        if others:
+            notes.append(
+                f"{' -> '.join(ops)}: {len(others)} other configs seen on some probes "
+                "are not reproduced (the most frequent is)"
+            )
+        patterns.append(p)
+    # Longer chains first among those of one first op (the matcher takes the longest anyway).
+    patterns.sort(key=lambda p: (p.ops[0], -len(p.ops)))
+    shares = []
+    for op, ms in shared.items():
+        forms = Counter(m.form for m in ms)
+        (form, _), *others = forms.most_common()
+        if others or "other" in form:
+            notes.append(f"{op}: shares its observer in ways bcfg does not reproduce")
+        rep = next(m for m in ms if m.form == form)
+        shares.append(Share(op, form, eager=any(m.eager for m in ms), spec=rep.specs.get("input")))
+    hooks: list[str] = []
+    _conditions(patterns, obs, notes, hooks)
+    if shares:
+        hooks.append(
+            "Sharing: the shared-observer ops, each sharing as observed ("
+            + ", ".join(s.op for s in shares)
+            + ")"
+        )
+    _share_conditions(shares, obs, notes, hooks)
+    interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    if obs.transformed:
+        interp.transform = True
+        hooks.append(
+            f"transform: the quantizer's own transform_for_annotation, delegated (it changed "
+            f"{len(obs.transformed)} probe graphs, first {obs.transformed[0]})"
+        )
+    return interp
+
+
+def _checks() -> dict[str, Any]:
+    import torch
+    from torch.fx import Node
+
+    env: dict[str, Any] = {"torch": torch, "Node": Node}
+    exec(PRELUDE, env)  # noqa: S102  (bcfg's own source: the helpers the conditions use)
+    checks = {}
+    for name, body in CONDITIONS.items():
+        exec(f"def {name}(node):\n    {body}\n", env)  # noqa: S102
+        checks[name] = env[name]
+    return checks
+
+
+def _share_conditions(
+    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str]
+) -> None:
+    """A condition for each shared op left float where it would have been annotated (its first
+    input quantized, or anywhere if it is eager)."""
+    from .pt2e_observe import KEY, flat_inputs
+
+    checks = _checks()
+    for sh in shares:
+        pos = [m.first for m in obs.matches if m.kind == "shared" and m.ops[0] == sh.op]
+        neg = []
+        for _, node in obs.unannotated.get(sh.op, []):
+            inputs = flat_inputs(node)
+            if inputs and (sh.eager or KEY in inputs[0].meta):
+                neg.append(node)
+        if not neg:
+            continue
+        found = _separate(checks, pos, neg)
+        if found == ["?"]:
+            notes.append(
+                f"{sh.op}: shared on {len(pos)} probes and left float on {len(neg)} alike, "
+                "by no condition bcfg knows"
+            )
+            continue
+        sh.when = found
+        hooks.append(f"Sharing: {sh.op} only where {' and '.join(found)}")
+
+
+def _conditions(
+    patterns: list[Pattern], obs: Observations, notes: list[str], hooks: list[str]
+) -> None:
+    """A ``when:`` for each first op of chains that is left float on some probes."""
+    checks = _checks()
+    firsts: dict[str, list[Any]] = {}
+    for m in obs.matches:
+        if m.kind == "chain":
+            firsts.setdefault(m.ops[0], []).append(m.first)
+    done: dict[str, list[str]] = {}
+    for p in patterns:
+        op = p.ops[0]
+        if p.kind != "chain" or not obs.unannotated.get(op):
+            continue
+        if op not in done:
+            pos = firsts.get(op, [])
+            neg = [n for _, n in obs.unannotated[op]]
+            done[op] = _separate(checks, pos, neg)
+            if done[op] == ["?"]:
+                notes.append(
+                    f"{op}: annotated on {len(pos)} probes and left float on {len(neg)}, "
+                    "by no condition bcfg knows: the spec annotates it everywhere "
+                    f"(first float: {obs.unannotated[op][0][0]})"
+                )
+            else:
+                hooks.append(
+                    f"when_{_ident(op)}: {op} is quantized where {' and '.join(done[op])} "
+                    f"({len(pos)} probes quantized it, {len(neg)} left it float)"
+                )
+        p.when = [] if done[op] == ["?"] else done[op]
+
+
+def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[str]:
+    """The fewest checks (one or two) true on every positive and false together on every
+    negative; ["?"] if there are none."""
+
+    def holds(name: str, node: Any) -> bool:
+        try:
+            return bool(checks[name](node))
+        except Exception:  # noqa: BLE001
+            return False
+
+    ok = [c for c in checks if all(holds(c, n) for n in pos)]
+    for c in ok:
+        if not any(holds(c, n) for n in neg):
+            return [c]
+    for i, a in enumerate(ok):
+        for b in ok[i + 1 :]:
+            if not any(holds(a, n) and holds(b, n) for n in neg):
+                return [a, b]
+    return ["?"]
+
+
+def _share_text(sh: Share) -> str:
+    first, rest, out = sh.form
+    words = {"act": "a spec of its own", "node0": "shares the first input's observer",
+             "edge0": "shares the first input's edge", "none": "none", "other": "other"}  # fmt: skip
+    text = f"first input {words[first]}"
+    if rest is not None:
+        text += f", other inputs {words[rest]}"
+    text += f", output {words[out]}"
+    return text + ("; even after an unquantized op" if sh.eager else "; after a quantized op")
+
+
+def _ident(op: str) -> str:
+    return re.sub(r"\W+", "_", op.removeprefix("aten.")).strip("_")
+
+
+# ------------------------------------------------------------------ writing
+
+
+def backend_name(class_name: str) -> str:
+    """``AcmeNPUQuantizer`` -> ``acme_npu``."""
+    base = class_name.removesuffix("Quantizer") or class_name
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", base).lower()
+    snake = re.sub(r"\W+", "_", snake).strip("_")
+    return snake if snake and not snake[0].isdigit() else f"imported_{snake}"
+
+
+_DTYPES = {
+    "torch.int8": "int8", "torch.uint8": "uint8", "torch.int16": "int16",
+    "torch.int32": "int32", "torch.qint8": "qint8", "torch.quint8": "quint8",
+    "torch.qint32": "qint32", "torch.uint16": "uint16", "torch.float16": "float16",
+}  # fmt: skip
+
+
+def _number(v: float) -> str:
+    mant, exp = math.frexp(v)
+    if v > 0 and mant == 0.5 and exp - 1 < -3:
+        return f"2 ** -{1 - exp}"
+    return repr(float(v))
+
+
+class Writer:
+    def __init__(self, name: str, hooks_module: str, target: str, class_name: str) -> None:
+        self.name = name
+        self.hooks_module = hooks_module
+        self.target = target
+        self.class_name = class_name
+        self.constraints: dict[tuple, str] = {}
+        self.dtypes: dict[tuple, str] = {}
+        self.problems: list[str] = []
+
+    def constraint(self, spec: Any) -> str:
+        """A constraint for a spec's range (``float`` for none)."""
+        if spec is None:
+            return "float"
+        if type(spec).__name__ == "SharedQuantizationSpec":
+            return "float"
+        dtype = _DTYPES.get(str(spec.dtype))
+        if dtype is None:
+            self.problems.append(f"dtype {spec.dtype} has no word in the language")
+            return "float"
+        fields = [f"quant_min: {spec.quant_min}", f"quant_max: {spec.quant_max}"]
+        if type(spec).__name__ == "FixedQParamsQuantizationSpec":
+            fields += [f"scale: {_number(float(spec.scale))}", f"zero_point: {spec.zero_point}"]
+        key = (dtype, *fields)
+        if key not in self.constraints:
+            self.constraints[key] = f"c{len(self.constraints)}_{dtype}"
+        return self.constraints[key]
+
+    def dtype_config(self, cfg: Config) -> str:
+        parts = [
+            ("input", self.constraint(cfg.specs.get("input"))),
+            ("output", self.constraint(cfg.specs.get("output"))),
+        ]
+        if cfg.specs.get("weight") is not None:
+            parts.append(("weight", self.constraint(cfg.specs["weight"])))
+        key = tuple(parts)
+        if key not in self.dtypes:
+            self.dtypes[key] = f"d{len(self.dtypes)}"
+        return self.dtypes[key]
+
+    def spec_text(self, interp: Interpretation, header: list[str]) -> str:
+        from ...emit.pt2e import class_name as generated_class
+
+        body: list[str] = []
+        for p in interp.patterns:
+            ops = ", ".join(p.ops)
+            element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
+            lines = [f"    pattern {element} {{"]
+            if p.kind == "shared":
+                lines.append("        observation: shared_observer")
+            cfg = p.config
+            if cfg is not None:
+                lines.append(f"        dtypes: {self.dtype_config(cfg)}")
+            else:
+                lines.append("        dtypes: io_any")
+            keys = []
+            if p.eager:
+                keys.append("eager: true")
+            if p.when:
+                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
+            if keys:
+                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
+            lines.append("    }")
+            body.extend(lines)
+        stages = [
+            f"                {{config: hooks.{c.name}, chains: [{', '.join(c.chains)}]}},"
+            for c in interp.configs
+            if c.chains
+        ]
+        names = [generated_class(self.name)]
+        mixin = " base: hooks.Sharing," if interp.shares else ""
+        if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
+            names.append(self.class_name)
+        classes = []
+        for i, n in enumerate(names):
+            base = mixin if i == 0 else f" base: {names[0]},"
+            classes += ["        {", f"            name: {n},{base}", "            stages: ["]
+            classes += stages
+            classes += ["            ],", "        },"]
+        out = [*(f"# {h}" if h else "#" for h in header), ""]
+        out.append(f"alias hooks = {self.hooks_module}")
+        out.append("")
+        for key, name in self.constraints.items():
+            out.append(f"constraint {name} = {key[0]} {{{', '.join(key[1:])}}}")
+        for key, name in self.dtypes.items():
+            fields = ", ".join(f"{role}: {c}" for role, c in key)
+            out.append(f"dtypes {name} = {{{fields}}}")
+        out.append("dtypes io_any = {input: float, output: float}")
+        out += [
+            "",
+            f"quantizer {self.name} {{",
+            "    scopes: composable",
+            *(["    transform: hooks.transform"] if interp.transform else []),
+            "    fx: false",
+            "    classes: [",
+            *classes,
+            "    ]",
+            "}",
+            "",
+            f"backend {self.name} {{",
+            *body,
+            *(
+                ["    # Shared-observer ops (hooks.Sharing annotates them, as observed):"]
+                + [f"    #   {sh.op}: {_share_text(sh)}" for sh in interp.shares]
+                if interp.shares
+                else []
+            ),
+            "}",
+            "",
+        ]
+        return "\n".join(out)
+
+    def hooks_text(self, interp: Interpretation) -> str:
+        imports: set[str] = set()
+        lines = [
+            f'"""What the spec {self.name}.bcfg cannot say, imported by probing {self.target}.',
+            "",
+            "Each object is named in the spec; bcfg import wrote this module.",
+            '"""',
+            "",
+            "import torch",
+            "from torch.fx import Node",
+            "from torchao.quantization.pt2e.quantizer import (",
+            "    DerivedQuantizationSpec,",
+            "    FixedQParamsQuantizationSpec,",
+            "    QuantizationAnnotation,",
+            "    QuantizationConfig,",
+            "    QuantizationSpec,",
+            "    SharedQuantizationSpec,",
+            ")",
+            "#IMPORTS",
+            "",
+        ]
+        for c in interp.configs:
+            fields = {}
+            for role, attr in (("input", "input_activation"), ("output", "output_activation"),
+                               ("weight", "weight")):  # fmt: skip
+                fields[attr] = self.python_spec(c.specs.get(role), imports)
+            bias = c.specs.get("bias")
+            if bias is not None and type(bias).__name__ == "DerivedQuantizationSpec":
+                fn = f"_bias_{c.name.lower()}"
+                lines += self.derived(fn, bias, imports)
+                fields["bias"] = fn
+            else:
+                fields["bias"] = self.python_spec(bias, imports)
+            args = ", ".join(f"{k}={v}" for k, v in fields.items())
+            lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
+        if interp.shares:
+            lines += self.sharing(interp.shares, imports)
+        if interp.transform:
+            module, _, function = self.target.partition(":")
+            lines += [
+                "_ORIGINAL = []",
+                "",
+                "",
+                "def transform(model):",
+                f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
+                "    if not _ORIGINAL:",
+                f"        import {module} as _target",
+                "",
+                f"        _ORIGINAL.append(_target.{function}())",
+                "    return _ORIGINAL[0].transform_for_annotation(model)",
+                "",
+            ]
+        whens = [(f"_when_shared_{_ident(sh.op)}", sh.when) for sh in interp.shares if sh.when]
+        if any(p.when for p in interp.patterns) or whens:
+            lines += PRELUDE.strip("\n").splitlines() + [""]
+            for fname, checks in whens:
+                lines.append(f"def {fname}(node):")
+                lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
+                lines.append("")
+            written = set()
+            for p in interp.patterns:
+                if not p.when or p.ops[0] in written:
+                    continue
+                written.add(p.ops[0])
+                lines.append(f"def when_{_ident(p.ops[0])}(node, nodes=None):")
+                lines.append(f"    return {' and '.join(f'_{c}(node)' for c in p.when)}")
+                lines.append("")
+            used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
+            for check in sorted(used):
+                lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
+        text = "\n".join(lines)
+        return text.replace("#IMPORTS", "\n".join(sorted(imports)))
+
+    def sharing(self, shares: list[Share], imports: set[str]) -> list[str]:
+        rows = []
+        for sh in shares:
+            spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
+            when = f"'_when_shared_{_ident(sh.op)}'" if sh.when else "None"
+            rows.append(f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}, {when}),")
+        return [
+            "# op: ((first input, other inputs, output), eager, the first input's own spec,",
+            "# the name of the condition it is shared under):",
+            "# act: that spec; node0: shares the first input's output; edge0: shares the first",
+            "# input's edge into the op; eager: annotated though the first input is not.",
+            "SHARED = {",
+            *rows,
+            "}",
+            "",
+            "",
+            "class Sharing:",
+            '    """After the spec\'s patterns, the shared-observer ops in graph order, as observed."""',
+            "",
+            "    def annotate(self, model):",
+            "        model = super().annotate(model)",
+            "        for node in model.graph.nodes:",
+            '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
+            "            if entry is None or _KEY in node.meta:",
+            "                continue",
+            "            (first, rest, out), eager, own, when = entry",
+            "            inputs = _inputs(node)",
+            "            if not inputs or (not eager and _KEY not in inputs[0].meta):",
+            "                continue",
+            "            if when is not None and not globals()[when](node):",
+            "                continue",
+            "            specs = {}",
+            "            for i, arg in enumerate(inputs):",
+            "                kind = first if i == 0 else rest",
+            "                spec = _shared(kind, inputs[0], node, own)",
+            "                if spec is not None:",
+            "                    specs[arg] = spec",
+            "            node.meta[_KEY] = QuantizationAnnotation(",
+            "                input_qspec_map=specs,",
+            "                output_qspec=_shared(out, inputs[0], node, own),",
+            "                _annotated=True,",
+            "            )",
+            "        return model",
+            "",
+            "",
+            '_KEY = "quantization_annotation"',
+            "",
+            "",
+            "def _inputs(node):",
+            "    out = []",
+            "    for arg in node.args:",
+            "        for a in arg if isinstance(arg, (list, tuple)) else [arg]:",
+            "            if isinstance(a, Node) and a not in out:",
+            "                out.append(a)",
+            "    return out",
+            "",
+            "",
+            "def _shared(kind, first, node, own):",
+            '    if kind == "act":',
+            "        return own",
+            '    if kind == "node0":',
+            "        return SharedQuantizationSpec(first)",
+            '    if kind == "edge0":',
+            "        return SharedQuantizationSpec((first, node))",
+            "    return None",
+            "",
+        ]
+
+    def python_spec(self, spec: Any, imports: set[str]) -> str:
+        if spec is None or type(spec).__name__ == "SharedQuantizationSpec":
+            return "None"
+        common = (
+            f"dtype={spec.dtype}, quant_min={spec.quant_min}, quant_max={spec.quant_max}, "
+            f"qscheme={spec.qscheme}"
+        )
+        if type(spec).__name__ == "FixedQParamsQuantizationSpec":
+            return (
+                f"FixedQParamsQuantizationSpec({common}, scale={float(spec.scale)!r}, "
+                f"zero_point={spec.zero_point}, is_dynamic={spec.is_dynamic})"
+            )
+        ctr = self.python_ctr(spec.observer_or_fake_quant_ctr, imports)
+        return (
+            f"QuantizationSpec({common}, ch_axis={spec.ch_axis}, is_dynamic={spec.is_dynamic}, "
+            f"observer_or_fake_quant_ctr={ctr})"
+        )
+
+    def python_ctr(self, ctr: Any, imports: set[str]) -> str:
+        import functools
+
+        if isinstance(ctr, type):
+            return self.ref(ctr, imports)
+        f = getattr(ctr, "p", ctr)
+        kwargs: dict[str, Any] = {}
+        while isinstance(f, functools.partial):
+            for k, v in f.keywords.items():
+                kwargs.setdefault(k, v)
+            f = getattr(f.func, "p", f.func)
+        if not isinstance(f, type):
+            self.problems.append(f"observer constructor {ctr!r} is not a class with arguments")
+            return "None"
+        args = ", ".join(f"{k}={self.value(v, imports)}" for k, v in sorted(kwargs.items()))
+        return f"{self.ref(f, imports)}.with_args({args})"
+
+    def value(self, v: Any, imports: set[str]) -> str:
+        import torch
+
+        if isinstance(v, (torch.dtype, torch.qscheme)):
+            return str(v)
+        if isinstance(v, type):
+            return self.ref(v, imports)
+        if isinstance(v, (int, float, str, bool)) or v is None:
+            return repr(v)
+        self.problems.append(f"observer argument {v!r} cannot be written")
+        return repr(v)
+
+    def ref(self, obj: Any, imports: set[str]) -> str:
+        module = getattr(obj, "__module__", None)
+        qual = getattr(obj, "__qualname__", "")
+        if not module or "<" in qual:
+            self.problems.append(f"{obj!r} has no importable dotted path")
+            return "None"
+        alias = f"_{re.sub(r'[^A-Za-z0-9]', '_', module)}"
+        imports.add(f"import {module} as {alias}")
+        return f"{alias}.{qual}"
+
+    def derived(self, fn: str, spec: Any, imports: set[str]) -> list[str]:
+        refs = []
+        for e in spec.derived_from:
+            if isinstance(e, tuple):
+                refs.append(e)
+            else:
+                self.problems.append("a derived spec derives from a node, not an edge")
+        first = spec.derived_from[0] if spec.derived_from else None
+        node = first[1] if isinstance(first, tuple) else None
+        args = []
+        for a, n in refs:
+            if n is node and a in node.args:
+                args.append(f"(node.args[{node.args.index(a)}], node)")
+            else:
+                self.problems.append(
+                    "the derived bias derives from other nodes than its own inputs"
+                )
+        derive = self.ref(spec.derive_qparams_fn, imports)
+        return [
+            f"def {fn}(node):",
+            "    return DerivedQuantizationSpec(",
+            f"        derived_from=[{', '.join(args)}],",
+            f"        derive_qparams_fn={derive},",
+            f"        dtype={spec.dtype}, quant_min={spec.quant_min}, quant_max={spec.quant_max},",
+            f"        qscheme={spec.qscheme}, ch_axis={spec.ch_axis}, is_dynamic={spec.is_dynamic},",
+            "    )",
+            "",
+        ]

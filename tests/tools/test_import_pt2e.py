@@ -1,0 +1,169 @@
+"""``bcfg import`` of a PT2E quantizer, by probing: a vendor-style quantizer
+(``pt2e_subjects/acme_npu.py``: op by op, shape checks, shared observers, derived bias,
+int16 fixed-qparams outputs) on a few probes (non-strict), through the CLI.
+
+The spec, its hooks module and the proof report are written beside each other; the
+spec says the conditions the quantizer checks, found by generate-and-test; the proof
+compares the generated quantizer with the original. The whole zoo, both export modes
+and production quantizers are test_import_pt2e_full.py's (slow).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SUBJECTS = Path(__file__).resolve().parent / "pt2e_subjects"
+PROBES = [
+    "conv2d->relu", "conv2d_depthwise", "conv2d_grouped", "conv2d_no_bias", "add", "add_broadcast_channel",
+    "add_scalar", "conv->add->relu", "conv2d->max_pool2d", "conv2d->view", "conv->cat",
+    "sigmoid", "linear->tanh", "linear", "view", "cat", "conv2d->hardtanh",
+]  # fmt: skip
+
+HOSTILE = """
+from acme_npu import AcmeNPUQuantizer
+
+class Flaky(AcmeNPUQuantizer):
+    def annotate(self, model):
+        if any("sigmoid" in str(n.target) for n in model.graph.nodes):
+            raise RuntimeError("no lookup table today")
+        return super().annotate(model)
+
+def flaky():
+    return Flaky()
+
+def nothing():
+    from torchao.quantization.pt2e.quantizer import Quantizer
+    class Lazy(Quantizer):
+        def annotate(self, model):
+            return model
+        def validate(self, model):
+            pass
+    return Lazy()
+"""
+
+
+def bcfg_import(cwd: Path, *args: str, probes: list[str] = PROBES) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(SUBJECTS), str(cwd)]),
+    }
+    extra = [a for p in probes for a in ("--probe", p)]
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "import", *args, *extra, "--export", "non-strict"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    root = tmp_path_factory.mktemp("acme")
+    (root / "pyproject.toml").write_text('[tool.bcfg]\nspecs = "."\nallow = ["acme_hooks"]\n')
+    return root, bcfg_import(root, "acme_npu:get_quantizer", "-o", "acme.bcfg")
+
+
+def test_the_import_writes_a_spec_its_hooks_and_a_proof(imported) -> None:
+    root, run = imported
+    assert run.returncode == 0, run.stderr
+    assert "wrote acme.bcfg: backend acme_npu" in run.stderr
+    assert "wrote acme_hooks.py: the spec's hooks" in run.stderr
+    assert (
+        "proved: the generated quantizer annotates as acme_npu:get_quantizer() on all 25 graphs"
+        in run.stderr
+    ), run.stderr
+    spec = (root / "acme.bcfg").read_text()
+    hooks = (root / "acme_hooks.py").read_text()
+    proof = (root / "acme.proof.txt").read_text()
+    # the conditions the vendor checks, found among the candidates
+    assert "when_conv2d_default: aten.conv2d.default is quantized where not_depthwise" in spec
+    assert "when_add_Tensor: aten.add.Tensor is quantized where same_shape" in spec
+    # int16 fixed qparams of the lookup tables, in the language
+    assert "int16 {quant_min: -32768, quant_max: 32767, scale: 2 ** -15, zero_point: 0}" in spec
+    assert "pattern (aten.conv2d.default, aten.relu.default)" in spec
+    # the derived bias by the vendor's own function
+    assert "derive_qparams_fn=_acme_npu.derive_bias_qparams" in hooks
+    assert "'aten.cat.default': (('act', 'edge0', 'edge0'), True" in hooks
+    assert "0 differ" in proof and "same" in proof.splitlines()[-1]
+
+
+def test_the_imported_spec_generates_a_class_under_the_vendors_name(imported) -> None:
+    root, _ = imported
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(SUBJECTS), str(root)])}
+    gen = subprocess.run(
+        [sys.executable, "-m", "generator", "generate"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert gen.returncode == 0, gen.stderr
+    code = (
+        "from generated.acme_npu_quantizer import AcmeNPUQuantizer, get_acme_npu_quantizer\n"
+        "print(type(get_acme_npu_quantizer()).__name__, AcmeNPUQuantizer.__mro__[1].__name__)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env
+    )
+    assert run.stdout.split() == ["AcmeNpuQuantizer", "AcmeNpuQuantizer"], run.stderr
+
+
+def test_a_quantizer_that_fails_on_a_probe_is_reported_and_the_import_goes_on(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.bcfg]\n")
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    run = bcfg_import(tmp_path, "hostile:flaky", "-o", "flaky.bcfg", "--no-verify",
+                      probes=["sigmoid", "conv2d->relu"])  # fmt: skip
+    assert run.returncode == 1, run.stderr  # the hooks module is not on the allow-list
+    assert "warning: sigmoid (non-strict): raised RuntimeError: no lookup table today" in run.stderr
+    assert (
+        "before bcfg generate accepts the spec: extend [tool.bcfg] allow with flaky_hooks"
+        in run.stderr
+    )
+    assert (
+        "pattern (aten.conv2d.default, aten.relu.default)" in (tmp_path / "flaky.bcfg").read_text()
+    )
+    assert not (tmp_path / "flaky.proof.txt").exists()  # --no-verify
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["hostile:flaky"], "a PT2E quantizer: its import writes a spec, a hooks module and a proof report: name the spec with -o NAME.bcfg"),
+        (["hostile:nothing", "-o", "x.bcfg"], "returned a quantizer that annotated nothing on 2 probe graphs"),
+    ],
+)  # fmt: skip
+def test_bad_targets_are_one_line_and_write_nothing(tmp_path, args, message) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.bcfg]\n")
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    run = bcfg_import(tmp_path, *args, probes=["sigmoid", "conv2d->relu"])
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hostile.py", "pyproject.toml"]
+
+
+def test_the_hooks_module_imports_with_conditions_on_shared_ops() -> None:
+    """A shared op with a condition (cat found by source partitions: strict exports only)
+    names its condition before the condition is defined: the module must still import."""
+    from generator.tools.importer.pt2e_spec import Interpretation, Share, Writer
+
+    interp = Interpretation(
+        [],
+        [],
+        [],
+        [],
+        [Share("aten.cat.default", ("act", "edge0", "edge0"), True, None, ["has_source"])],
+    )
+    text = Writer("x", "x_hooks", "pkg:get", "XQuantizer").hooks_text(interp)
+    namespace: dict = {}
+    exec(compile(text, "x_hooks.py", "exec"), namespace)  # noqa: S102
+    name = namespace["SHARED"]["aten.cat.default"][3]
+    assert callable(namespace[name])
