@@ -75,3 +75,65 @@ def test_the_op_by_its_namespace_is_quantized(tmp_path):
     assert "dequantize" in str(act.args[0].target)
     assert any("quantize_per_tensor" in str(u.target) for u in act.users)
     torch.testing.assert_close(converted(x), model(x), atol=0.1, rtol=0.1)
+
+
+NPUKIT = """
+import torch
+
+
+@torch.library.custom_op("bcfg_coldkit::fancy_act", mutates_args=())
+def fancy_act(x: torch.Tensor) -> torch.Tensor:
+    return x.clamp(0, 6)
+"""
+
+
+def test_an_op_resolves_the_same_whatever_the_cache_holds(tmp_path):
+    """A spec naming the op only by ``torch.ops`` gets the same answer on a cold cache, and
+    after a run that imported the module registering the op (which used to cache the op's
+    facts: the spec then passed); the hint says how, and doing what it says resolves it."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import REPO
+
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["coldkit"]\n')
+    (tmp_path / "coldkit").mkdir()
+    (tmp_path / "coldkit" / "__init__.py").write_text("")
+    (tmp_path / "coldkit" / "ops.py").write_text(NPUKIT)
+    (tmp_path / "specs").mkdir()
+    op = "torch.ops.bcfg_coldkit.fancy_act.default"
+    body = "{ observation: shared_observer  dtypes: io  pt2e: {aten: OP} }".replace("OP", op)
+    for name, pattern in (("named", "coldkit.ops.fancy_act"), ("bare", "nn.ReLU")):
+        (tmp_path / "specs" / f"{name}.bcfg").write_text(
+            "dtypes io = {input: qint8, output: qint8}\n"
+            f"quantizer {name} {{}}\nbackend {name} {{\n    pattern {pattern} {body}\n}}\n"
+        )
+
+    def generate(spec: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "generator", "generate", f"specs/{spec}.bcfg"],
+            cwd=tmp_path,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(REPO),
+                "BCFG_CACHE_DIR": str(tmp_path / "c"),
+                **env,
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    cold = generate("bare")
+    assert cold.returncode == 2 and f"unknown symbol '{op}'" in cold.stderr, cold.stderr
+    assert "no allowed package registers bcfg_coldkit::fancy_act" in cold.stderr
+    assert generate("named").returncode == 0  # imports coldkit.ops: the op is registered
+    warm = generate("bare")
+    assert (warm.returncode, warm.stderr) == (cold.returncode, cold.stderr)
+    # what the hint says: the package imports the module that registers the op
+    (tmp_path / "coldkit" / "__init__.py").write_text("from . import ops\n")
+    for env in ({}, {"BCFG_NO_CACHE": "1"}):
+        done = generate("bare", **env)
+        assert done.returncode == 0, done.stderr
