@@ -41,17 +41,50 @@ def errors(tmp_path, pt2e: str) -> list[tuple[str, str | None]]:
     return [(d.message, d.hint) for d in exc.value.diagnostics if d.severity == "error"]
 
 
-def test_the_hint_names_the_ops_own_namespace_and_the_aten_name_gets_a_did_you_mean(tmp_path):
-    ((message, hint),) = errors(tmp_path, "")
-    assert message.startswith("tests.custom_ops.fancy_act has no ATen mapping")
-    assert hint is not None and f"likely pt2e: {{aten: {OP}}}" in hint
-    # what the hint said before: aten.fancy_act.default, which is no op; did you mean names it
+def test_the_aten_name_gets_a_did_you_mean_in_the_ops_own_namespace(tmp_path):
+    # what a hint once said: aten.fancy_act.default, which is no op; did you mean names it
     ((message, hint),) = errors(tmp_path, "pt2e: {aten: aten.fancy_act.default}")
     assert message == "unknown symbol 'torch.ops.aten.fancy_act.default'"
     assert hint == f"did you mean '{OP}'?"
     # a misspelling, and an overload the op does not have: its default
     ((_, hint),) = errors(tmp_path, "pt2e: {aten: aten.fancy_ac.out}")
     assert hint == f"did you mean '{OP}'?"
+
+
+def test_the_function_is_the_op_fx_traces_in_both_halves(tmp_path):
+    """``pattern tests.custom_ops.fancy_act`` is keyed by the op FX records for the call,
+    ``torch.ops.bcfg_npukit.fancy_act.default`` (it was keyed by the function, which FX never
+    records: prepare_fx put no observer), and PT2E needs no ``aten:`` for it."""
+    from torch.ao.quantization import QConfig, QConfigMapping
+    from torch.ao.quantization.observer import MinMaxObserver
+    from torch.ao.quantization.quantize_fx import prepare_fx
+
+    from generator.emit.backend_config import render_backend
+
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(SPEC.replace("PT2E", ""))
+    (backend,) = resolve_specs(tmp_path, [spec], ("torch", "operator", "tests")).backends
+    source = render_backend(backend)
+    assert f"BackendPatternConfig({OP})" in source and "import tests.custom_ops" in source
+    scope: dict = {}
+    exec(compile(source, "npu.py", "exec"), scope)
+    observer = MinMaxObserver.with_args(dtype=torch.qint8)
+    mapping = QConfigMapping().set_global(QConfig(activation=observer, weight=observer))
+    x = torch.randn(2, 4)
+    prepared = prepare_fx(
+        LinearFancy().eval(), mapping, (x,), backend_config=scope["get_npu_backend_config"]()
+    )
+    (act,) = [
+        n for n in prepared.graph.nodes if n.target == torch.ops.bcfg_npukit.fancy_act.default
+    ]
+    (user,) = act.users
+    assert user.op == "call_module" and "activation_post_process" in str(user.target)
+    (tmp_path / "pt2e").mkdir()
+    get = generate(tmp_path / "pt2e", SPEC.replace("PT2E", ""))
+    q = get().set_global(symmetric_config("per_tensor"))
+    gm = prepare_pt2e(torch.export.export(LinearFancy().eval(), (x,)).module(), q)
+    (act,) = [n for n in gm.graph.nodes if n.target == torch.ops.bcfg_npukit.fancy_act.default]
+    assert KEY in act.meta and act.meta[KEY]._annotated
 
 
 def test_the_op_by_its_namespace_is_quantized(tmp_path):
