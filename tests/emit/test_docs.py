@@ -418,3 +418,23 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
     assert "my_backend (example)" in detail
     plain = render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)
     assert "### Examples" not in plain["README.md"] and "example, FX" not in plain["index.html"]
+
+
+def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
+    """A shared_observer op without dtype configs shares its input's quantization under any
+    config (the runtime and compat quantize it: the cell said "never quantized", issue 53.5);
+    weight_qscheme says which weights a config must give (issue 53.3)."""
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
+        quantizer b { scopes: composable  fx: false }
+        backend b {
+            pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+            pattern aten.view.default { observation: shared_observer }
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    out = render(tmp_path / "specs")
+    shared = "any config: shares its input's quantization (shared_observer)"
+    assert _column(out, "aten.view.default", "b (PT2E only)") == shared
+    assert "per-channel weights only" in _column(out, "aten.linear.default", "b (PT2E only)")
