@@ -159,7 +159,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             model = load_model(args.model, project.allow)
             progress(f"calling {target}")
             # Called once: a bad config is a usage error, before export.
-            configured = configure(getter(), target, function)
+            configured, configured_how = configure(getter(), target, function)
         except ImportFailure as exc:
             raise UsageError(str(exc)) from None
         where = {r.name: str(r.origins[0].item) for r in quantizer.rules if r.origins}
@@ -180,6 +180,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             qat=args.qat,
             strict=args.strict_export,
             torch=torch.__version__,
+            how=configured_how,
         )
         table = render.rows(result)  # the report's classes are the scratch package's
     return _show(args, report, render, (header, result, table), result.error, result.not_quantized)
