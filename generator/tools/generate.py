@@ -71,6 +71,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     for p in removed:
         report.info(f"removed {project.rel(p)}")
     report.info(f"bcfg generate: {count} file(s), {len(written)} written, {len(removed)} removed")
+    if specs is not None and args.out is None and project.docs is not None:
+        # The docs cover every spec: a run over some of them leaves them as they were.
+        report.info(
+            f"bcfg generate: {project.rel(project.docs)}/ not updated (it covers every spec); "
+            "`bcfg generate` without spec names writes it"
+        )
     return ExitCode.OK
 
 
