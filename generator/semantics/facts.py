@@ -397,6 +397,25 @@ def exported_op(path: str, allow: tuple[str, ...]) -> str | None:
     return f"torch.ops.{ns}.{name}.default"
 
 
+def op_in_other_namespace(name: str) -> str | None:
+    """``torch.ops.NS.name.default`` for an op called ``name`` registered in a namespace other
+    than torch's ``aten`` (a ``torch.library`` op of the modules imported by now: a user's
+    module class whose ``forward`` calls its package's op); None if there is none."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        registered = torch._C._dispatch_get_all_op_names()
+    except Exception:  # noqa: BLE001  (a torch without it: no suggestion)
+        return None
+    found = sorted(
+        ns
+        for ns, _, rest in (str(q).partition("::") for q in registered)
+        if rest.partition(".")[0] == name and ns not in ("aten", "prims")
+    )
+    return f"torch.ops.{found[0]}.{name}.default" if found else None
+
+
 def listing(parent: Any) -> list[str]:
     """The names a did-you-mean chooses from: ``dir(parent)`` but the dunders."""
     return [n for n in dir(parent) if not n.startswith("__")]

@@ -124,3 +124,16 @@ def test_generated_package_imports_without_bcfg():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_composable_classs_docstring_says_how_it_is_configured():
+    """It said "Configure it with add_stage(...)" for every composable class (issue 53.10):
+    one with ExecuTorch's composable API (arm_tosa) names that API; one whose constructor adds
+    its stages (cortex_m) says so."""
+    from tests.support import REPO
+
+    arm = (REPO / "generated" / "arm_tosa_quantizer.py").read_text(encoding="utf-8")
+    cortex = (REPO / "generated" / "cortex_m_quantizer.py").read_text(encoding="utf-8")
+    assert "Configure it with ExecuTorch's composable API: set_global" in arm.split('"""')[1]
+    assert "Its constructor adds its stages" in cortex.split('"""')[1]
+    assert "once per stage" not in cortex.split('"""')[1]

@@ -170,3 +170,16 @@ def test_an_op_resolves_the_same_whatever_the_cache_holds(tmp_path):
     for env in ({}, {"BCFG_NO_CACHE": "1"}):
         done = generate("bare", **env)
         assert done.returncode == 0, done.stderr
+
+
+def test_a_module_class_calling_the_op_gets_a_hint_in_the_ops_namespace(tmp_path):
+    """``pattern tests.custom_ops.FancyAct`` (a module whose forward calls the op) without
+    ``pt2e:``: the hint said ``aten.fancy_act.default``, which is no op (issue 53.10)."""
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(
+        SPEC.replace("tests.custom_ops.fancy_act", "tests.custom_ops.FancyAct").replace("PT2E", "")
+    )
+    with pytest.raises(SpecError) as exc:
+        resolve_specs(tmp_path, [spec], ("torch", "operator", "tests"))
+    (hint,) = [d.hint for d in exc.value.diagnostics if d.severity == "error"]
+    assert hint is not None and f"likely pt2e: {{aten: {OP}}}" in hint, hint
