@@ -6,8 +6,9 @@ a config class or a function that a spec names is invisible to the comparison of
 the resolved specs. This reads, for each dotted path into a project module that
 either side's specs name, the definition in that module's file at each revision
 and lists those whose code differs. Definitions are compared by their syntax
-tree: a comment or a layout change is no change; what a definition calls is not
-followed.
+tree (a comment or a layout change is no change), with the module's other
+top-level names they use (a config built from the module's specs); what they
+import from elsewhere is not followed.
 """
 
 from __future__ import annotations
@@ -109,8 +110,10 @@ def _candidates(project: Project, path: str) -> Iterator[tuple[str, str]]:
 def _definition(
     trees: dict[tuple[int, str], ast.Module | None], sources: SourceSet, file: str, name: str
 ) -> str | None:
-    """The syntax tree of the top-level definition ``name`` in ``file`` as text; None if the
-    file does not define it, ``_NO_FILE`` if there is no such file (or it does not parse)."""
+    """The syntax tree of the top-level definition ``name`` in ``file`` as text, with those of
+    the module's other top-level names it uses (transitively: a config built from the
+    module's specs); None if the file does not define it, ``_NO_FILE`` if there is no such
+    file (or it does not parse)."""
     key = (id(sources), file)
     if key not in trees:
         try:
@@ -120,18 +123,35 @@ def _definition(
     tree = trees[key]
     if tree is None:
         return _NO_FILE
+    defined = _top_level(tree)
+    if name not in defined:
+        return None
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for node in defined[n]:
+            todo.extend(x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in defined)
+    return "\n".join(ast.dump(node) for n in sorted(seen) for node in defined[n])
+
+
+def _top_level(tree: ast.Module) -> dict[str, list[ast.stmt]]:
+    """The module's top-level statements by the names they bind."""
+    out: dict[str, list[ast.stmt]] = {}
     for node in tree.body:
+        names: list[str] = []
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == name:
-                return ast.dump(node)
+            names = [node.name]
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                return ast.dump(node)
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-                return ast.dump(node)
-    return None
+            names = [a.asname or a.name.split(".")[0] for a in node.names]
+        for n in names:
+            out.setdefault(n, []).append(node)
+    return out
 
 
 def text(changes: list[PythonChange]) -> str:

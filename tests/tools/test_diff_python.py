@@ -10,8 +10,15 @@ from generator.cli import main
 from tests.tools.test_diff import commit, git
 
 HOOKS = """
+LIMIT = 4
+
+
 def tiny(node, model):
     return False
+
+
+def small(node, model):
+    return len(node.args) > LIMIT
 
 
 def other(node, model):
@@ -21,7 +28,7 @@ SPEC = """
 dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
 quantizer n { fx: false }
 backend n {
-    pattern aten.linear.default { dtypes: s  pt2e: {skip: npuhooks.skips.tiny} }
+    pattern aten.linear.default { dtypes: s  pt2e: {skip: [npuhooks.skips.tiny, npuhooks.skips.small]} }
 }
 """
 
@@ -57,4 +64,9 @@ def test_a_named_hook_whose_code_changed_is_listed_and_a_comment_is_not(
     code, out = diff()
     assert code == 1
     assert "~ npuhooks.skips.tiny  changed, in npuhooks/skips.py" in out, out
-    assert "other" not in out
+    assert "other" not in out and "small" not in out
+    # a module-level name a named definition uses (a config built from the module's specs)
+    skips.write_text(HOOKS.replace("LIMIT = 4", "LIMIT = 5"))
+    code, out = diff()
+    assert code == 1 and "~ npuhooks.skips.small  changed, in npuhooks/skips.py" in out, out
+    assert "tiny" not in out
