@@ -482,10 +482,16 @@ def pages() -> list[Path]:
 
 # --------------------------------------------------------------------------- pages
 
+# Pages whose tables are wider than the content column beside both sidebars at 1,280
+# pixels (the backends' table, the PT2E key table): shown without the table of contents.
+WIDE = (f"{MATRIX}/README.md", "reference/pt2e.md")
+
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     uri = page.file.src_uri
     markdown = bare(markdown)  # filled markers are rendered afresh
+    if uri in WIDE:  # their tables get the table of contents' width at 1,280 pixels
+        page.meta["hide"] = [*page.meta.get("hide", []), "toc"]
     if page.file.generated_by is not None and uri.startswith(f"{MATRIX}/"):
         # A generated page starts with bcfg's mark, a comment, so MkDocs would not find its title.
         title = re.search(r"^# (.+)$", markdown, re.M)

@@ -459,11 +459,13 @@ def _ids(patterns: list[str]) -> list[str]:
 
 
 def _md_backend(i: BackendInfo) -> str:
+    """A row of the backends' table: narrow enough for 1,280 pixels beside the navigation
+    (the getter without its call, the spec by its file name: the page says where specs are)."""
     name = f"— ({PT2E_ONLY})" if i.pt2e_only else md_code(i.name)
-    quantizer = md_code(i.quantizer) if i.quantizer else ""
+    quantizer = md_code(i.quantizer.removesuffix("()")) if i.quantizer else ""
+    spec = i.spec_file.rpartition("/")[2]
     return (
-        f"| [{md_text(i.module)}]({i.page}) | {name} | {quantizer} | {i.count} "
-        f"| {md_code(i.spec_file)} |"
+        f"| [{md_text(i.module)}]({i.page}) | {name} | {quantizer} | {i.count} | {md_code(spec)} |"
     )
 
 

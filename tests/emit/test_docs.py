@@ -277,9 +277,9 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     # The backends table: no BackendConfig name, the quantizer's getter.
     assert (
         "| [x86_inductor](backends/x86_inductor.md) | — (PT2E only) "
-        f"| `get_x86_inductor_quantizer()` | {len(x86.configs)} | `specs/x86_inductor.bcfg` |"
+        f"| `get_x86_inductor_quantizer` | {len(x86.configs)} | `x86_inductor.bcfg` |"
     ) in docs["README.md"]
-    assert "| [xnnpack](backends/xnnpack.md) | `xnnpack` | `get_xnnpack_quantizer()` |" in (
+    assert "| [xnnpack](backends/xnnpack.md) | `xnnpack` | `get_xnnpack_quantizer` |" in (
         docs["README.md"]
     )
     page = docs["backends/x86_inductor.md"]
