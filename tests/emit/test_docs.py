@@ -438,3 +438,32 @@ def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
     shared = "any config: shares its input's quantization (shared_observer)"
     assert _column(out, "aten.view.default", "b (PT2E only)") == shared
     assert "per-channel weights only" in _column(out, "aten.linear.default", "b (PT2E only)")
+
+
+def test_an_aten_op_sorts_by_its_name_beside_the_functions_of_that_name(tmp_path):
+    """``aten.add.Tensor`` sorted by its overload's name ("Tensor"), far from ``torch.add``
+    (issue 53.11); it sorts by the op's name, beside it."""
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        dtypes io = {input: quint8, output: quint8}
+        backend b {
+            pattern torch.add { dtypes: io }
+            pattern aten.add.Tensor { dtypes: io }
+            pattern torch.sigmoid { dtypes: io }
+            pattern aten.relu.default { dtypes: io }
+            pattern torch.tanh { dtypes: io }
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    rows = [
+        line.split(" | ")[0].removeprefix("| ")
+        for line in render(tmp_path / "specs")["README.md"].splitlines()
+        if line.startswith("| `")
+    ]
+    assert rows == [
+        "`aten.add.Tensor`",
+        "`torch.add`",
+        "`aten.relu.default`",
+        "`torch.sigmoid`",
+        "`torch.tanh`",
+    ], rows
