@@ -34,7 +34,7 @@ class Header:
         mode = "quantization-aware training" if self.qat else "post-training quantization"
         export = "strict" if self.strict else "non-strict"
         spec = f" ({self.spec})" if self.spec else ""
-        how = f"\n{self.how}" if self.how else ""
+        how = f"; {self.how}" if self.how else ""
         return (
             f"backend {self.backend}{spec}, PT2E quantizer, config {self.config}, "
             f"model {self.model}; {mode}, {export} export, torch {self.torch}{how}"
