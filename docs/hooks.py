@@ -35,6 +35,12 @@ What the hooks do, each so that a page cannot drift from what it documents:
   A marker that names a file outside the repository (an absolute path, ``..``,
   a symlink that leads out; for ``error``, outside tests/errors) fails the
   build: the published site shows only the repository's files.
+
+  ``error`` and ``key-table`` markers are also filled in the files (``fill``:
+  ``python docs/hooks.py --fill``), their content up to ``<!-- bcfg:end KIND
+  NAME -->``, so that the raw Markdown (GitHub, the repository) shows it too;
+  the build drops what a file holds there and renders it afresh, and
+  ``tests/docs/test_hooks.py`` fails while a file's copy differs.
 """
 
 from __future__ import annotations
@@ -433,11 +439,59 @@ def scale_markdown(target: str, page_uri: str, figures: Path = SCALE) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- filled markers
+
+FILLED_KINDS = ("error", "key-table")  # markers whose content the files hold, between markers
+FILLED = re.compile(
+    r"^(<!-- bcfg:(error|key-table) (\S+) -->)\n.*?^<!-- bcfg:end \2 \3 -->$\n?", re.M | re.S
+)
+
+
+def bare(markdown: str) -> str:
+    """``markdown`` with each filled marker's content and end marker dropped: the markers alone."""
+    return FILLED.sub(lambda m: m.group(1) + "\n", markdown)
+
+
+def _rendered(kind: str, arg: str) -> str:
+    if kind == "error":
+        return error_markdown(arg)
+    from generator.emit.docs import pt2e_key_markdown
+
+    return pt2e_key_markdown(arg)
+
+
+def filled(markdown: str) -> str:
+    """``markdown`` with the content of each ``error`` and ``key-table`` marker written after
+    it, up to ``<!-- bcfg:end KIND NAME -->`` (what the build renders there)."""
+
+    def fill(m: re.Match[str]) -> str:
+        kind, arg = m.group(1), m.group(2)
+        if kind not in FILLED_KINDS or not arg:
+            return m.group(0)
+        content = _rendered(kind, arg).rstrip("\n")
+        return f"{m.group(0)}\n{content}\n\n<!-- bcfg:end {kind} {arg} -->"
+
+    return MARKER.sub(fill, bare(markdown))
+
+
+def pages() -> list[Path]:
+    """The hand-written pages of the site (not the generated support matrix)."""
+    generated = set(_generated(REPO / "docs"))
+    return sorted(p for p in (REPO / "docs").rglob("*.md") if p not in generated)
+
+
 # --------------------------------------------------------------------------- pages
+
+# Pages whose tables are wider than the content column beside both sidebars at 1,280
+# pixels (the backends' table, the PT2E key table): shown without the table of contents.
+WIDE = (f"{MATRIX}/README.md", "reference/pt2e.md")
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     uri = page.file.src_uri
+    markdown = bare(markdown)  # filled markers are rendered afresh
+    if uri in WIDE:  # their tables get the table of contents' width at 1,280 pixels
+        page.meta["hide"] = [*page.meta.get("hide", []), "toc"]
     if page.file.generated_by is not None and uri.startswith(f"{MATRIX}/"):
         # A generated page starts with bcfg's mark, a comment, so MkDocs would not find its title.
         title = re.search(r"^# (.+)$", markdown, re.M)
@@ -478,3 +532,21 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
                 f"{uri}: no <!-- bcfg:command NAME --> for {', '.join(missing)}: document every command"
             )
     return MARKER.sub(expand, markdown)
+
+
+if __name__ == "__main__":  # python docs/hooks.py --fill [--check]
+    import sys
+
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        new = filled(text)
+        if new != text:
+            stale.append(path.relative_to(REPO).as_posix())
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    verb = "out of date" if check else "filled"
+    for name in stale:
+        print(f"{name}: {verb}")
+    sys.exit(1 if check and stale else 0)

@@ -223,6 +223,11 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="treat warnings as errors (also: [tool.bcfg] strict = true)",
     )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="show each out-of-date file's diff (default: its name and how many lines differ)",
+    )
 
 
 def _fmt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -513,7 +518,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "check",
         "generate",
-        "exit 1 with a diff if generated modules are stale; writes nothing",
+        "exit 1 naming the generated files that are stale (--diff: with their diffs); "
+        "writes nothing",
         _check_arguments,
     ),
     Command(

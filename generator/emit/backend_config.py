@@ -184,6 +184,9 @@ def _sym(sym: m.Symbol, names: _Names) -> str:
     module = sym_module(sym)
     bound = names.bindings[module]
     names.imports.add(f"import {module}" if bound == module else f"import {module} as {bound}")
+    if not sym.path.startswith(module) and sym.path.startswith("torch.ops."):
+        # a torch.library op: its module is imported to register it, and torch names it
+        names.imports.add("import torch")
     return bound + sym.path[len(module) :] if sym.path.startswith(module) else sym.path
 
 

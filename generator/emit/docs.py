@@ -230,6 +230,11 @@ def _hash(element_text: str) -> str:
 
 # The cell of a pattern without dtype configs under `configs: accessors` (arm_tosa).
 ACCESSORS = "any config: its accessors say each op's specs (configs: accessors)"
+# A shared_observer rule with no dtype configs: the runtime shares its input's quantization
+# whatever the config (the reference: such a pattern takes any config).
+SHARED = "any config: shares its input's quantization (shared_observer)"
+# Notes that stand for a cell's dtype configs when it has none.
+_STANDING = (ACCESSORS, SHARED)
 
 
 def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...]]:
@@ -245,6 +250,8 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
         notes = []
         if q is not None and q.configs is m.Configs.ACCESSORS and not c.dtype_configs:
             notes.append(ACCESSORS)  # the quantizer takes any config: no dtypes to list
+        elif not c.dtype_configs and r.kind in (m.RuleKind.PROPAGATE, m.RuleKind.SHARED):
+            notes.append(SHARED)
         if r.qat:
             notes.append("QAT only")
         if r.qat_if_dynamic:
@@ -259,6 +266,8 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
             notes.append("when: " + ", ".join(h.name for h in r.when))
         if r.weight_axis is not None:
             notes.append(f"weight axis {r.weight_axis}")
+        if r.weight_qscheme != "any":  # a config giving another weight spec is refused
+            notes.append(f"{r.weight_qscheme.replace('_', '-')} weights only")
         if r.given:  # in an instance's table only when constructed with these values
             notes.append("given: " + ", ".join(f"{k}={_spec_word(v)}" for k, v in r.given))
         out[id(c)] = tuple(notes)
@@ -360,8 +369,8 @@ def _cell(backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[
 def _one_cell(backend: str, c: m.PatternConfig, notes: dict[int, tuple[str, ...]]) -> Cell:
     extra = notes.get(id(c), ())
     if not c.dtype_configs:
-        said = ACCESSORS if ACCESSORS in extra else _without_dtypes(c)
-        extra = tuple(n for n in extra if n != ACCESSORS)
+        said = next((n for n in _STANDING if n in extra), None) or _without_dtypes(c)
+        extra = tuple(n for n in extra if n not in _STANDING)
         return Cell(backend, (said,), ((said,),), "", extra)
     configs = tuple(words.dtype_config(d) for d in c.dtype_configs)
     parts = tuple(tuple(map(_keep_together, words.dtype_config_parts(d))) for d in c.dtype_configs)
@@ -450,11 +459,13 @@ def _ids(patterns: list[str]) -> list[str]:
 
 
 def _md_backend(i: BackendInfo) -> str:
+    """A row of the backends' table: narrow enough for 1,280 pixels beside the navigation
+    (the getter without its call, the spec by its file name: the page says where specs are)."""
     name = f"— ({PT2E_ONLY})" if i.pt2e_only else md_code(i.name)
-    quantizer = md_code(i.quantizer) if i.quantizer else ""
+    quantizer = md_code(i.quantizer.removesuffix("()")) if i.quantizer else ""
+    spec = i.spec_file.rpartition("/")[2]
     return (
-        f"| [{md_text(i.module)}]({i.page}) | {name} | {quantizer} | {i.count} "
-        f"| {md_code(i.spec_file)} |"
+        f"| [{md_text(i.module)}]({i.page}) | {name} | {quantizer} | {i.count} | {md_code(spec)} |"
     )
 
 

@@ -172,12 +172,16 @@ def fields(c: m.PatternConfig) -> list[tuple[FieldSpec, str]]:
 def sort_key(c: m.PatternConfig) -> tuple[str, int, str]:
     """Where a pattern goes in the cross-backend matrix: by the name of the op it starts with.
 
-    ``nn.Conv2d``, ``F.conv2d``, ``(nn.Conv2d, nn.ReLU)`` and ``nnqat.Conv2d``
-    sort together; the order does not move when a backend gains a pattern.
+    ``nn.Conv2d``, ``F.conv2d``, ``(nn.Conv2d, nn.ReLU)``, ``nnqat.Conv2d`` and
+    ``aten.conv2d.default`` sort together; the order does not move when a backend gains
+    a pattern.
     """
     first = c.pattern  # a sequential pattern's first op; a complex pattern's last (its root)
     while isinstance(first, tuple):
         first = first[0]
     name = first.path.rsplit(".", 1)[-1] if isinstance(first, m.Symbol) else str(first)
+    if isinstance(first, m.Symbol) and first.path.startswith("torch.ops."):
+        # an ATen op by its name, not its overload's (aten.add.Tensor beside torch.add)
+        name = first.path.split(".")[3]
     n = len(c.pattern) if isinstance(c.pattern, tuple) else 1
     return (name.lower(), n, config_pattern(c))

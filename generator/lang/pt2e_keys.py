@@ -133,6 +133,15 @@ class OutputQscheme(StrEnum):
     AFFINE = "affine"
 
 
+class WeightQscheme(StrEnum):
+    """What a pattern requires of a config's weight spec: anything, per-channel weights (on
+    the pattern's channel axis: ``weight_axis``, else 0), or per-tensor weights."""
+
+    ANY = "any"
+    PER_CHANNEL = "per_channel"
+    PER_TENSOR = "per_tensor"
+
+
 class Delegate(StrEnum):
     """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
     says what each runs)."""
@@ -221,6 +230,12 @@ def empty_narrows(a: Any, b: Any) -> int:
 def any_change_narrows(a: Any, b: Any) -> int:
     """Another configuration API or meaning: configs select other nodes, either way."""
     return int(a != b)
+
+
+def required_narrows(a: Any, b: Any) -> int:
+    """A requirement added refuses configs (narrowing), one dropped lets them in (widening);
+    one requirement for another does both (neutral)."""
+    return int(b not in (None, "any")) - int(a not in (None, "any"))
 
 
 def ranked(*fewer: str) -> Grade:
@@ -655,6 +670,22 @@ PT2E_TABLE: tuple[Key, ...] = (
         grade=any_change_narrows,
         value="a record of parameter: `true`, `false`, `none`, a number or a string",
         syntax="a record of constructor parameters, like {use_explicit_layout: true}",
+    ),
+    Key(
+        "weight_qscheme",
+        "any (the default), per_channel or per_tensor: the weight spec a config must give "
+        "the pattern; another is refused",
+        Kind.WORD,
+        WeightQscheme.ANY,
+        ("weight_qscheme",),
+        frozenset({Scopes.MODULES, Scopes.COMPOSABLE}),
+        "the weight spec a config must give the pattern: `per_channel` (any per-channel "
+        "qscheme, on the pattern's channel axis: `weight_axis`, else `0`) or `per_tensor`; "
+        "`validate` refuses a config that gives another, saying which pattern and why",
+        words=WeightQscheme,
+        needs=(Need.WEIGHTED_CHAIN,),
+        grade=required_narrows,
+        meaning="any: every weight spec; per_channel or per_tensor: the weight's qscheme",
     ),
 )
 

@@ -55,7 +55,7 @@ from . import finders, match_report, transforms
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
 from .objects import load_object
-from .validate import disallowed
+from .validate import disallowed, required
 from .values import KEY, Rule, unhonoured
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Match", "Stage"]
@@ -191,6 +191,9 @@ class Matcher:
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
                 return Match(nodes, False, REJECT_CONFIG, "; ".join(refused))
+            need = required(rule, config)
+            if need:
+                return Match(nodes, False, REJECT_CONFIG, need)
             if not self.accepts(rule, nodes, config):
                 return Match(nodes, False, REJECT_CONFIG)
         for n in nodes:
@@ -467,7 +470,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     honours: frozenset[str] = frozenset(
         {
             *("name", "kind", "chain", "weight", "bias", "allows"),
-            *("weight_axis", "when", "output_qscheme", "given"),
+            *("weight_axis", "when", "output_qscheme", "given", "weight_qscheme"),
         }
     )
 
@@ -603,8 +606,28 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     validation = "none"
 
     def validate(self, model: GraphModule) -> None:
+        """Raise ValueError, as SpecQuantizer does, if a stage's config is one a pattern's
+        dtype configs or ``weight_qscheme`` refuse and the match was left float for it."""
+        problems = self.problems()
+        if problems:
+            lines = "\n".join(f"  {p}" for p in problems)
+            raise ValueError(
+                f"{self.backend} quantizer: {len(problems)} pattern(s) of {self.spec} "
+                f"do not allow the quantization config they matched with, and were left "
+                f"float:\n{lines}"
+            )
         if self.validation == "one_device":
             one_device(model)
+
+    def problems(self) -> list[str]:
+        """Why a config the last ``annotate`` tried was refused by a pattern's spec (its
+        dtype configs, ``weight_qscheme``), for each match left unannotated for it."""
+        out = {
+            f"pattern {m.rule}, {m.stage} config: {m.why}": None
+            for m in self.last_matches
+            if not m.accepted and m.why and KEY not in m.nodes[0].meta
+        }
+        return list(out)
 
 
 # --- The spec's checks of a composable quantizer (output_qscheme, validate: one_device). ---

@@ -88,7 +88,9 @@ def _conditions(quantizer: Any, name: str | None) -> str:
     return f" ({', '.join(names)})" if names else ""
 
 
-def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any, qa: Any) -> Entry:
+def _rejected(
+    n: Node, match: Any, first: dict[Node, tuple[Any, int]], quantizer: Any, qa: Any
+) -> Entry:
     """An op only in rejected matches: the reason of ``match``, the one that says most
     (``qa``: the node's annotation as the annotate left it)."""
     if match.stage == SHARED:
@@ -99,8 +101,16 @@ def _rejected(n: Node, match: Any, first: set[Node], quantizer: Any, qa: Any) ->
         return Entry(n.name, _op(n), False, "producer_float", detail, match.rule, SHARED)
     reason = REASONS.get(match.message, "skip")
     if reason == "annotated":
-        taken = ", ".join(m.name for m in match.nodes if m in first) or "a node"
-        why = f"{taken} was matched first"
+        taken = [m for m in match.nodes if m in first]
+        why = f"{', '.join(m.name for m in taken) or 'a node'} was matched first"
+        if taken:  # which match took it: a stage that saw only part of this pattern splits it
+            by = first[taken[0]][0]
+            what = "a cluster of shared ops" if by.stage == SHARED else f"pattern {by.rule}"
+            why += (
+                f", by {what} of {by.stage}; the ops of this match are not quantized together "
+                f"(a stage that sees only some of them, as set_module_type of one module, "
+                f"matches those alone)"
+            )
     elif reason == "not_tried":
         why = f"{match.stage} config is not one its dtypes allow: {match.why}"
     elif match.message.startswith("Tried annotating unsupported configuration"):
@@ -193,7 +203,7 @@ class _Taken:
             for n in match.nodes:  # a match it starts says more than one it is inside
                 if n not in rejected or n is match.nodes[0] or rejected[n].nodes[0] is not n:
                     rejected[n] = match
-        first = set(accepted)
+        first = accepted
         entries = []
         for i, n in enumerate(self.nodes):
             if n.op != "call_function" or n.target is operator.getitem:

@@ -10,7 +10,7 @@ import torch
 
 from .values import Allows, Quant, Rule, is_dynamic
 
-__all__ = ["disallowed", "rejections"]
+__all__ = ["disallowed", "rejections", "required"]
 
 
 def rejections(
@@ -22,6 +22,10 @@ def rejections(
     out: dict[tuple[int, str], str] = {}
     for (index, label), config in used.items():
         rule = rules[index]
+        need = required(rule, config)
+        if need:
+            out[(index, label)] = need
+            continue
         if not rule.allows:
             continue
         reasons = [disallowed(a, config) for a in rule.allows]
@@ -30,6 +34,34 @@ def rejections(
                 f"{r} (dtype config {a.name})" for a, r in zip(rule.allows, reasons)
             )
     return out
+
+
+PER_CHANNEL = (
+    torch.per_channel_symmetric,
+    torch.per_channel_affine,
+    torch.per_channel_affine_float_qparams,
+)
+
+
+def required(rule: Rule, config: Any) -> str:
+    """Why ``config``'s weight spec is not what the rule requires (``weight_qscheme``:
+    per-channel on the rule's channel axis, or per-tensor); empty if it is."""
+    if rule.weight_qscheme == "any" or rule.weight is None or config is None:
+        return ""
+    spec = getattr(config, "weight", None)
+    qscheme = getattr(spec, "qscheme", None)
+    per_channel = qscheme in PER_CHANNEL
+    want = f"weight_qscheme: {rule.weight_qscheme}"
+    if spec is None:
+        return f"weight is None (float), the spec requires {want}"
+    if rule.weight_qscheme == "per_channel" and not per_channel:
+        return f"weight.qscheme is {qscheme}, the spec requires per-channel weights ({want})"
+    if rule.weight_qscheme == "per_tensor" and per_channel:
+        return f"weight.qscheme is {qscheme}, the spec requires per-tensor weights ({want})"
+    axis = getattr(spec, "ch_axis", None)
+    if per_channel and rule.weight_axis is None and axis not in (None, 0):
+        return f"weight.ch_axis is {axis}, the spec's weights are per channel on axis 0"
+    return ""
 
 
 def disallowed(allows: Allows, config: Any) -> str:

@@ -107,6 +107,8 @@ class Rule:
     # Composable (composable.py): the constructor parameters (name, value) an instance's
     # support table needs the rule under (select); none: every instance's.
     given: tuple[tuple[str, Any], ...] = ()
+    # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
+    weight_qscheme: str = "any"
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.

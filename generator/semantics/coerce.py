@@ -25,7 +25,7 @@ from ..sources import Span
 from . import model as m
 from .checks import pattern_text
 from .context import Ctx, Fail
-from .facts import UnknownSymbol
+from .facts import CACHED_TOPS, UnknownSymbol, exported_op
 from .load import Program
 from .pt2e.values import KeyValues
 from .values import (
@@ -143,6 +143,8 @@ class Coercions(KeyValues):
     def as_pattern(self, v: Value, is_complex: bool, op: bool = True) -> m.PatternValue:
         """A pattern: ``op`` is True where the element is an operator (not an argument)."""
         if isinstance(v, Sym):
+            if v.symbol.kind == m.SymbolKind.FUNCTION:
+                return self._traced_op(v.symbol)
             if v.symbol.kind in _PATTERN_KINDS:
                 return v.symbol
             raise self.ctx.fail(
@@ -181,6 +183,24 @@ class Coercions(KeyValues):
             f"{describe(v)} cannot be a pattern",
             "a pattern is a module class, a function, an operator, a method name or a tuple of them",
         )
+
+    def _traced_op(self, sym: m.Symbol) -> m.Symbol:
+        """The pattern atom for function ``sym``: the op FX records for it.
+
+        A ``torch.library`` op's Python function (``npukit.fancy_act``, a
+        ``custom_op``) is traced as its overload, ``torch.ops.npukit.fancy_act.default``:
+        a pattern keyed by the function would never match. Its module stays the
+        function's, so that the generated module imports it (registering the op).
+        Only a project's or a package's function can be one; torch's are never looked at
+        (their facts come from the cache, without importing torch).
+        """
+        if sym.path.partition(".")[0] in CACHED_TOPS:
+            return sym
+        op = exported_op(sym.path, self.ctx.facts.allow)
+        if op is None:
+            return sym
+        self.ctx.facts.lookup(op)  # registered: the function's module is imported
+        return m.Symbol(op, m.SymbolKind.OP, sym.module)
 
     def _check_tuple_pattern(self, v: Seq, is_complex: bool) -> None:
         """A sequential pattern has 2-3 flat elements; a complex tuple an operator and arguments."""

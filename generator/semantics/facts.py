@@ -139,13 +139,16 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
         nxt = getattr(obj, part, _MISSING) if not part.startswith("__") else _MISSING
         if nxt is _MISSING and isinstance(obj, types.ModuleType):
             nxt = _import(path, prefix)
+        if nxt is _MISSING and i == 3 and parts[:2] == ["torch", "ops"]:
+            nxt = _registered_op(path, obj, part, allow)
         if nxt is _MISSING:
             raise UnknownSymbol(
                 path,
                 f"unknown symbol '{path}'",
                 _did_you_mean(obj, parts[:i], part)
                 or _op_elsewhere(parts, i, exact=True)
-                or _op_elsewhere(parts, i, exact=False),
+                or _op_elsewhere(parts, i, exact=False)
+                or _register_hint(parts, allow),
                 at=i,
                 contained=contained,
             )
@@ -155,6 +158,69 @@ def _resolve(path: str, allow: tuple[str, ...]) -> Resolved:
         if module == ".".join(parts[:i]) and _is_importable_module(obj, prefix):
             module = prefix
     return Resolved(path, obj, module, contained)
+
+
+def _user_packages(allow: tuple[str, ...]) -> list[str]:
+    """The allowed top-level modules that are the project's or a package's, not bcfg's defaults."""
+    return [a for a in allow if a not in DEFAULT_ALLOW]
+
+
+def _registered_op(path: str, namespace: Any, name: str, allow: tuple[str, ...]) -> Any:
+    """The op ``name`` of the ``torch.ops`` namespace ``namespace``, once the allowed packages
+    are imported; ``_MISSING`` if none of them registers it.
+
+    An op that ``torch.library`` registers exists only once the module registering it is
+    imported. Whether an earlier name of the run imported it must not decide whether a spec
+    resolves, nor must the cache (which never keeps such an op: ``_python_op``): so a missing
+    op is looked for again after importing every allowed package, the same way every run.
+    """
+    for top in _user_packages(allow):
+        _import(path, top)
+    return getattr(namespace, name, _MISSING)
+
+
+def _register_hint(parts: list[str], allow: tuple[str, ...]) -> str | None:
+    """How to make the ``torch.library`` op at ``torch.ops.NS.NAME`` known to bcfg."""
+    if len(parts) < 4 or parts[:2] != ["torch", "ops"] or parts[2] == "aten":
+        return None
+    qualified = f"{parts[2]}::{parts[3]}"
+    function = f"pattern yourpkg.ops.{parts[3]} {{ ... }}"
+    packages = _user_packages(allow)
+    if not packages:
+        return (
+            f"an op registered with torch.library ({qualified}) exists once the module that "
+            "registers it is imported: add your package to [tool.bcfg] allow in pyproject.toml "
+            "and import that module from the package's __init__.py, or name the op's function "
+            f"in the spec ({function})"
+        )
+    return (
+        f"no allowed package registers {qualified} when imported "
+        f"({', '.join(packages)}): import the module that registers it from the package's "
+        "__init__.py, or name the op's function in the spec, which imports its module "
+        f"({function})"
+    )
+
+
+def _python_op(obj: Any) -> bool:
+    """True for a ``torch.ops`` op (or packet) that ``torch.library`` defined from Python.
+
+    Such an op exists only once the module defining it is imported (a user's package, or a
+    part of torch that a fresh ``import torch`` does not load): its facts are never cached,
+    so that a cold and a warm cache give a spec the same answer.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return False
+    qualified = getattr(obj, "_qualified_op_name", None)
+    if qualified is None:
+        qualified = getattr(getattr(obj, "_schema", None), "name", None)
+    if not isinstance(qualified, str):
+        return False
+    library = sys.modules.get("torch.library")
+    custom = sys.modules.get("torch._library.custom_ops")
+    defined = getattr(library, "_defs", ()) if library is not None else ()
+    opdefs = getattr(custom, "OPDEFS", {}) if custom is not None else {}
+    return qualified in defined or qualified in opdefs
 
 
 def _defined_in(obj: Any, top: str) -> bool:
@@ -332,6 +398,25 @@ def exported_op(path: str, allow: tuple[str, ...]) -> str | None:
     return f"torch.ops.{ns}.{name}.default"
 
 
+def op_in_other_namespace(name: str) -> str | None:
+    """``torch.ops.NS.name.default`` for an op called ``name`` registered in a namespace other
+    than torch's ``aten`` (a ``torch.library`` op of the modules imported by now: a user's
+    module class whose ``forward`` calls its package's op); None if there is none."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        registered = torch._C._dispatch_get_all_op_names()
+    except Exception:  # noqa: BLE001  (a torch without it: no suggestion)
+        return None
+    found = sorted(
+        ns
+        for ns, _, rest in (str(q).partition("::") for q in registered)
+        if rest.partition(".")[0] == name and ns not in ("aten", "prims")
+    )
+    return f"torch.ops.{found[0]}.{name}.default" if found else None
+
+
 def listing(parent: Any) -> list[str]:
     """The names a did-you-mean chooses from: ``dir(parent)`` but the dunders."""
     return [n for n in dir(parent) if not n.startswith("__")]
@@ -499,9 +584,10 @@ class TorchFacts:
             # A missing name, as a fresh process that imports torch would find it.
             # Once torch is imported here (a user module may have added to it), live.
             missing = None if torch_imported() else self._base.missing(path)
-            # An op the table has no did-you-mean for may be another namespace's: live
-            # resolution, which imports torch (an error's cost), looks there (_op_elsewhere).
-            if missing is not None and (missing[1] is not None or not _names_an_op(path)):
+            # A missing op may be another namespace's, or one an allowed package registers:
+            # live resolution, which imports torch (an error's cost), looks there
+            # (_op_elsewhere, _registered_op), the same whatever the cache holds.
+            if missing is not None and not _names_an_op(path):
                 raise UnknownSymbol(path, missing[0], missing[1])
         return self._learn(path)
 
@@ -566,7 +652,7 @@ class TorchFacts:
         dtype = str(obj).removeprefix("torch.") if kind == "dtype" else None
         facts = Facts(path, kind, found.module, identity, dtype)
         self._facts[path] = facts
-        if found.contained and path.partition(".")[0] in CACHED_TOPS:
+        if found.contained and path.partition(".")[0] in CACHED_TOPS and not _python_op(obj):
             self._kept.add(path)
             self._dirty = True
             if identity not in self._facts and self._base is not None:

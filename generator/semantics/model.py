@@ -39,6 +39,7 @@ from ..lang.pt2e_keys import (
     Scope,
     Scopes,
     Validate,
+    WeightQscheme,
 )
 from ..lang.syntax import Param
 from ..lang.vocabulary import CONSTRAINT_FIELDS, MODULE_ALIASES
@@ -311,6 +312,7 @@ class PT2EOptions:
     weights: Hook | None = None
     output_qscheme: OutputQscheme = OutputQscheme.ANY
     given: tuple[tuple[str, Any], ...] = ()  # constructor parameters selecting the pattern
+    weight_qscheme: WeightQscheme = WeightQscheme.ANY
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -500,6 +502,8 @@ class Rule:
     output_qscheme: OutputQscheme = OutputQscheme.ANY
     # Composable: the constructor parameters (name, value) an instance's table needs it under.
     given: tuple[tuple[str, Any], ...] = ()
+    # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
+    weight_qscheme: WeightQscheme = WeightQscheme.ANY
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 

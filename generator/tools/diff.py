@@ -24,7 +24,7 @@ from ..semantics import model as m
 from ..semantics.compare import Identity, compare
 from ..semantics.facts import TorchFacts
 from ..sources import FileSources, GitError, GitSources, SourceSet
-from . import diff_cache
+from . import diff_cache, diff_python
 from .diff_report import FORMATS, Labels, failing, text
 
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         project = find_project()
         project.make_importable()  # allowed modules resolve from the working tree at every revision
         try:
-            base, head, labels, identity, quantizers = _revisions(
+            base, head, labels, identity, quantizers, sides = _revisions(
                 project, args.base or "HEAD", args.head
             )
         except _Unresolved as exc:
@@ -59,8 +59,16 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
             report.message(message)
             return ExitCode.ERROR
     changes = compare(base, head, identity, quantizers)
+    python: list[diff_python.PythonChange] = []
+    if not args.configs:  # the project's Python the specs name, read at both revisions
+        named = diff_python.named(
+            [*base, *head, *quantizers[0], *quantizers[1]], user_tops(project)
+        )
+        python = diff_python.changed(project, named, *sides)
     if args.format == "text":
-        report.result(text(changes, labels, report.result_color))
+        report.result(text(changes, labels, report.result_color) + diff_python.text(python))
+    elif args.format == "markdown":
+        report.result(FORMATS[args.format](changes, labels) + diff_python.text(python))
     else:
         report.result(FORMATS[args.format](changes, labels))
     if args.fail_on:
@@ -68,7 +76,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         if why is not None:
             report.message(why)
             return ExitCode.FINDINGS
-    return ExitCode.FINDINGS if changes and args.exit_code else ExitCode.OK
+    return ExitCode.FINDINGS if (changes or python) and args.exit_code else ExitCode.OK
 
 
 class _Unresolved(Exception):
@@ -88,20 +96,22 @@ def _revisions(project: Project, base: str, head: str | None) -> tuple[
     Labels,
     Identity,
     tuple[list[m.Quantizer], list[m.Quantizer]],
+    tuple[SourceSet, SourceSet],
 ]:
     facts = TorchFacts.cached(project.allow)
     try:
-        old, old_q, base_label = _side(project, base, facts)
-        new, new_q, head_label = _side(project, head, facts)
+        old, old_q, base_label, old_src = _side(project, base, facts)
+        new, new_q, head_label, new_src = _side(project, head, facts)
     finally:
         facts.save()
 
-    return old, new, Labels(base_label, head_label), facts.identity, (old_q, new_q)
+    labels = Labels(base_label, head_label)
+    return old, new, labels, facts.identity, (old_q, new_q), (old_src, new_src)
 
 
 def _side(
     project: Project, revision: str | None, facts: TorchFacts
-) -> tuple[list[m.Backend], list[m.Quantizer], str]:
+) -> tuple[list[m.Backend], list[m.Quantizer], str, SourceSet]:
     """The backends and PT2E quantizers the specs resolve to at ``revision`` (None: the working
     tree), and its label."""
     from ..semantics.driver import analyze
@@ -129,7 +139,7 @@ def _side(
         raise UsageError(f"{label} has no specs: no *.bcfg files in {folder}/")
     kept = diff_cache.lookup(project, sources, names)
     if kept is not None:  # these very inputs resolved before
-        return kept[0], kept[1], label
+        return kept[0], kept[1], label, sources
     before = diff_cache.snapshot()
     try:
         analysis = analyze(sources, names, project.allow, facts)
@@ -157,7 +167,7 @@ def _side(
     diff_cache.keep(
         project, sources, names, analysis.sources, before, (backends, analysis.quantizers)
     )
-    return backends, analysis.quantizers, label
+    return backends, analysis.quantizers, label, sources
 
 
 def _names_user_module(d: Diagnostic, project: Project) -> bool:

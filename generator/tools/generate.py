@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
         diffs = [d for o in outputs for d in diff_outputs(o, project.rel)]
         if diffs:
             edited = [project.rel(p) for o in outputs for p in hand_edited(o)]
-            _report_drift(diffs, edited, report)
+            _report_drift(diffs, edited, report, getattr(args, "diff", False))
             return ExitCode.FINDINGS
         if specs is None:
             fastcheck.record(project, paths, out_dir, before, outputs, warnings, sources)
@@ -71,6 +71,12 @@ def run(args: argparse.Namespace, report: Report) -> ExitCode:
     for p in removed:
         report.info(f"removed {project.rel(p)}")
     report.info(f"bcfg generate: {count} file(s), {len(written)} written, {len(removed)} removed")
+    if specs is not None and args.out is None and project.docs is not None:
+        # The docs cover every spec: a run over some of them leaves them as they were.
+        report.info(
+            f"bcfg generate: {project.rel(project.docs)}/ not updated (it covers every spec); "
+            "`bcfg generate` without spec names writes it"
+        )
     return ExitCode.OK
 
 
@@ -84,8 +90,9 @@ def _named_specs(args: argparse.Namespace) -> list[Path] | None:
     return list(args.specs)
 
 
-def _report_drift(diffs: list[str], edited: list[str], report: Report) -> None:
-    """``bcfg check``'s findings: a diff per file (and an annotation with --output-format github).
+def _report_drift(diffs: list[str], edited: list[str], report: Report, show: bool) -> None:
+    """``bcfg check``'s findings: per file, its name and how many lines differ, or (``show``:
+    ``--diff``) its diff; an annotation with --output-format github.
 
     ``edited`` names the files edited by hand (their body no longer matches their hash).
     """
@@ -94,13 +101,26 @@ def _report_drift(diffs: list[str], edited: list[str], report: Report) -> None:
             file = d.split("\n", 1)[0].removeprefix("--- ").rsplit(" (", 1)[0]
             how = "was edited by hand" if file in edited else "is out of date"
             report.finding(file, f"{file} {how}; run bcfg generate")
-        report.result(d)
+        report.result(d if show else _summary(d))
     for file in edited:
         report.info(
             f"bcfg check: {file} was edited by hand (its body no longer matches the hash "
             "in its header); edit the specs instead"
         )
     report.info(f"bcfg check: {len(diffs)} generated file(s) out of date; run `bcfg generate`")
+
+
+def _summary(diff: str) -> str:
+    """A file's unified diff as its two header lines and one line of counts (a missing or
+    stale file's diff is that short already)."""
+    lines = diff.splitlines(keepends=True)
+    body = lines[2:]
+    if len(body) == 1 and body[0].startswith("@@ ") and not body[0].startswith("@@ -"):
+        return diff  # "@@ missing file: ... @@", "@@ stale: ... @@"
+    removed = sum(1 for x in body if x.startswith("-"))
+    added = sum(1 for x in body if x.startswith("+"))
+    counts = f"@@ {removed} line(s) on disk differ from {added} generated; --diff shows them @@\n"
+    return "".join(lines[:2]) + counts
 
 
 def _as_error(warning: Diagnostic, strict: str) -> Diagnostic:

@@ -196,3 +196,21 @@ def test_the_navigation_lists_the_examples_apart_only_if_the_project_names_some(
     monkeypatch.setattr(hooks, "find_project", lambda root: replace(real, examples=()))
     (backends,) = _nav(hooks, REPO / "docs")
     assert listed(backends["Backends"]) == [f"{n}.md" for n in names]
+
+
+def test_the_pages_hold_what_their_error_and_key_table_markers_render(hooks):
+    """The raw Markdown (GitHub, the repository) showed nothing where a page had
+    ``<!-- bcfg:error ... -->`` or ``<!-- bcfg:key-table ... -->`` (issue 53.8): the pages hold
+    the content between the marker and ``<!-- bcfg:end ... -->``, as the build renders it;
+    ``python docs/hooks.py --fill`` writes it."""
+    stale = [
+        p.relative_to(hooks.REPO).as_posix()
+        for p in hooks.pages()
+        if hooks.filled(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")
+    ]
+    assert stale == [], f"run python docs/hooks.py --fill: {stale}"
+    text = (hooks.REPO / "docs" / "reference" / "pt2e.md").read_text(encoding="utf-8")
+    assert "<!-- bcfg:key-table pattern -->\n| key | value |" in text
+    assert "| `weight_qscheme` |" in text
+    # the build renders the markers afresh: a page's stale copy is dropped
+    assert hooks.bare(text).count("weight_qscheme` |") == 0

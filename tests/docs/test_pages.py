@@ -467,6 +467,30 @@ def test_the_executorch_program_deploys_as_shown(tmp_path, cache):
     assert "program: True" in out
 
 
+# --------------------------------------------------------------------------- your NPU, PT2E first
+
+YOUR_NPU = "guides/pt2e/your-npu.md"
+YOUR_NPU_QUANTIZE = "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e"
+YOUR_NPU_REFUSED = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+
+
+def test_your_npu_guides_project_generates_quantizes_and_refuses_as_shown(tmp_path, cache):
+    """The guide's files, as it shows them (issue 53.8): the spec generates, its programs print
+    what the page shows (each op's stage and specs; a per-tensor weight config refused)."""
+    pytest.importorskip("torchao", reason="the pt2e extra is not installed")
+    files = {b.title: b.text for b in blocks(YOUR_NPU) if b.title.endswith((".py", ".bcfg"))}
+    assert set(files) >= {"npukit/ops.py", "npukit/configs.py", "specs/npu.bcfg", "model.py"}
+    programs = {name: files.pop(name) for name in ("quantize.py", "refused.py")}
+    root = project(tmp_path / "npu", files, block(YOUR_NPU, "toml", title="pyproject.toml"))
+    out = Session(root, cache).run("bcfg generate")
+    assert "wrote generated/npu_quantizer.py" in out, out
+    assert "per-channel weights only" in (root / "docs" / "README.md").read_text()
+    for name, starting in (("quantize.py", YOUR_NPU_QUANTIZE), ("refused.py", YOUR_NPU_REFUSED)):
+        assert programs[name].startswith(starting)
+        out = run_program(root, programs[name], cache, name)
+        assert matches(shown_after(YOUR_NPU, starting), out), (name, out)
+
+
 # --------------------------------------------------------------------------- completeness
 
 # Programs and sessions a test above runs, by page and how they start.
@@ -478,6 +502,8 @@ PROGRAMS = {
     ("fused-modules.md", "import torch\nfrom torch import nn\nfrom torchao."),
     ("executorch.md", EXECUTORCH),
     ("why-not-quantized.md", REPORT_PROGRAM),
+    ("your-npu.md", YOUR_NPU_QUANTIZE),
+    ("your-npu.md", YOUR_NPU_REFUSED),
     # Run by tests/live/test_pt2e_inductor_compile.py, in its process (torch and torchao
     # imported once for both and its compiles).
     ("x86-inductor.md", "import torch\nfrom torchao."),

@@ -277,9 +277,9 @@ def test_pt2e_only_targets_are_columns_with_their_quantizers_conditions(docs, an
     # The backends table: no BackendConfig name, the quantizer's getter.
     assert (
         "| [x86_inductor](backends/x86_inductor.md) | — (PT2E only) "
-        f"| `get_x86_inductor_quantizer()` | {len(x86.configs)} | `specs/x86_inductor.bcfg` |"
+        f"| `get_x86_inductor_quantizer` | {len(x86.configs)} | `x86_inductor.bcfg` |"
     ) in docs["README.md"]
-    assert "| [xnnpack](backends/xnnpack.md) | `xnnpack` | `get_xnnpack_quantizer()` |" in (
+    assert "| [xnnpack](backends/xnnpack.md) | `xnnpack` | `get_xnnpack_quantizer` |" in (
         docs["README.md"]
     )
     page = docs["backends/x86_inductor.md"]
@@ -418,3 +418,52 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
     assert "my_backend (example)" in detail
     plain = render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)
     assert "### Examples" not in plain["README.md"] and "example, FX" not in plain["index.html"]
+
+
+def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
+    """A shared_observer op without dtype configs shares its input's quantization under any
+    config (the runtime and compat quantize it: the cell said "never quantized", issue 53.5);
+    weight_qscheme says which weights a config must give (issue 53.3)."""
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
+        quantizer b { scopes: composable  fx: false }
+        backend b {
+            pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+            pattern aten.view.default { observation: shared_observer }
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    out = render(tmp_path / "specs")
+    shared = "any config: shares its input's quantization (shared_observer)"
+    assert _column(out, "aten.view.default", "b (PT2E only)") == shared
+    assert "per-channel weights only" in _column(out, "aten.linear.default", "b (PT2E only)")
+
+
+def test_an_aten_op_sorts_by_its_name_beside_the_functions_of_that_name(tmp_path):
+    """``aten.add.Tensor`` sorted by its overload's name ("Tensor"), far from ``torch.add``
+    (issue 53.11); it sorts by the op's name, beside it."""
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        dtypes io = {input: quint8, output: quint8}
+        backend b {
+            pattern torch.add { dtypes: io }
+            pattern aten.add.Tensor { dtypes: io }
+            pattern torch.sigmoid { dtypes: io }
+            pattern aten.relu.default { dtypes: io }
+            pattern torch.tanh { dtypes: io }
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    rows = [
+        line.split(" | ")[0].removeprefix("| ")
+        for line in render(tmp_path / "specs")["README.md"].splitlines()
+        if line.startswith("| `")
+    ]
+    assert rows == [
+        "`aten.add.Tensor`",
+        "`torch.add`",
+        "`aten.relu.default`",
+        "`torch.sigmoid`",
+        "`torch.tanh`",
+    ], rows

@@ -189,3 +189,16 @@ def test_a_generated_module_binds_and_reads_only_what_semantics_reserves():
         allowed = GENERATED_NAMES | own | locals_ | heads | {"None", "True", "False"}
         assert bound - allowed == set(), q.module
         assert read - allowed - {"quantizers", "is_qat"} == set(), q.module
+
+
+def test_a_composable_classs_docstring_says_how_it_is_configured():
+    """It said "Configure it with add_stage(...)" for every composable class (issue 53.10):
+    one with ExecuTorch's composable API (arm_tosa) names that API; one whose constructor adds
+    its stages (cortex_m) says so."""
+    from tests.support import REPO
+
+    arm = (REPO / "generated" / "arm_tosa_quantizer.py").read_text(encoding="utf-8")
+    cortex = (REPO / "generated" / "cortex_m_quantizer.py").read_text(encoding="utf-8")
+    assert "Configure it with ExecuTorch's composable API: set_global" in arm.split('"""')[1]
+    assert "Its constructor adds its stages" in cortex.split('"""')[1]
+    assert "once per stage" not in cortex.split('"""')[1]

@@ -123,3 +123,40 @@ def test_the_report_partitions_by_source_once_per_rule(monkeypatch):
     relus = [e for e in q.last_report.entries if e.op == "aten.relu.default"]
     assert len(relus) == 40 and all(e.reason == "source_partition" for e in relus)
     assert len(calls) == off + 1
+
+
+WEIGHT_SPEC = """
+    dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
+    quantizer t { fx: false  scopes: SCOPES }
+    backend t {
+        pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+    }
+"""
+
+
+@pytest.mark.parametrize("scopes", ["modules", "composable"])
+def test_weight_qscheme_refuses_a_config_whose_weight_breaks_it(tmp_path, scopes):
+    """``weight_qscheme: per_channel`` (a hardware that only runs per-channel weights): a
+    per-tensor weight config is refused by validate, saying which pattern and why; a
+    per-channel one is not. Without the key, the per-tensor config passed without a word."""
+    from tests.live.pt2e_support import generate, symmetric_config
+
+    get = generate(tmp_path, WEIGHT_SPEC.replace("SCOPES", scopes))
+    model = nn.Sequential(nn.Linear(4, 4))
+    for config, refused in (
+        (symmetric_config("per_tensor"), True),
+        (symmetric_config("per_channel"), False),
+    ):
+        gm = exported(model, torch.randn(2, 4))
+        q = get()
+        q.set_global(config) if scopes == "modules" else q.set_global_stage(config)
+        q.annotate(gm)
+        if not refused:
+            q.validate(gm)
+            continue
+        with pytest.raises(ValueError) as exc:
+            q.validate(gm)
+        assert "aten.linear.default" in str(exc.value)
+        assert "the spec requires per-channel weights (weight_qscheme: per_channel)" in str(
+            exc.value
+        )

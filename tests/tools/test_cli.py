@@ -44,7 +44,7 @@ def test_check_fails_after_a_spec_edit_without_writing(project_copy):
     spec = project_copy / "specs" / "my_backend.bcfg"
     spec.write_text(spec.read_text().replace("weight: qint8", "weight: quint8"))
     before = snapshot(project_copy / "generated")
-    out = bcfg(project_copy, "check")
+    out = bcfg(project_copy, "check", "--diff")
     assert out.returncode == 1
     assert "generated/my_backend.py" in out.stdout
     assert "-        weight_dtype=qint8," in out.stdout

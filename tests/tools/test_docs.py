@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -35,7 +36,7 @@ def test_check_shows_a_spec_change_as_a_line_of_the_matrix_and_generate_writes_i
     spec = project / "specs" / "my_backend.bcfg"
     spec.write_text(spec.read_text().replace("weight: qint8", "weight: quint8"))
     before = tree(project / "docs")
-    assert main(["check"]) == 1
+    assert main(["check", "--diff"]) == 1
     out = capsys.readouterr().out
     assert "--- docs/README.md (on disk)" in out
     assert "--- docs/backends/my_backend.md (on disk)" in out
@@ -79,6 +80,8 @@ def test_stale_pages_are_removed_and_partial_runs_leave_the_docs_alone(project, 
     docs = tree(project / "docs")
     assert main(["generate", "specs/x86.bcfg"]) == 0
     assert tree(project / "docs") == docs
+    # it says so (issue 53.9: bcfg check then found the docs stale, unannounced)
+    assert "docs/ not updated (it covers every spec)" in capsys.readouterr().err
     assert main(["check"]) == 1
     assert "stale: no spec generates docs/backends/my_backend.md" in capsys.readouterr().out
     assert main(["generate"]) == 0
@@ -121,3 +124,23 @@ def test_a_bad_docs_setting_is_a_config_error(project, capsys, value):
         "[tool.bcfg] docs must be a folder name, or false to write no docs"
         in capsys.readouterr().err
     )
+
+
+def test_check_names_stale_files_with_counts_and_shows_diffs_on_request(project, capsys):
+    """``bcfg check`` printed every stale file's whole diff, the HTML page's lines thousands of
+    characters long (issue 53.9): it names each file with its counts; ``--diff`` shows them."""
+    spec = project / "specs" / "my_backend.bcfg"
+    spec.write_text(
+        spec.read_text().replace(
+            "backend my_backend {\n",
+            "backend my_backend {\n    pattern nn.Hardswish { dtypes: weighted_int8 }\n",
+        )
+    )
+    assert main(["check"]) == 1
+    out = capsys.readouterr().out
+    header = r"--- docs/README.md \(on disk\)\n\+\+\+ docs/README.md \(generated\)\n"
+    counts = r"@@ [1-9]\d* line\(s\) on disk differ from [1-9]\d* generated; --diff shows them @@\n"
+    assert re.search(header + counts, out), out
+    assert "nn.Hardswish" not in out
+    assert main(["check", "--diff"]) == 1
+    assert "nn.Hardswish" in capsys.readouterr().out

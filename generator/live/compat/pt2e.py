@@ -127,12 +127,19 @@ CONFIG_FIELDS = ("input_activation", "output_activation", "weight", "bias")
 CONFIG_CLASS = "torchao.quantization.pt2e.quantizer.QuantizationConfig"
 
 
-def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
-    """Configure ``quantizer`` with the user's function, called once: ``f()`` returns a
-    QuantizationConfig (the global config), or ``f(quantizer)`` configures the quantizer.
+def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> tuple[Any, str]:
+    """Configure ``quantizer`` with the user's function, called once, and say how (a
+    sentence for the report). One meaning whatever the quantizer's base:
+
+    - ``f()`` returns a QuantizationConfig: the global config;
+    - ``f(quantizer)`` configures the quantizer (set_global, set_operator_type, ...); if it
+      also returns a QuantizationConfig, that config becomes the global config too (before,
+      ``scopes: modules`` dropped it without a word and left what it would have quantized
+      float "on purpose"); anything else it returns (None, the quantizer) is ignored.
 
     A config is taken by its fields, as the generated quantizer takes it: torchao's class,
-    or any of its copies (torchao's XNNPACK test helpers, ExecuTorch's backends).
+    or any of its copies (torchao's XNNPACK test helpers, ExecuTorch's backends). A
+    composable quantizer's global config is its global stage.
     """
     from ..targets import ImportFailure, _guarded, _UserFailure
 
@@ -147,9 +154,13 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
             result = function(quantizer) if takes else function()
     except _UserFailure as exc:
         raise ImportFailure(f"calling {target}() failed: {exc}") from None
-    if takes:
-        return quantizer
-    if not all(hasattr(result, f) for f in CONFIG_FIELDS):
+    is_config = result is not quantizer and all(hasattr(result, f) for f in CONFIG_FIELDS)
+    if takes and not is_config:
+        how = f"{target}(quantizer) configured the quantizer"
+        if not _has_global(quantizer):
+            how += "; it set no global config: an op no other setting selects is left float"
+        return quantizer, how
+    if not is_config:
         raise ImportFailure(
             f"{target}() returned {_class_name(result)}, not a QuantizationConfig ({CONFIG_CLASS}"
             f", or an object with its fields {', '.join(CONFIG_FIELDS)}); or take the quantizer "
@@ -158,7 +169,20 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> Any:
     # A composable quantizer's global config is its global stage (ExecuTorch's Arm classes
     # name it set_global too).
     setter = getattr(quantizer, "set_global", None) or quantizer.set_global_stage
-    return setter(result)
+    setter(result)
+    if takes:
+        return quantizer, (
+            f"{target}(quantizer) configured the quantizer and returned a config: "
+            "the global config"
+        )
+    return quantizer, f"{target}() returned the global config"
+
+
+def _has_global(quantizer: Any) -> bool:
+    """Whether ``quantizer`` has a global config (a composable one: a global stage)."""
+    if getattr(quantizer, "global_stage", None) is not None:
+        return True
+    return getattr(quantizer, "global_config", None) is not None
 
 
 def _class_name(value: Any) -> str:

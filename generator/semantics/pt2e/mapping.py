@@ -11,7 +11,7 @@ from .. import model as m
 from ..aten_ops import FX_ONLY_PREFIXES, MAPPING, WEIGHT_BIAS
 from ..checks import pattern_text as shown
 from ..context import Ctx
-from ..facts import UnknownSymbol, exported_op
+from ..facts import CACHED_TOPS, UnknownSymbol, exported_op, op_in_other_namespace
 from .keys import NOT_OBSERVED, fail
 
 # What a rule's roots (and partitions) may be.
@@ -90,6 +90,9 @@ class Mapping:
                 likely = (
                     exported_op(e.path, self.ctx.facts.allow) if isinstance(e, m.Symbol) else None
                 ) or f"aten.{aten_name(e)}.default"
+                if isinstance(e, m.Symbol) and e.path.partition(".")[0] not in CACHED_TOPS:
+                    # a project's module class: its forward likely calls its package's op
+                    likely = op_in_other_namespace(aten_name(e)) or likely
                 raise fail(
                     self.ctx,
                     c,

@@ -98,12 +98,27 @@ def _backend(project: Project, name: str, report: Report) -> m.Backend:
 
     with paused_gc():
         analysis = analyze_project(project)
-    report.diagnostics(analysis.warnings, analysis.sources)
     fx_only = (
         "--qconfig-mapping checks a BackendConfig; check its PT2E quantizer with "
         "--quantization-config MODULE:FUNCTION --model MODULE:FUNCTION"
     )
-    return find_backend(analysis.backends, name, analysis.pt2e_only, fx_only)
+    backend = find_backend(analysis.backends, name, analysis.pt2e_only, fx_only)
+    concerned_warnings(report, analysis, backend.spec_file)
+    return backend
+
+
+def concerned_warnings(report: Report, analysis: Any, spec_file: str) -> None:
+    """The warnings of the spec the command is about; those of the other specs as one line
+    with their count (``-v``: all of them), not each on every command."""
+    warnings = analysis.warnings
+    mine = [
+        w for w in warnings if report.verbosity > 0 or w.span is None or w.span.file == spec_file
+    ]
+    report.diagnostics(mine, analysis.sources)
+    rest = len(warnings) - len(mine)
+    if rest and report.verbosity >= 0:
+        s = "s" if rest != 1 else ""
+        report.message(f"{rest} warning{s} in other specs not shown (-v or bcfg check shows them)")
 
 
 def _explainable(quantizer: m.Quantizer) -> None:
@@ -133,8 +148,8 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
     project = find_project()
     with paused_gc():
         analysis = analyze_project(project)
-    report.diagnostics(analysis.warnings, analysis.sources)
     backend = find_backend(analysis.backends + analysis.pt2e_only, args.backend)
+    concerned_warnings(report, analysis, backend.spec_file)
     quantizer = next((q for q in analysis.quantizers if q.module == backend.module), None)
     if quantizer is None:
         raise UsageError(
@@ -159,7 +174,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             model = load_model(args.model, project.allow)
             progress(f"calling {target}")
             # Called once: a bad config is a usage error, before export.
-            configured = configure(getter(), target, function)
+            configured, configured_how = configure(getter(), target, function)
         except ImportFailure as exc:
             raise UsageError(str(exc)) from None
         where = {r.name: str(r.origins[0].item) for r in quantizer.rules if r.origins}
@@ -180,6 +195,7 @@ def run_pt2e(args: argparse.Namespace, report: Report) -> ExitCode:
             qat=args.qat,
             strict=args.strict_export,
             torch=torch.__version__,
+            how=configured_how,
         )
         table = render.rows(result)  # the report's classes are the scratch package's
     return _show(args, report, render, (header, result, table), result.error, result.not_quantized)

@@ -28,14 +28,16 @@ class Header:
     qat: bool
     strict: bool
     torch: str
+    how: str = ""  # how the config function configured the quantizer, in words
 
     def line(self) -> str:
         mode = "quantization-aware training" if self.qat else "post-training quantization"
         export = "strict" if self.strict else "non-strict"
         spec = f" ({self.spec})" if self.spec else ""
+        how = f"; {self.how}" if self.how else ""
         return (
             f"backend {self.backend}{spec}, PT2E quantizer, config {self.config}, "
-            f"model {self.model}; {mode}, {export} export, torch {self.torch}"
+            f"model {self.model}; {mode}, {export} export, torch {self.torch}{how}"
         )
 
 
@@ -196,6 +198,7 @@ def as_json(header: Header, result: PT2EResult, table: list[Row]) -> str:
         "spec": header.spec,
         "quantizer": "pt2e",
         "quantization_config": header.config,
+        "configured": header.how,
         "model": header.model,
         "qat": header.qat,
         "strict_export": header.strict,
