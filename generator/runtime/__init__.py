@@ -9,6 +9,7 @@ ATen graph and writes torchao's annotations.
 
 One concern a module:
 
+* ``model``: what every part imports: ``Reason``, ``Decline``, ``Match``.
 * ``values``: the data generated tables hold (``Quant``, ``Allows``, ``Rule``).
 * ``graph``: facts about nodes (which op a node calls, whether it is annotated).
 * ``matcher``: where a rule matches (chains of ATen ops, source partitions).

@@ -51,23 +51,24 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import finders, match_report, transforms
+from . import finders, match_report, report, transforms
 from .annotate import output_spec, weight_spec
 from .conditions import HISTC_UPPER_BOUND
+from .model import Decline, Match, Reason
 from .objects import load_object
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
 
-__all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Match", "Stage"]
+__all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
 MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
 INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
 NO_TFA = "_arm_disallow_tfa"  # DISALLOW_TFA_META_KEY
-REJECT_MATCHED = "Tried annotating already quantized node."
-REJECT_PATTERN = "Tried annotating unsupported configuration of operators"
-REJECT_CONFIG = "Tried annotating unsupported quantization config"
-REJECT_SCALAR = (
-    "Tried annotating a large constant scalar value that is not supported for quantization."
+# Why the matcher rejects a match (ExecuTorch's words where the report shows them).
+MATCHED_FIRST = Decline(Reason.ANNOTATED, "Tried annotating already quantized node.")
+SCALAR = Decline(
+    Reason.SKIP,
+    "Tried annotating a large constant scalar value that is not supported for quantization.",
 )
 
 aten = torch.ops.aten
@@ -82,7 +83,9 @@ UINT8_IO_BRIDGES = {
     aten.cat.default, aten.concatenate.default, aten.stack.default, aten.pixel_shuffle.default,
     aten.slice.Tensor,
 }  # fmt: skip
-REJECT_WHILE = "Couldn't find any adjacent quantization spec to annotate while_loop."
+NO_SPEC_AROUND = Decline(
+    Reason.PRODUCER_FLOAT, "Couldn't find any adjacent quantization spec to annotate while_loop."
+)
 UNOBSERVED: dict[Any, tuple[int, ...]] = {aten.batch_norm.default: (1, 2, 3, 4)}  # state
 
 
@@ -111,22 +114,6 @@ class Stage:
         if self.finder is not None:
             return iter(self.finder.find_nodes(model))
         return (n for n in model.graph.nodes if self.targets is None or n.target in self.targets)
-
-
-class Match:
-    """A match the matcher tried: its nodes, whether it was accepted, and if not, why
-    (ExecuTorch's ``message``; ``why``: which dtype configs refuse the config). ``annotate``
-    adds the stage that tried it (its ``label``), its config and its rule's name."""
-
-    def __init__(self, nodes: list[Node], accepted: bool, message: str = "", why: str = "") -> None:
-        self.nodes, self.accepted, self.message, self.why = nodes, accepted, message, why
-        self.stage: str = ""
-        self.config: Any = None
-        self.rule: str | None = None
-
-    def __repr__(self) -> str:
-        verdict = "accepted" if self.accepted else f"rejected: {self.message}"
-        return f"Match([{', '.join(n.name for n in self.nodes)}], {verdict})"
 
 
 def table(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Rule]:
@@ -178,24 +165,27 @@ class Matcher:
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
-            return Match(nodes, False, REJECT_MATCHED)
+            return Match(nodes, MATCHED_FIRST)
         model = nodes[0].graph.owning_module
         if model is not None and any(large_scalar(n, model) for n in nodes):
-            return Match(nodes, False, REJECT_SCALAR)
+            return Match(nodes, SCALAR)
         rule = self.rules.get(tuple(n.target for n in nodes))
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
             if not all(check(nodes[0], nodes) for check in rule.when):
-                return Match(nodes, False, REJECT_PATTERN)
+                names = ", ".join(getattr(c, "__name__", "a condition") for c in rule.when)
+                why = f"a when: condition ({names}) rules the match out"
+                return Match(nodes, Decline(Reason.SKIP, why))
             if self.checked and rule.allows:  # ExecuTorch's checks read both activations
                 read(config, "input_activation", True), read(config, "output_activation", True)
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
-                return Match(nodes, False, REJECT_CONFIG, "; ".join(refused))
+                return Match(nodes, Decline(Reason.NOT_TRIED, "; ".join(refused)))
             if not self.accepts(rule, nodes, config):
-                return Match(nodes, False, REJECT_CONFIG)
+                why = "its output_qscheme refuses the output spec the config gives"
+                return Match(nodes, Decline(Reason.NOT_TRIED, why))
         for n in nodes:
             n.meta[MATCHED] = True
-        return Match(nodes, True)
+        return Match(nodes)
 
     def longest_at(self, queue: list[Node]) -> list[Node]:
         if queue[0].op in ("placeholder", "output"):
@@ -211,9 +201,9 @@ class Matcher:
         if config is None:
             node = queue.pop(0)
             if node.meta.get(MATCHED, False):
-                return [Match([node], False, REJECT_MATCHED)]
+                return [Match([node], MATCHED_FIRST)]
             node.meta[MATCHED] = True
-            return [Match([node], True)]
+            return [Match([node])]
         end = len(queue)
         while end > 0 and not (tried and tried[-1].accepted):
             found = self.longest_at(queue[:end])
@@ -398,22 +388,25 @@ def _gather(root: Node, ops: Sequence[Any]) -> tuple[set[Node], list[Any], bool,
 def _cluster(root: Node, ops: Sequence[Any], order: dict[Node, int], fallback: Any = None) -> Match:
     if not _float_inputs(root) and not _float_users(root):
         mark(root, {}, None, True)
-        return Match([root], False, "No float inputs nor outputs to annotate")
+        why = "No float inputs nor outputs to annotate"
+        return Match([root], Decline(Reason.NOT_A_TENSOR_OP, why))
     nodes, specs, io, io8 = _gather(root, ops)
     if not specs and io and fallback is not None:
         specs = [fallback]
     ordered = sorted(nodes, key=lambda n: order.get(n, 0))
     if io8 and any(n.target in UINT8_IO_BRIDGES for n in nodes):
-        return Match(ordered, False, "Shared-qspec bridge cluster touches uint8 model IO.")
+        why = "Shared-qspec bridge cluster touches uint8 model IO."
+        return Match(ordered, Decline(Reason.PRODUCER_FLOAT, why))
     if root.target is torch.ops.higher_order.while_loop and root.meta.get("additional_inputs"):
         if not specs:
-            return Match([root], False, REJECT_WHILE)
+            return Match([root], NO_SPEC_AROUND)
         mark(root, dict.fromkeys(_float_inputs(root), specs[0]),
              specs[0] if _float_users(root) else None, True)  # fmt: skip
-        return Match([root], True)
+        return Match([root])
     first = _float_inputs(ordered[0])
     if not specs or not first:
-        return Match(ordered, False, "All inputs and outputs to these nodes are non-quantized.")
+        why = "All inputs and outputs to these nodes are non-quantized."
+        return Match(ordered, Decline(Reason.PRODUCER_FLOAT, why))
     spec = SharedQuantizationSpec((first[0], ordered[0]))
     for node in nodes:
         mark(
@@ -423,7 +416,7 @@ def _cluster(root: Node, ops: Sequence[Any], order: dict[Node, int], fallback: A
             True,
         )
     ordered[0].meta[KEY].input_qspec_map[first[0]] = specs[0]
-    return Match(ordered, True)
+    return Match(ordered)
 
 
 def _float_inputs(node: Node) -> list[Node]:
@@ -434,7 +427,7 @@ def _float_users(node: Node) -> list[Node]:
     return list(node.users) if float_out(node) else []
 
 
-class ComposableSpecQuantizer(match_report.Reports, Quantizer):
+class ComposableSpecQuantizer(report.Reports, Quantizer):
     """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
 
     ``add_stage(config, targets=None, finder=None, first=False)`` adds a stage (all
@@ -483,8 +476,6 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         self.global_stage: Stage | None = None
         self.last_matches: list[Match] = []
         self.added: dict[Node, str] = {}  # the nodes an added quantizer annotated: its class
-        self.reporter: Any = None  # report(stream): {"stream": stream}; None: no report
-        self.last_report: Any = None
 
     def select(self, **params: Any) -> ComposableSpecQuantizer:
         """This instance's support table: the rules whose ``given`` (constructor parameters

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -11,12 +10,12 @@ from torch._subclasses import FakeTensor
 from torch.fx import GraphModule, Node
 
 from .graph import not_float
+from .model import Decline, Reason
 from .values import KEY, Rule
 
 __all__ = [
     "FLAG",
     "HISTC_UPPER_BOUND",
-    "Decline",
     "decline",
     "unmet",
     "depthwise",
@@ -34,15 +33,6 @@ __all__ = [
 HISTC_UPPER_BOUND = 3.4028235e15
 
 
-@dataclass(frozen=True)
-class Decline:
-    """Why a match is not annotated: a reason code the report shows (``skip``,
-    ``non_float_input``) and the same in words."""
-
-    reason: str
-    detail: str
-
-
 def decline(
     rule: Rule, inputs: Iterable[Node], model: GraphModule, root: Node | None = None
 ) -> Decline | None:
@@ -51,16 +41,18 @@ def decline(
     dtype with ``any_float``) or a skip predicate holds for it."""
     for skip in rule.skip:
         if getattr(skip, "first_op", False) and root is not None and skip(root, model):
-            return Decline("skip", f"skip predicate {_name(skip)} holds for {root.name}")
+            return Decline(Reason.SKIP, f"skip predicate {_name(skip)} holds for {root.name}")
     for n in inputs:
         for skip in rule.skip:
             if not getattr(skip, "first_op", False) and skip(n, model):
-                return Decline("skip", f"skip predicate {_name(skip)} holds for {n.name}")
+                return Decline(Reason.SKIP, f"skip predicate {_name(skip)} holds for {n.name}")
         if not_floating(n) if rule.any_float else not_float(n):
             val = n.meta.get("val")
             what = f"a {val.dtype} tensor" if isinstance(val, torch.Tensor) else "not a tensor"
             want = "floating" if rule.any_float else "float32"
-            return Decline("non_float_input", f"activation input {n.name} is {what}, not {want}")
+            return Decline(
+                Reason.NON_FLOAT_INPUT, f"activation input {n.name} is {what}, not {want}"
+            )
     return None
 
 
@@ -68,7 +60,7 @@ def unmet(rule: Rule, root: Node, quantizable: frozenset[Any]) -> Decline | None
     """The first ``when:`` condition of the rule that does not hold for a match's first op."""
     for cond in rule.when:
         if not cond(root, quantizable):
-            return Decline("skip", f"condition {_name(cond)} does not hold for {root.name}")
+            return Decline(Reason.SKIP, f"condition {_name(cond)} does not hold for {root.name}")
     return None
 
 

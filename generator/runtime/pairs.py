@@ -15,8 +15,7 @@ other such quantizers) given in order or added (``add_pair(ops, config)``).
   A match is skipped if an op before the last has another user, if a
   ``when:`` condition fails (with a weights-only config, a
   ``weights_only_when:`` one too), or if its anchors (the first op, the node
-  that takes the output spec) are annotated already (ExecuTorch's composable
-  message for it, ``REJECT_MATCHED``: the report's ``annotated``).
+  that takes the output spec) are annotated already (the report's ``annotated``).
 * **Anchors** by argument index, as the rule's pt2e keys say: the first op's
   ``inputs`` get the input activation spec (a list argument, cat's: its first
   element, the rest sharing it); its ``weight`` argument the weight spec and
@@ -31,7 +30,7 @@ other such quantizers) given in order or added (``add_pair(ops, config)``).
   weight and bias specs.
 
 ``last_matches`` lists the matches of the last ``annotate`` as the composable
-base's do (``composable.Match``: accepted, or with why it was skipped, the
+base's do (``model.Match``: accepted, or with why it was skipped, the
 pair's class, config and rule).
 """
 
@@ -51,16 +50,15 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import match_report
-from .composable import REJECT_MATCHED, Match
+from . import match_report, report
+from .composable import MATCHED_FIRST
+from .model import Decline, Match, Reason
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
 
 __all__ = [
     "PairQuantizer", "PairsQuantizer", "PatternPair", "bias_qparams", "partitions", "rule_of",
 ]  # fmt: skip
-
-REFUSED = "Tried annotating unsupported quantization config"  # ExecuTorch's words (match_report)
 
 
 def bias_qparams(observers: list) -> tuple[torch.Tensor, torch.Tensor]:
@@ -154,11 +152,8 @@ class PairQuantizer(Quantizer):
         self.last_matches = []
         index = getattr(model.graph, SOURCED, None)
         for nodes in partitions(model, [ops[0] for ops in self.rule.chain], index):
-            why = REFUSED if self.refused else self.skipped(nodes)
-            match = Match(nodes, why is None, why or "")
-            match.stage, match.config, match.rule = self.label, self.config, self.rule.name
-            match.why = self.refused
-            self.last_matches.append(match)
+            why = Decline(Reason.NOT_TRIED, self.refused) if self.refused else self.skipped(nodes)
+            self.last_matches.append(Match(nodes, why, self.label, self.config, self.rule.name))
             if why is not None:
                 continue
             if self.float_activations:  # weights only
@@ -167,22 +162,23 @@ class PairQuantizer(Quantizer):
                 self.annotate_match(nodes)
         return model
 
-    def skipped(self, nodes: list[Node]) -> str | None:
+    def skipped(self, nodes: list[Node]) -> Decline | None:
         """Why the match ``nodes`` is not annotated, or None."""
         other = next((n for n in nodes[:-1] if len(n.users) != 1), None)
         if other is not None:
-            return f"{other.name}'s output has another user"
+            return Decline(Reason.SKIP, f"{other.name}'s output has another user")
         failed = next((c for c in self.checks if not c(nodes[0], nodes)), None)  # in order
         if failed is not None:
             name = getattr(failed, "__name__", "a condition")
-            return f"a when: condition ({name}) rules the match out"
+            return Decline(Reason.SKIP, f"a when: condition ({name}) rules the match out")
         anchored = self.anchored(nodes)
         if any(n is None for n in anchored):
-            return (
+            why = (
                 f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
             )
+            return Decline(Reason.SKIP, why)
         if any(n is not None and annotated(n) for n in anchored):
-            return REJECT_MATCHED  # an earlier pair's (the report says which node it took)
+            return MATCHED_FIRST  # an earlier pair's (the report says which node it took)
         return None
 
     def output_node(self, nodes: list[Node]) -> Node | None:
@@ -277,7 +273,7 @@ class PatternPair(PairQuantizer):
         self.pattern, self.quantization_config = pattern, quantization_config
 
 
-class PairsQuantizer(match_report.Reports, ComposableQuantizer):
+class PairsQuantizer(report.Reports, ComposableQuantizer):
     """The base of a ``scopes: pairs`` spec's quantizer: its (pattern, config) pairs in
     order, each a ``PairQuantizer`` of the rule whose first ops are the pattern's."""
 
@@ -375,7 +371,7 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
         finally:
             if mine:
                 delattr(model.graph, SOURCED)
-        if getattr(self, "reporter", None) is not None:
+        if self.reporter is not None:
             self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
             self.added: dict[Node, str] = {}
             match_report.publish(model, self)

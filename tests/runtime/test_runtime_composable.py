@@ -64,13 +64,14 @@ def test_the_longest_chain_is_matched_by_the_first_stage(annotated):
     first = [m for m in quantizer.last_matches if linear in m.nodes]
     # the second stage tries the chain, then linear alone: both matched before
     assert [(len(m.nodes), m.accepted) for m in first] == [(2, True), (2, False), (1, False)]
-    assert first[1].message == "Tried annotating already quantized node."
+    assert first[1].decline.reason == "annotated"
 
 
 def test_a_failed_check_rejects_the_match_and_leaves_it_float(annotated):
     quantizer, nodes, _ = annotated
     (add,) = [m for m in quantizer.last_matches if nodes["add"] in m.nodes]
-    assert not add.accepted and add.message.startswith("Tried annotating unsupported configuration")
+    assert not add.accepted and add.decline.reason == "skip"
+    assert add.decline.detail.startswith("a when: condition (")
     assert "quantization_annotation" not in nodes["add"].meta
 
 
