@@ -13,7 +13,7 @@ that scheme, with the spec's rules as its support table:
   its alternatives); a placeholder or the output is a match of its own. A
   match is rejected if one of its nodes was matched before (by an earlier
   stage), if one holds a scalar too large to observe, if a ``when:``
-  condition of its rule fails (called as ``fn(first_node, match_nodes)``), or if the
+  condition of its rule fails (``fn(match)``, a ``model.Context``), or if the
   stage's config is not one the rule's dtype configs allow; a rejected match
   is retried shorter. Every match tried is recorded with the reason it was
   rejected (``last_matches``).
@@ -38,7 +38,6 @@ that scheme, with the spec's rules as its support table:
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -53,8 +52,9 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import finders, match_report, report, transforms
 from .annotate import output_spec, weight_spec
-from .conditions import HISTC_UPPER_BOUND
-from .model import Decline, Match, Reason
+from .conditions import HISTC_UPPER_BOUND, large_scalar
+from .graph import float_tensor as float_out
+from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
@@ -126,19 +126,11 @@ def table(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Rule]:
     return out
 
 
-def float_out(node: Node) -> bool:
-    val = node.meta.get("val")
-    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
-
-
-def large_scalar(node: Node, model: GraphModule) -> bool:
-    """A one-element constant or a ``full`` too large for HistogramObserver."""
-    if node.op == "get_attr" and isinstance(node.target, str):
-        value = operator.attrgetter(node.target)(model)
-        return value.numel() == 1 and abs(value.item()) > HISTC_UPPER_BOUND
+def large_value(node: Node, model: GraphModule) -> bool:
+    """A one-element constant (``large_scalar``) or a ``full`` too large for HistogramObserver."""
     if node.op == "call_function" and node.target in (aten.full.default, aten.fill_.Scalar):
         return abs(float(node.args[1])) > HISTC_UPPER_BOUND  # type: ignore[arg-type]
-    return False
+    return large_scalar(node, model)
 
 
 def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> None:
@@ -159,19 +151,23 @@ class Matcher:
         rules: dict[tuple[Any, ...], Rule],
         accepts: Callable[[Rule, list[Node], Any], bool] = lambda rule, nodes, config: True,
         checked: bool = False,
+        quantizable: frozenset[Any] = frozenset(),
+        params: dict[str, Any] | None = None,
     ) -> None:
         self.rules, self.accepts, self.checked = rules, accepts, checked
+        self.quantizable, self.params = quantizable, params
         self.longest = max((len(k) for k in rules), default=0)
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
             return Match(nodes, MATCHED_FIRST)
         model = nodes[0].graph.owning_module
-        if model is not None and any(large_scalar(n, model) for n in nodes):
+        if model is not None and any(large_value(n, model) for n in nodes):
             return Match(nodes, SCALAR)
         rule = self.rules.get(tuple(n.target for n in nodes))
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
-            if not all(check(nodes[0], nodes) for check in rule.when):
+            context = Context(nodes, config, self.quantizable, self.params)
+            if rule.when and failing(rule.when, context) is not None:
                 names = ", ".join(getattr(c, "__name__", "a condition") for c in rule.when)
                 why = f"a when: condition ({names}) rules the match out"
                 return Match(nodes, Decline(Reason.SKIP, why))
@@ -491,6 +487,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         self.rules = tuple(
             r for r in type(self).rules if all(holds(k, v) for k, v in getattr(r, "given", ()))
         )
+        self.params = params
         return self
 
     def chain_ops(self, *firsts: Any) -> list[Any]:
@@ -547,7 +544,9 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
                 "config annotates which nodes"
             )
         supported = table(self.rules)
-        matcher = Matcher(supported, self.accepts, self.config_validated)
+        matcher = Matcher(
+            supported, self.accepts, self.config_validated, first_ops(self.rules), self.params
+        )
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
         self.last_matches, self.added = [], {}
         for index, stage in enumerate(stages, 1):

@@ -28,10 +28,10 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import torch
 from torch.fx import GraphModule, Node
 from torch.fx.node import map_arg
 
+from .graph import float_tensor
 from .model import Match, Reason
 from .report import Entry, Report, _specs
 from .values import KEY
@@ -51,11 +51,6 @@ def _role(nodes: Sequence[Node], i: int) -> str:
     if len(nodes) == 1:
         return "op"
     return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
-
-
-def _float_tensor(n: Node) -> bool:
-    val = n.meta.get("val")
-    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
 
 
 Specs = Callable[[Node, Node], "str | None"]  # the specs a match got (``_Taken.specs``)
@@ -101,8 +96,8 @@ def _unmatched(
 ) -> Entry:
     """An op in no match: why no stage tried it (``said``: the base's own words, if any;
     ``inputs``: its input nodes as the annotate left them)."""
-    if not any(_float_tensor(a) for a in inputs) or not _float_tensor(n):
-        what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
+    if not any(float_tensor(a) for a in inputs) or not float_tensor(n):
+        what = "no floating-point tensor input" if float_tensor(n) else "no float tensor output"
         return Entry(n.name, _op(n), False, Reason.NOT_A_TENSOR_OP, what)
     if n not in seen:
         detail = f"left float on purpose: {getattr(quantizer, 'unseen', UNSEEN)}"

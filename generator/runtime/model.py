@@ -1,5 +1,6 @@
 """The runtime's model, which every part imports: why a match is declined (``Reason``,
-``Decline``) and what a matcher tried (``Match``).
+``Decline``), what a matcher tried (``Match``), and what a check of a match reads
+(``Context``: every ``when:`` condition is ``Check``, ``fn(match) -> bool``).
 
 A decline is a typed value made where the check that declines a match runs; the report
 (``report``, ``match_report``) reads its reason and words, never works them out again
@@ -8,13 +9,14 @@ from text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from torch.fx import Node
+from torch.fx import GraphModule, Node
 
-__all__ = ["Decline", "Match", "Reason"]
+__all__ = ["Check", "Context", "Decline", "Match", "Reason", "failing", "first_ops"]
 
 
 class Reason(StrEnum):
@@ -76,3 +78,41 @@ class Match:
         d = self.decline
         verdict = "accepted" if d is None else f"declined ({d.reason}): {d.detail}"
         return f"Match([{', '.join(n.name for n in self.nodes)}], {verdict})"
+
+
+class Context:
+    """What a check of a match reads, under every composition of parts: ``node`` (the
+    match's first op), ``nodes`` (the match, in order), ``config`` (the config about to
+    annotate it; None: one that leaves it float), ``quantizable`` (the first ops of the
+    instance's rules: what it quantizes), ``params`` (the instance's constructor parameters,
+    ``given:``'s), and the graph (``model``)."""
+
+    __slots__ = ("node", "nodes", "config", "quantizable", "params")
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        config: Any = None,
+        quantizable: frozenset[Any] = frozenset(),
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.node, self.nodes, self.config = nodes[0], nodes, config
+        self.quantizable, self.params = quantizable, params or {}
+
+    @property
+    def model(self) -> GraphModule:
+        return self.node.graph.owning_module  # type: ignore[return-value]
+
+
+# A ``when:`` condition (and ``weights_only_when:``): whether it holds for a match.
+Check = Callable[[Context], bool]
+
+
+def first_ops(rules: Sequence[Any]) -> frozenset[Any]:
+    """The first ops of ``rules`` that have ops (``Context.quantizable``)."""
+    return frozenset(op for r in rules if r.chain for op in r.chain[0])
+
+
+def failing(checks: Sequence[Check], context: Context) -> Check | None:
+    """The first of ``checks`` that does not hold for ``context``'s match, or None."""
+    return next((c for c in checks if not c(context)), None)

@@ -40,9 +40,9 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
 from . import report
 from .conditions import quantized, unmet
-from .graph import is_annotated, is_op
+from .graph import is_annotated, is_op, mark
 from .matcher import nodes_calling, sequential_partitions, source_partitions
-from .model import Reason
+from .model import Context, Reason, first_ops
 from .quantizer import SpecQuantizer
 from .scopes import Scope
 from .values import KEY, STRUCTURAL, Accept, Rule
@@ -179,9 +179,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
     def _ops(self, opt_in: bool) -> frozenset[Any]:
         """The first ops of the rules (those not opt_in unless ``opt_in``)."""
-        return frozenset(
-            op for r in self.rules if r.chain and (opt_in or not r.opt_in) for op in r.chain[0]
-        )
+        return first_ops([r for r in self.rules if opt_in or not r.opt_in])
 
     def _filters(self) -> list[tuple[str, Any, Accept, bool]]:
         """(label, config, accept, is_global) for each config set, in order of precedence."""
@@ -255,11 +253,11 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 continue
             if config is None:
                 _claim(chain)
-                _mark(parts if rule.qat else [])
+                mark(parts if rule.qat else [], Annotation)  # a QAT chain's own (batch norm)
                 done = True
                 continue
             root, last = chain[0], chain[-1]
-            if not _holds(rule, root, chain, quantizable, rec):
+            if not _holds(rule, chain, config, quantizable, rec):
                 continue
             qmap: dict[Node, Any] = {}
             for i, arg in enumerate(root.args):
@@ -283,7 +281,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 _annotated=True,
                 _is_output_of_quantized_pattern=True,
             )
-            _mark(parts if rule.qat else [])
+            mark(parts if rule.qat else [], Annotation)
             if rec is not None:
                 rec.matched(rule, chain)
                 rec.part_of(parts if rule.qat else [], root)
@@ -305,7 +303,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
         if config is None:
             _claim([node])
             return True
-        if not _holds(rule, node, [node], quantizable, rec):
+        if not _holds(rule, [node], config, quantizable, rec):
             return False
         inputs = node.all_input_nodes
         first = inputs[0]
@@ -321,10 +319,12 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
 
 def _holds(
-    rule: Rule, root: Node, nodes: list[Node], quantizable: Any, rec: report.Recorder | None
+    rule: Rule, nodes: list[Node], config: Any, quantizable: Any, rec: report.Recorder | None
 ) -> bool:
     """Whether the rule's ``when:`` conditions hold for a match (the report gets which not)."""
-    why = unmet(rule, root, quantizable)
+    if not rule.when:
+        return True
+    why = unmet(rule.when, Context(nodes, config, quantizable))
     if why is not None and rec is not None:
         rec.declined(rule, nodes, why.reason, why.detail)
     return why is None
@@ -364,14 +364,6 @@ def _exactly_one(ops: set[Any] | frozenset[Any]) -> Accept:
 
 # A match: its chain of ops, the binary op with its other input, all nodes of its partitions.
 Match = tuple[list[Node], "tuple[Node, Node] | None", list[Node]]
-
-
-def _mark(nodes: list[Node]) -> None:
-    """Mark the nodes of a QAT chain's partitions annotated (batch norm's own, as X86 does)."""
-    for n in nodes:
-        if KEY not in n.meta:
-            n.meta[KEY] = Annotation()
-        n.meta[KEY]._annotated = True
 
 
 def _matches(model: GraphModule, rule: Rule) -> list[Match]:

@@ -52,7 +52,7 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import match_report, report
 from .composable import MATCHED_FIRST
-from .model import Decline, Match, Reason
+from .model import Context, Decline, Match, Reason, failing, first_ops
 from .validate import disallowed
 from .values import KEY, Rule, unhonoured
 
@@ -134,7 +134,16 @@ def annotated(node: Node) -> bool:
 class PairQuantizer(Quantizer):
     """One (pattern, config) pair: ``rule`` annotated with ``config`` wherever it matches."""
 
-    def __init__(self, rule: Rule, config: Any, label: str = "", refuse: bool = True) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        config: Any,
+        label: str = "",
+        refuse: bool = True,
+        rules: Sequence[Rule] = (),
+    ) -> None:
+        """``rules``: the spec's (what ``when:`` conditions count as quantized; default the
+        pair's own rule)."""
         super().__init__()
         reasons = [disallowed(a, config) for a in rule.allows]
         # A config the rule's dtypes do not allow: an error, or (``refuse=False``, a pair of
@@ -147,6 +156,7 @@ class PairQuantizer(Quantizer):
         self.last_matches: list[Match] = []
         self.float_activations = config.input_activation is None
         self.checks = rule.when + (rule.weights_only_when if self.float_activations else ())
+        self.quantizable = first_ops(rules or [rule])
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self.last_matches = []
@@ -167,7 +177,7 @@ class PairQuantizer(Quantizer):
         other = next((n for n in nodes[:-1] if len(n.users) != 1), None)
         if other is not None:
             return Decline(Reason.SKIP, f"{other.name}'s output has another user")
-        failed = next((c for c in self.checks if not c(nodes[0], nodes)), None)  # in order
+        failed = failing(self.checks, Context(nodes, self.config, self.quantizable))
         if failed is not None:
             name = getattr(failed, "__name__", "a condition")
             return Decline(Reason.SKIP, f"a when: condition ({name}) rules the match out")
@@ -269,7 +279,7 @@ class PatternPair(PairQuantizer):
             rule = rule_of(self.rules, pattern.partition_types(), self.spec)
         except ValueError as e:
             raise ValueError(f"{type(pattern).__name__}: {e}") from None
-        super().__init__(rule, quantization_config)
+        super().__init__(rule, quantization_config, rules=self.rules)
         self.pattern, self.quantization_config = pattern, quantization_config
 
 
@@ -322,7 +332,7 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
         """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
         rule = self.rule_of(ops)
         label = f"pair {len(self.quantizers) + 1} ({rule.name})"
-        self.quantizers.append(PairQuantizer(rule, config, label))
+        self.quantizers.append(PairQuantizer(rule, config, label, rules=self.rules))
         return self
 
     def set_global(self, config: Any) -> PairsQuantizer:
@@ -331,7 +341,8 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
         (what ``bcfg compat`` configures with a global config)."""
         for rule in self.rules:
             if rule.kind != "propagate":
-                self.quantizers.append(PairQuantizer(rule, config, "global", refuse=False))
+                pair = PairQuantizer(rule, config, "global", refuse=False, rules=self.rules)
+                self.quantizers.append(pair)
         return self
 
     def _paired(self) -> set[Any]:

@@ -322,3 +322,43 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(tmp_path
     early, late = report_read_early_and_late(quantizer, _graph)
     assert late == early
     assert {e["reason"] for e in early} == {"annotated", "skip", "no_rule"}
+
+
+BUILTINS = """
+    constraint act = qint8 {}
+    dtypes s = {input: act, output: act, weight: qint8}
+    dtypes io = {input: act, output: act}
+    quantizer t { fx: false  scopes: composable }
+    backend t {
+        pattern aten.linear.default { dtypes: s }
+        pattern aten.relu.default { dtypes: io  pt2e: {when: input_quantized} }
+        pattern aten.sigmoid.default { dtypes: io  pt2e: {when: user_quantizable} }
+        pattern aten.tanh.default { dtypes: io  pt2e: {when: [input_quantized, user_quantizable]} }
+    }
+"""
+
+
+class Builtins(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.out = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.out(torch.sigmoid(torch.relu(self.fc(x)))), torch.tanh(x)
+
+
+def test_builtin_conditions_mean_under_composable_what_they_mean_under_operators(tmp_path):
+    """Issue 52.13: input_quantized and user_quantizable hold under scopes: composable where
+    they hold under scopes: operators (they were called with the match's nodes for the
+    quantizer's ops, and read a flag only the operators base set: they never held)."""
+    quantizer = generate(tmp_path, BUILTINS)().report(None)
+    quantizer.add_stage(symmetric_config("per_tensor"))
+    gm = torch.export.export(Builtins().eval(), (torch.randn(4, 4),)).module()
+    quantizer.annotate(gm)
+    entries = {e.node: e for e in quantizer.last_report.entries}
+    # relu's input is linear's quantized output; sigmoid's user is a linear (a rule's op)
+    assert entries["relu"].quantized, entries["relu"].detail
+    assert entries["sigmoid"].quantized, entries["sigmoid"].detail
+    # tanh's input is the model's float input: input_quantized rules it out, with its name
+    assert not entries["tanh"].quantized and entries["tanh"].reason == "skip"
+    assert "input_quantized" in entries["tanh"].detail

@@ -40,12 +40,12 @@ SPEC = """
 """
 
 
-def two_rows(node, nodes):
+def two_rows(match):
     """A weights-only condition: the input has 2 rows (the test's does)."""
-    return node.args[0].meta["val"].shape[0] == 2
+    return match.node.args[0].meta["val"].shape[0] == 2
 
 
-def never(node, nodes):
+def never(match):
     return False
 
 
@@ -204,7 +204,7 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
     # the composable base's decline for a node matched first: the report's "annotated"
     assert second.decline.reason == "annotated"
 
-    def never(node, nodes):
+    def never(match):
         return False
 
     gm, nodes = graph()

@@ -88,26 +88,35 @@ def _graph():
     return {n.name: n for n in gm.graph.nodes}
 
 
-def test_the_when_conditions_read_the_flag_of_quantized_patterns():
+def test_the_when_conditions_read_the_outputs_of_quantized_patterns():
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+
     from generator.runtime.conditions import (
         input_quantized,
         inputs_quantized,
         same_shape,
         user_quantizable,
     )
+    from generator.runtime.model import Context
     from generator.runtime.operators import Annotation
     from generator.runtime.values import KEY
 
+    def at(node, quantizable=frozenset()):  # a match of one op
+        return Context([node], None, quantizable)
+
     n = _graph()
     cat, relu = n["cat"], n["relu"]
-    assert not input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    assert not input_quantized(at(cat)) and not inputs_quantized(at(cat))
     relu.meta[KEY] = Annotation(_annotated=True, _is_output_of_quantized_pattern=True)
-    assert input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    assert input_quantized(at(cat)) and not inputs_quantized(at(cat))
     n["x"].meta[KEY] = Annotation(_annotated=True)  # annotated, not a quantized pattern's output
-    assert not inputs_quantized(cat, frozenset())
-    assert same_shape(n["mul"], frozenset()) and not same_shape(n["mul_1"], frozenset())
-    assert not user_quantizable(relu, frozenset()) and user_quantizable(relu, {torch.cat})
-    assert user_quantizable(n["output"], frozenset())  # no user at all
+    assert not inputs_quantized(at(cat))
+    # an output spec (every composition but the operator-scoped one) says it too
+    n["x"].meta[KEY] = QuantizationAnnotation(output_qspec=object(), _annotated=True)
+    assert inputs_quantized(at(cat))
+    assert same_shape(at(n["mul"])) and not same_shape(at(n["mul_1"]))
+    assert not user_quantizable(at(relu)) and user_quantizable(at(relu, {torch.cat}))
+    assert user_quantizable(at(n["output"]))  # no user at all
 
 
 def test_a_pattern_with_two_default_ops_is_refused_as_torchao_refuses_it():
