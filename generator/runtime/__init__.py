@@ -9,7 +9,9 @@ ATen graph and writes torchao's annotations.
 
 One concern a module:
 
-* ``model``: what every part imports: ``Reason``, ``Decline``, ``Match``.
+* ``model``: what every part imports: ``Reason``, ``Decline``, ``Match``, ``Context``
+  (what a ``when:`` condition, ``fn(match)``, reads).
+* ``api``: the hooks API (``API_VERSION``): what a spec's hooks may read and call.
 * ``values``: the data generated tables hold (``Quant``, ``Allows``, ``Rule``).
 * ``graph``: facts about nodes (which op a node calls, whether it is annotated).
 * ``matcher``: where a rule matches (chains of ATen ops, source partitions).

@@ -52,6 +52,7 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import finders, match_report, report, transforms
 from .annotate import output_spec, weight_spec
+from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .model import Context, Decline, Match, Reason, failing, first_ops
@@ -61,9 +62,6 @@ from .values import KEY, Rule, unhonoured
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
-MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
-INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
-NO_TFA = "_arm_disallow_tfa"  # DISALLOW_TFA_META_KEY
 # Why the matcher rejects a match (ExecuTorch's words where the report shows them).
 MATCHED_FIRST = Decline(Reason.ANNOTATED, "Tried annotating already quantized node.")
 SCALAR = Decline(

@@ -16,6 +16,8 @@ from typing import Any
 
 from torch.fx import GraphModule, Node
 
+from .graph import index
+
 __all__ = ["Check", "Context", "Decline", "Match", "Reason", "failing", "first_ops"]
 
 
@@ -102,6 +104,22 @@ class Context:
     @property
     def model(self) -> GraphModule:
         return self.node.graph.owning_module  # type: ignore[return-value]
+
+    def layout(self, tensor: Any, check: Callable[[Any], Any]) -> bool:
+        """``check(tensor)``, for a check that reads only the tensor's shape and strides (a
+        layout check: ExecuTorch's ``is_channels_last`` works it out through
+        ``Tensor.dim_order``, dear when asked for every node), memoized by them for the graph;
+        symbolic sizes (unhashable) are asked every time."""
+        try:
+            key = (id(check), tuple(tensor.shape), tensor.stride())
+            hash(key)
+        except TypeError:
+            return bool(check(tensor))
+        memo = index(self.model).derived("layouts", dict)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = bool(check(tensor))
+        return hit
 
 
 # A ``when:`` condition (and ``weights_only_when:``): whether it holds for a match.

@@ -30,6 +30,7 @@ from typing import Any, Self
 import torch
 from torch.fx import GraphModule, Node
 
+from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
 from .graph import is_op
@@ -282,6 +283,7 @@ class Recorder:
 class Reports:
     """``report()`` of every base: opting in. The recorder is the instance's own."""
 
+    api = api  # the hooks API of this runtime copy (a class mixin's ``self.api``)
     reporter: Recorder | None = None  # None: reporting is off
     last_report: Report | None = None
 

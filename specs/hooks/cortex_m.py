@@ -27,26 +27,6 @@ def _ex() -> Any:
     return passes_utils
 
 
-_LAYOUT: dict[tuple, bool] = {}
-
-
-def _channels_last(t: Any) -> bool:
-    """ExecuTorch's is_channels_last, once per shape and strides: it works the answer out
-    from them alone (through Tensor.dim_order, the dearest check of an annotate: half of
-    Cortex-M's on a conv net), and a net has few of them. Symbolic sizes (unhashable) are
-    asked every time."""
-    try:
-        key = (tuple(t.shape), t.stride())
-        hash(key)
-    except TypeError:
-        return bool(_ex().is_channels_last(t))
-    if (hit := _LAYOUT.get(key)) is None:
-        if len(_LAYOUT) > 4096:  # a long-lived process's many models
-            _LAYOUT.clear()
-        hit = _LAYOUT[key] = bool(_ex().is_channels_last(t))
-    return hit
-
-
 def _val(node: Any) -> Any:
     val = node.meta["val"]
     return val[0] if isinstance(val, (list, tuple)) else val
@@ -66,7 +46,7 @@ def same_shape_or_channel_broadcast(match: Any) -> bool:
             return False
         t = _pair(n)
         if t and t[0].shape != t[1].shape:
-            if not (u.is_channel_broadcast(*t) and _channels_last(t[0])):
+            if not (u.is_channel_broadcast(*t) and match.layout(t[0], u.is_channels_last)):
                 return False
     return True
 
@@ -76,16 +56,16 @@ def same_shape(match: Any) -> bool:
 
 
 def channels_last(match: Any) -> bool:
-    return all(_channels_last(_val(n)) for n in match.nodes)
+    return all(match.layout(_val(n), _ex().is_channels_last) for n in match.nodes)
 
 
 def softmax_dim(match: Any) -> bool:
     """Softmax over the last dim (contiguous) or over channels (channels-last)."""
     (n,) = match.nodes
     t = _val(n)
-    rank = len(t.shape)
+    rank, last = len(t.shape), match.layout(t, _ex().is_channels_last)
     dim = n.args[1] % rank if len(n.args) > 1 else -1 % rank
-    return dim == ((1 if rank >= 2 else rank - 1) if _channels_last(t) else rank - 1)
+    return dim == ((1 if rank >= 2 else rank - 1) if last else rank - 1)
 
 
 def rank3(match: Any) -> bool:

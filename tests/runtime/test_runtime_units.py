@@ -3,7 +3,11 @@ quantizers is the same code: tests/emit/test_pt2e_emit.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
 
@@ -127,3 +131,30 @@ def test_a_pattern_with_two_default_ops_is_refused_as_torchao_refuses_it():
     assert accept([n["relu"]]) and not accept([n["x"]])
     with pytest.raises(NotImplementedError, match="Several nodes"):
         accept([n["relu"], n["cat"]])
+
+
+def test_a_layout_check_is_asked_once_per_shape_and_strides_of_a_graph():
+    """Cortex-M's channels-last memo is the runtime's (``Context.layout``), not its hooks'."""
+    from generator.runtime.model import Context
+
+    n = _graph()
+    asked = []
+
+    def check(t):
+        asked.append(t)
+        return True
+
+    match = Context([n["mul"]])
+    vals = [n["relu"].meta["val"], n["x"].meta["val"], n["relu"].meta["val"]]
+    assert all(match.layout(v, check) for v in vals)
+    assert len(asked) == 1  # three tensors of one shape and strides: one question
+    assert match.layout(torch.empty(3, 2), check) and len(asked) == 2
+
+
+def test_hooks_use_the_hooks_api_not_the_runtimes_classes_or_meta_keys():
+    from generator.runtime import api
+
+    assert api.API_VERSION == 1
+    hooks = "\n".join(p.read_text() for p in sorted(ROOT.glob("specs/hooks/*.py")))
+    for private in ("__mro__", api.MATCHED, api.INFO, api.NO_TFA, "_LAYOUT"):
+        assert private not in hooks, private
