@@ -58,7 +58,7 @@ from .graph import float_tensor as float_out
 from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
 from .validate import disallowed
-from .values import KEY, Rule, unhonoured
+from .values import KEY, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
@@ -459,11 +459,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
     )
 
     def __init__(self) -> None:
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__()
         self.select()
         self.stages: list[Any] = []

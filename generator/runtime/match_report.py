@@ -3,7 +3,7 @@ is quantized or left float, from the matches its last ``annotate`` recorded.
 
 The composable scheme records every match it tries (``last_matches``: accepted,
 or with its ``Decline``), each with the stage that tried it and
-the rule of its ops. ``explain`` turns them into the main base's ``Report``
+the rule of its ops. ``_Taken.explain`` turns them into the main base's ``Report``
 (``report.Report``: one ``Entry`` per op, the same reason codes), so that
 ``bcfg compat`` reads either base the same way:
 
@@ -33,10 +33,10 @@ from torch.fx.node import map_arg
 
 from .graph import float_tensor
 from .model import Match, Reason
-from .report import Entry, Report, _specs
+from .report import Entry, _specs
 from .values import KEY
 
-__all__ = ["SHARED", "explain", "publish"]
+__all__ = ["SHARED", "publish"]
 
 SHARED = "shared ops"  # the scope of clusters of shared ops
 # Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
@@ -117,12 +117,6 @@ def _unmatched(
     if before:
         detail += f" (it wants {before} before {n.name}, the only user of it)"
     return Entry(n.name, _op(n), False, Reason.CHAIN_BROKE, detail, r.name)
-
-
-def explain(model: GraphModule, quantizer: Any) -> Report:
-    """One entry per op of ``model`` after ``quantizer.annotate`` (a ComposableSpecQuantizer),
-    worked out when first read from what the annotate left (``_Taken``)."""
-    return Report(quantizer.backend, later=_Taken(model, quantizer))
 
 
 class _Taken:

@@ -52,9 +52,10 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import match_report, report
 from .composable import MATCHED_FIRST
+from .matcher import sequences
 from .model import Context, Decline, Match, Reason, failing, first_ops
 from .validate import disallowed
-from .values import KEY, Rule, unhonoured
+from .values import KEY, Rule
 
 __all__ = [
     "PairQuantizer", "PairsQuantizer", "PatternPair", "bias_qparams", "partitions", "rule_of",
@@ -105,19 +106,11 @@ def partitions(
         for n in index.get(op, ()):
             groups.setdefault(n.meta["source_fn_stack"][-1][1], []).append(n)
         typed.append([n for g in groups.values() for n in g])
-    out: list[list[Node]] = []
+    return [list(found) for found in sequences(typed, _alone)]
 
-    def extend(prefix: list[Node], k: int) -> None:
-        if k == len(typed):
-            out.append(prefix)
-            return
-        for n in typed[k]:
-            if n in prefix[-1].users:  # torch's check_subgraphs_connected, of one node each
-                extend([*prefix, n], k + 1)
 
-    for first in typed[0] if typed else ():
-        extend([first], 1)
-    return out
+def _alone(node: Node) -> tuple[Node]:
+    return (node,)
 
 
 def annotate_input(node: Any, arg: Any, spec: Any) -> None:
@@ -304,11 +297,6 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
     def __init__(self, quantizers: Sequence[Quantizer] = ()) -> None:
         """``quantizers`` (pairs, other quantizers) annotate in order: the list itself is kept,
         as torchao's ComposableQuantizer keeps it."""
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__(quantizers if isinstance(quantizers, list) else list(quantizers))
 
     @classmethod

@@ -13,7 +13,7 @@ from .annotate import ANNOTATORS, follow, propagate
 from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import rejections
-from .values import STRUCTURAL, Rule, unhonoured
+from .values import STRUCTURAL, Rule
 
 __all__ = ["SpecQuantizer"]
 
@@ -50,11 +50,6 @@ class SpecQuantizer(report.Reports, Quantizer):
     }
 
     def __init__(self) -> None:
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__()
         self.global_config: Any = None
         self.operator_type_config: dict[Any, Any] = {}

@@ -37,7 +37,7 @@ from .graph import is_op
 from .matcher import candidates
 from .model import DELIBERATE, Reason
 from .validate import rejections
-from .values import KEY, Rule
+from .values import KEY, Rule, unhonoured
 
 __all__ = ["Entry", "Recorder", "Report", "Reports"]
 
@@ -281,7 +281,19 @@ class Recorder:
 
 
 class Reports:
-    """``report()`` of every base: opting in. The recorder is the instance's own."""
+    """Mixed in first by every base: ``report()`` (opting in; the recorder is the instance's
+    own), and the refusal of rules that set a field the base does not read (``honours``)."""
+
+    rules: Sequence[Rule] = ()
+    honours: frozenset[str] = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
+        super().__init__(*args, **kwargs)
 
     api = api  # the hooks API of this runtime copy (a class mixin's ``self.api``)
     reporter: Recorder | None = None  # None: reporting is off
@@ -422,12 +434,6 @@ def _rejections(
     return {
         (rules[index].name, label): why for (index, label), why in rejections(rules, used).items()
     }
-
-
-def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
-    """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
-    entries, matches = _Snapshot(model, quantizer, rec).explain()
-    return Report(quantizer.backend, entries, matches)
 
 
 class _Snapshot:
