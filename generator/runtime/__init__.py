@@ -7,44 +7,20 @@ it. A generated quantizer is data: a table of ``Rule``s, one per pattern of
 its spec, over a ``SpecQuantizer`` subclass that matches them on the exported
 ATen graph and writes torchao's annotations.
 
-One concern a module:
-
-* ``values``: the data generated tables hold (``Quant``, ``Allows``, ``Rule``).
-* ``graph``: facts about nodes (which op a node calls, whether it is annotated).
-* ``matcher``: where a rule matches (chains of ATen ops, source partitions).
-* ``conditions``: the checks that rule a match out (non-float inputs, skip
-  predicates such as ``large_scalar``, ``when:`` conditions such as
-  ``inputs_quantized``).
-* ``annotate``: how a match is annotated (chains, shared observers, hooks,
-  propagation).
-* ``scopes``: which config annotates which nodes (``set_module_name`` and
-  the rest).
-* ``quantizer``: ``SpecQuantizer``, the torchao ``Quantizer`` that ties them.
-* ``validate``: whether the configs used are ones the spec allows.
-* ``transforms``: graph rewrites run before annotating (``scalars_to_tensors``).
-* ``report``: the opt-in report (``quantizer.report()``): which rule annotated
-  each op, or why it is left float.
-* ``operators``: ``OperatorScopedQuantizer``, the base of quantizers whose
-  spec says ``scopes: operators``: torchao's inductor quantizers'
-  configuration API and annotation order over the same rules (its module
-  docstring has the scheme).
-* ``versions``: the torchao releases the runtime is verified with; importing
-  the package imports torchao through it (a warning on another release, a
-  message saying what to install when it is missing, no CPU-build noise).
-* ``composable``: ``ComposableSpecQuantizer``, the base of quantizers whose
-  spec says ``scopes: composable``: ExecuTorch's Cortex-M (and Arm) scheme of
-  stages, a longest-chain matcher with accept/reject reasons, and clusters of
-  shared ops (its module docstring has the scheme).
-* ``pairs``: ``PairsQuantizer``, the base of quantizers whose spec says
-  ``scopes: pairs``, composing ``PairQuantizer``s: ExecuTorch's Cadence
-  scheme of (pattern, config) pairs, its sequential partitions, anchors by
-  argument index (the rule's ``inputs``, weight and bias, ``output_index``), a
-  derived int32 bias, shared outputs, weights-only (W8A32) configs (its module
-  docstring has the scheme; ``PatternPair`` is a spec's pair class, of a
-  pattern object, under ``classes:``); each pair
-  records the matches it tried (``last_matches``), as the composable base does.
-* ``match_report``: the composable and pairs bases' report (``report()``): each op's
-  stage and rule, or why it is float, from the matches it recorded.
+One concern a module (ARCHITECTURE.md, "The PT2E runtime", has the table):
+``model`` (``Reason``, ``Decline``, ``Match``, ``Context``: what every part
+imports), ``api`` (the hooks API), ``values`` (the data generated tables hold),
+``graph`` (facts about nodes, the graph index), ``matcher`` (where a rule
+matches), ``conditions`` (checks, skip predicates, ``when:`` conditions),
+``annotate``, ``scopes`` (which config annotates which nodes), ``validate``,
+``transforms``, ``report`` (the opt-in report, the instance's recorder),
+``match_report`` (the composable and pairs bases' explanation of their
+matches), ``versions`` (the torchao releases it is verified with), ``finders``,
+and the bases a spec's ``scopes:`` names, each with its scheme in its module
+docstring: ``quantizer`` (``SpecQuantizer``, modules), ``operators``
+(``OperatorScopedQuantizer``, torchao's inductor quantizers), ``composable``
+(``ComposableSpecQuantizer``, ExecuTorch's Cortex-M and Arm), ``pairs``
+(``PairsQuantizer``, ExecuTorch's Cadence).
 
 How a rule is matched and annotated (README, "PT2E quantizers"):
 

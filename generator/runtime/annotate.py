@@ -14,7 +14,6 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import report
 from .conditions import decline
 from .graph import index, is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at, chain_ends
@@ -23,8 +22,11 @@ from .values import KEY, Accept, Rule
 __all__ = ["ANNOTATORS", "Annotator", "follow", "propagate"]
 
 # An annotator: (model, rule, config, scope's accept, outputs of quantized patterns
-# or None, the ops that share their input's observer) -> whether it annotated anything.
-Annotator = Callable[[GraphModule, Rule, Any, Accept, "set[Node] | None", frozenset[Any]], bool]
+# or None, the ops that share their input's observer, the quantizer's recorder or None)
+# -> whether it annotated anything.
+Annotator = Callable[
+    [GraphModule, Rule, Any, Accept, "set[Node] | None", frozenset[Any], Any], bool
+]
 
 
 def roles(root: Node, rule: Rule) -> list[tuple[Node, str]]:
@@ -75,6 +77,7 @@ def annotate_chain(
     accept: Accept,
     outputs: set[Node] | None,
     share: frozenset[Any] = frozenset(),
+    rec: Any = None,
 ) -> bool:
     """Annotate every match of a chain rule: inputs of its first op, output of its last."""
     specs = {
@@ -83,7 +86,6 @@ def annotate_chain(
         "bias": config.bias,
     }
     done = False
-    rec = report.ACTIVE
     for node in chain_ends(model, rule):
         chain = chain_at(node, rule)
         if chain is None:
@@ -177,13 +179,13 @@ def annotate_shared(
     accept: Accept,
     outputs: set[Node] | None,
     share: frozenset[Any] = frozenset(),
+    rec: Any = None,
 ) -> bool:
     """Annotate a shared-observer op in rule order (``eager``), quantized input or not.
 
     ``share``: the ops that pass their input's qparams on (for ``qparams="quantized"``).
     """
     done = False
-    rec = report.ACTIVE
     for node in candidates(model, rule, accept):
         if is_annotated([node]):
             continue
@@ -209,10 +211,10 @@ def annotate_hook(
     accept: Accept,
     outputs: set[Node] | None,
     share: frozenset[Any] = frozenset(),
+    rec: Any = None,
 ) -> bool:
     """A named Python function annotates the pattern: ``fn(model, config, accept) -> bool``."""
     assert rule.annotate is not None
-    rec = report.ACTIVE
     before = rec.annotated_nodes(model) if rec is not None else set()
     done = bool(rule.annotate(model, config, accept))
     if rec is not None:

@@ -13,7 +13,7 @@ that scheme, with the spec's rules as its support table:
   its alternatives); a placeholder or the output is a match of its own. A
   match is rejected if one of its nodes was matched before (by an earlier
   stage), if one holds a scalar too large to observe, if a ``when:``
-  condition of its rule fails (called as ``fn(first_node, match_nodes)``), or if the
+  condition of its rule fails (``fn(match)``, a ``model.Context``), or if the
   stage's config is not one the rule's dtype configs allow; a rejected match
   is retried shorter. Every match tried is recorded with the reason it was
   rejected (``last_matches``).
@@ -38,7 +38,6 @@ that scheme, with the spec's rules as its support table:
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -51,23 +50,29 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import finders, match_report, transforms
+from . import finders, match_report, report, transforms
 from .annotate import output_spec, weight_spec
-from .conditions import HISTC_UPPER_BOUND
+from .api import INFO, MATCHED, NO_TFA
+from .conditions import HISTC_UPPER_BOUND, large_scalar
+from .graph import float_tensor as float_out
+from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
 from .validate import disallowed, required
-from .values import KEY, Rule, unhonoured
+from .values import KEY, Rule
 
-__all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Match", "Stage"]
+__all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
-MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
-INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
-NO_TFA = "_arm_disallow_tfa"  # DISALLOW_TFA_META_KEY
-REJECT_MATCHED = "Tried annotating already quantized node."
-REJECT_PATTERN = "Tried annotating unsupported configuration of operators"
-REJECT_CONFIG = "Tried annotating unsupported quantization config"
-REJECT_SCALAR = (
-    "Tried annotating a large constant scalar value that is not supported for quantization."
+# Why the matcher rejects a match (ExecuTorch's words where the report shows them).
+MATCHED_FIRST = Decline(Reason.ANNOTATED, "Tried annotating already quantized node.")
+SCALAR = Decline(
+    Reason.SKIP,
+    "Tried annotating a large constant scalar value that is not supported for quantization.",
+)
+
+# A config whose output spec the rule's output_qscheme refuses: declined, not a problem of
+# validate's (the config is one the spec allows; ExecuTorch's ReluFusedPatternCheck).
+OUTPUT_QSCHEME = Decline(
+    Reason.NOT_TRIED, "its output_qscheme refuses the output spec the config gives"
 )
 
 aten = torch.ops.aten
@@ -82,7 +87,9 @@ UINT8_IO_BRIDGES = {
     aten.cat.default, aten.concatenate.default, aten.stack.default, aten.pixel_shuffle.default,
     aten.slice.Tensor,
 }  # fmt: skip
-REJECT_WHILE = "Couldn't find any adjacent quantization spec to annotate while_loop."
+NO_SPEC_AROUND = Decline(
+    Reason.PRODUCER_FLOAT, "Couldn't find any adjacent quantization spec to annotate while_loop."
+)
 UNOBSERVED: dict[Any, tuple[int, ...]] = {aten.batch_norm.default: (1, 2, 3, 4)}  # state
 
 
@@ -113,22 +120,6 @@ class Stage:
         return (n for n in model.graph.nodes if self.targets is None or n.target in self.targets)
 
 
-class Match:
-    """A match the matcher tried: its nodes, whether it was accepted, and if not, why
-    (ExecuTorch's ``message``; ``why``: which dtype configs refuse the config). ``annotate``
-    adds the stage that tried it (its ``label``), its config and its rule's name."""
-
-    def __init__(self, nodes: list[Node], accepted: bool, message: str = "", why: str = "") -> None:
-        self.nodes, self.accepted, self.message, self.why = nodes, accepted, message, why
-        self.stage: str = ""
-        self.config: Any = None
-        self.rule: str | None = None
-
-    def __repr__(self) -> str:
-        verdict = "accepted" if self.accepted else f"rejected: {self.message}"
-        return f"Match([{', '.join(n.name for n in self.nodes)}], {verdict})"
-
-
 def table(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Rule]:
     """The support table: each chain of overloads a chain rule matches -> the rule."""
     out: dict[tuple[Any, ...], Rule] = {}
@@ -139,19 +130,11 @@ def table(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Rule]:
     return out
 
 
-def float_out(node: Node) -> bool:
-    val = node.meta.get("val")
-    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
-
-
-def large_scalar(node: Node, model: GraphModule) -> bool:
-    """A one-element constant or a ``full`` too large for HistogramObserver."""
-    if node.op == "get_attr" and isinstance(node.target, str):
-        value = operator.attrgetter(node.target)(model)
-        return value.numel() == 1 and abs(value.item()) > HISTC_UPPER_BOUND
+def large_value(node: Node, model: GraphModule) -> bool:
+    """A one-element constant (``large_scalar``) or a ``full`` too large for HistogramObserver."""
     if node.op == "call_function" and node.target in (aten.full.default, aten.fill_.Scalar):
         return abs(float(node.args[1])) > HISTC_UPPER_BOUND  # type: ignore[arg-type]
-    return False
+    return large_scalar(node, model)
 
 
 def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> None:
@@ -172,33 +155,39 @@ class Matcher:
         rules: dict[tuple[Any, ...], Rule],
         accepts: Callable[[Rule, list[Node], Any], bool] = lambda rule, nodes, config: True,
         checked: bool = False,
+        quantizable: frozenset[Any] = frozenset(),
+        params: dict[str, Any] | None = None,
     ) -> None:
         self.rules, self.accepts, self.checked = rules, accepts, checked
+        self.quantizable, self.params = quantizable, params
         self.longest = max((len(k) for k in rules), default=0)
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
-            return Match(nodes, False, REJECT_MATCHED)
+            return Match(nodes, MATCHED_FIRST)
         model = nodes[0].graph.owning_module
-        if model is not None and any(large_scalar(n, model) for n in nodes):
-            return Match(nodes, False, REJECT_SCALAR)
+        if model is not None and any(large_value(n, model) for n in nodes):
+            return Match(nodes, SCALAR)
         rule = self.rules.get(tuple(n.target for n in nodes))
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
-            if not all(check(nodes[0], nodes) for check in rule.when):
-                return Match(nodes, False, REJECT_PATTERN)
+            context = Context(nodes, config, self.quantizable, self.params)
+            if rule.when and failing(rule.when, context) is not None:
+                names = ", ".join(getattr(c, "__name__", "a condition") for c in rule.when)
+                why = f"a when: condition ({names}) rules the match out"
+                return Match(nodes, Decline(Reason.SKIP, why))
             if self.checked and rule.allows:  # ExecuTorch's checks read both activations
                 read(config, "input_activation", True), read(config, "output_activation", True)
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
-                return Match(nodes, False, REJECT_CONFIG, "; ".join(refused))
+                return Match(nodes, Decline(Reason.NOT_TRIED, "; ".join(refused)))
             need = required(rule, config)
             if need:
-                return Match(nodes, False, REJECT_CONFIG, need)
+                return Match(nodes, Decline(Reason.NOT_TRIED, need))
             if not self.accepts(rule, nodes, config):
-                return Match(nodes, False, REJECT_CONFIG)
+                return Match(nodes, OUTPUT_QSCHEME)
         for n in nodes:
             n.meta[MATCHED] = True
-        return Match(nodes, True)
+        return Match(nodes)
 
     def longest_at(self, queue: list[Node]) -> list[Node]:
         if queue[0].op in ("placeholder", "output"):
@@ -214,9 +203,9 @@ class Matcher:
         if config is None:
             node = queue.pop(0)
             if node.meta.get(MATCHED, False):
-                return [Match([node], False, REJECT_MATCHED)]
+                return [Match([node], MATCHED_FIRST)]
             node.meta[MATCHED] = True
-            return [Match([node], True)]
+            return [Match([node])]
         end = len(queue)
         while end > 0 and not (tried and tried[-1].accepted):
             found = self.longest_at(queue[:end])
@@ -401,22 +390,25 @@ def _gather(root: Node, ops: Sequence[Any]) -> tuple[set[Node], list[Any], bool,
 def _cluster(root: Node, ops: Sequence[Any], order: dict[Node, int], fallback: Any = None) -> Match:
     if not _float_inputs(root) and not _float_users(root):
         mark(root, {}, None, True)
-        return Match([root], False, "No float inputs nor outputs to annotate")
+        why = "No float inputs nor outputs to annotate"
+        return Match([root], Decline(Reason.NOT_A_TENSOR_OP, why))
     nodes, specs, io, io8 = _gather(root, ops)
     if not specs and io and fallback is not None:
         specs = [fallback]
     ordered = sorted(nodes, key=lambda n: order.get(n, 0))
     if io8 and any(n.target in UINT8_IO_BRIDGES for n in nodes):
-        return Match(ordered, False, "Shared-qspec bridge cluster touches uint8 model IO.")
+        why = "Shared-qspec bridge cluster touches uint8 model IO."
+        return Match(ordered, Decline(Reason.PRODUCER_FLOAT, why))
     if root.target is torch.ops.higher_order.while_loop and root.meta.get("additional_inputs"):
         if not specs:
-            return Match([root], False, REJECT_WHILE)
+            return Match([root], NO_SPEC_AROUND)
         mark(root, dict.fromkeys(_float_inputs(root), specs[0]),
              specs[0] if _float_users(root) else None, True)  # fmt: skip
-        return Match([root], True)
+        return Match([root])
     first = _float_inputs(ordered[0])
     if not specs or not first:
-        return Match(ordered, False, "All inputs and outputs to these nodes are non-quantized.")
+        why = "All inputs and outputs to these nodes are non-quantized."
+        return Match(ordered, Decline(Reason.PRODUCER_FLOAT, why))
     spec = SharedQuantizationSpec((first[0], ordered[0]))
     for node in nodes:
         mark(
@@ -426,7 +418,7 @@ def _cluster(root: Node, ops: Sequence[Any], order: dict[Node, int], fallback: A
             True,
         )
     ordered[0].meta[KEY].input_qspec_map[first[0]] = specs[0]
-    return Match(ordered, True)
+    return Match(ordered)
 
 
 def _float_inputs(node: Node) -> list[Node]:
@@ -437,7 +429,7 @@ def _float_users(node: Node) -> list[Node]:
     return list(node.users) if float_out(node) else []
 
 
-class ComposableSpecQuantizer(match_report.Reports, Quantizer):
+class ComposableSpecQuantizer(report.Reports, Quantizer):
     """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
 
     ``add_stage(config, targets=None, finder=None, first=False)`` adds a stage (all
@@ -475,19 +467,12 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
     )
 
     def __init__(self) -> None:
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__()
         self.select()
         self.stages: list[Any] = []
         self.global_stage: Stage | None = None
         self.last_matches: list[Match] = []
         self.added: dict[Node, str] = {}  # the nodes an added quantizer annotated: its class
-        self.reporter: Any = None  # report(stream): {"stream": stream}; None: no report
-        self.last_report: Any = None
 
     def select(self, **params: Any) -> ComposableSpecQuantizer:
         """This instance's support table: the rules whose ``given`` (constructor parameters
@@ -503,6 +488,7 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         self.rules = tuple(
             r for r in type(self).rules if all(holds(k, v) for k, v in getattr(r, "given", ()))
         )
+        self.params = params
         return self
 
     def chain_ops(self, *firsts: Any) -> list[Any]:
@@ -559,7 +545,9 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
                 "config annotates which nodes"
             )
         supported = table(self.rules)
-        matcher = Matcher(supported, self.accepts, self.config_validated)
+        matcher = Matcher(
+            supported, self.accepts, self.config_validated, first_ops(self.rules), self.params
+        )
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
         self.last_matches, self.added = [], {}
         for index, stage in enumerate(stages, 1):
@@ -623,9 +611,12 @@ class ComposableSpecQuantizer(match_report.Reports, Quantizer):
         """Why a config the last ``annotate`` tried was refused by a pattern's spec (its
         dtype configs, ``weight_qscheme``), for each match left unannotated for it."""
         out = {
-            f"pattern {m.rule}, {m.stage} config: {m.why}": None
+            f"pattern {m.rule}, {m.stage} config: {m.decline.detail}": None
             for m in self.last_matches
-            if not m.accepted and m.why and KEY not in m.nodes[0].meta
+            if m.decline is not None
+            and m.decline.reason is Reason.NOT_TRIED
+            and m.decline is not OUTPUT_QSCHEME
+            and KEY not in m.nodes[0].meta
         }
         return list(out)
 

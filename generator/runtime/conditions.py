@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
 from torch._subclasses import FakeTensor
 from torch.fx import GraphModule, Node
 
-from .graph import not_float
+from .graph import float_tensor, not_float
+from .model import Check, Context, Decline, Reason, failing
 from .values import KEY, Rule
 
 __all__ = [
     "FLAG",
     "HISTC_UPPER_BOUND",
-    "Decline",
     "decline",
     "unmet",
     "depthwise",
@@ -34,15 +34,6 @@ __all__ = [
 HISTC_UPPER_BOUND = 3.4028235e15
 
 
-@dataclass(frozen=True)
-class Decline:
-    """Why a match is not annotated: a reason code the report shows (``skip``,
-    ``non_float_input``) and the same in words."""
-
-    reason: str
-    detail: str
-
-
 def decline(
     rule: Rule, inputs: Iterable[Node], model: GraphModule, root: Node | None = None
 ) -> Decline | None:
@@ -51,25 +42,27 @@ def decline(
     dtype with ``any_float``) or a skip predicate holds for it."""
     for skip in rule.skip:
         if getattr(skip, "first_op", False) and root is not None and skip(root, model):
-            return Decline("skip", f"skip predicate {_name(skip)} holds for {root.name}")
+            return Decline(Reason.SKIP, f"skip predicate {_name(skip)} holds for {root.name}")
     for n in inputs:
         for skip in rule.skip:
             if not getattr(skip, "first_op", False) and skip(n, model):
-                return Decline("skip", f"skip predicate {_name(skip)} holds for {n.name}")
+                return Decline(Reason.SKIP, f"skip predicate {_name(skip)} holds for {n.name}")
         if not_floating(n) if rule.any_float else not_float(n):
             val = n.meta.get("val")
             what = f"a {val.dtype} tensor" if isinstance(val, torch.Tensor) else "not a tensor"
             want = "floating" if rule.any_float else "float32"
-            return Decline("non_float_input", f"activation input {n.name} is {what}, not {want}")
+            return Decline(
+                Reason.NON_FLOAT_INPUT, f"activation input {n.name} is {what}, not {want}"
+            )
     return None
 
 
-def unmet(rule: Rule, root: Node, quantizable: frozenset[Any]) -> Decline | None:
-    """The first ``when:`` condition of the rule that does not hold for a match's first op."""
-    for cond in rule.when:
-        if not cond(root, quantizable):
-            return Decline("skip", f"condition {_name(cond)} does not hold for {root.name}")
-    return None
+def unmet(checks: Sequence[Check], context: Context) -> Decline | None:
+    """The first of a rule's ``when:`` conditions that does not hold for a match."""
+    failed = failing(checks, context)
+    if failed is None:
+        return None
+    return Decline(Reason.SKIP, f"condition {_name(failed)} does not hold for {context.node.name}")
 
 
 def _name(fn: Any) -> str:
@@ -78,8 +71,7 @@ def _name(fn: Any) -> str:
 
 def not_floating(node: Node) -> bool:
     """Whether ``node``'s value is not a tensor of a floating dtype (float16 and bfloat16 are)."""
-    val = node.meta.get("val")
-    return not isinstance(val, FakeTensor) or not val.dtype.is_floating_point
+    return not float_tensor(node, kind=FakeTensor)
 
 
 def first_op(fn: Callable[[Node, GraphModule], bool]) -> Callable[[Node, GraphModule], bool]:
@@ -125,45 +117,50 @@ RELU = (torch.ops.aten.relu.default, torch.ops.aten.relu_.default)
 
 def large_scalar(node: Node, model: GraphModule) -> bool:
     """Skip predicate: a one-element tensor constant beyond what HistogramObserver can observe."""
-    if node.op != "get_attr":
+    if node.op != "get_attr" or not isinstance(node.target, str):
         return False
-    path, _, name = str(node.target).rpartition(".")
-    tensor = getattr(model.get_submodule(path), name)
+    tensor = operator.attrgetter(node.target)(model)
     return bool(tensor.numel() == 1 and abs(tensor.item()) > HISTC_UPPER_BOUND)
 
 
-# Conditions a match must meet (``pt2e: {when: ...}``), for operator-scoped quantizers:
-# ``fn(node, quantizable_ops) -> bool`` on the pattern's first op, checked when a config
-# quantizes it. "Quantized" is the output of a quantized pattern (operators.quantized).
+# Conditions a match must meet (``pt2e: {when: ...}``), under every composition: each a
+# ``model.Check``, ``fn(match) -> bool`` of a ``model.Context``. "Quantized" is the output
+# of a quantized pattern (``quantized``).
 
 
-def input_quantized(node: Node, quantizable: frozenset[Any]) -> bool:
-    """The first input comes from a quantized pattern."""
-    inputs = node.all_input_nodes
+def input_quantized(match: Context) -> bool:
+    """The first input of the match's first op comes from a quantized pattern."""
+    inputs = match.node.all_input_nodes
     return bool(inputs) and quantized(inputs[0])
 
 
-def inputs_quantized(node: Node, quantizable: frozenset[Any]) -> bool:
-    """Every input comes from a quantized pattern."""
-    return all(quantized(n) for n in node.all_input_nodes)
+def inputs_quantized(match: Context) -> bool:
+    """Every input of the match's first op comes from a quantized pattern."""
+    return all(quantized(n) for n in match.node.all_input_nodes)
 
 
-def user_quantizable(node: Node, quantizable: frozenset[Any]) -> bool:
+def user_quantizable(match: Context) -> bool:
     """No user, or a user the quantizer quantizes (one of its patterns' first ops)."""
-    return not node.users or any(u.target in quantizable for u in node.users)
+    users = match.node.users
+    return not users or any(u.target in match.quantizable for u in users)
 
 
-def same_shape(node: Node, quantizable: frozenset[Any]) -> bool:
+def same_shape(match: Context) -> bool:
     """Two tensor arguments of one shape (a mul of tensors, not by a scalar)."""
+    node = match.node
     vals = [a.meta.get("val") for a in node.args if isinstance(a, Node)]
     tensors = [v for v in vals if isinstance(v, FakeTensor)]
     return len(node.args) == 2 and len(tensors) == 2 and tensors[0].shape == tensors[1].shape
 
 
 def quantized(node: Node) -> bool:
-    """Whether ``node`` is annotated as the output of a quantized pattern."""
+    """Whether ``node`` is annotated as the output of a quantized pattern: flagged so (an
+    operator-scoped quantizer's outputs, observed by their consumers), or with an output
+    spec (every other composition's)."""
     qa = node.meta.get(KEY)
-    return qa is not None and qa._annotated and bool(getattr(qa, FLAG, False))
+    if qa is None or not qa._annotated:
+        return False
+    return bool(getattr(qa, FLAG, False)) or qa.output_qspec is not None
 
 
 # The flag an operator-scoped quantizer's annotation sets on a quantized pattern's output.

@@ -28,6 +28,7 @@ __all__ = [
     "is_annotated",
     "is_op",
     "mark",
+    "float_tensor",
     "not_float",
     "reindex",
     "shared_inputs",
@@ -50,18 +51,27 @@ def is_annotated(nodes: Iterable[Node]) -> bool:
     return any(KEY in n.meta and n.meta[KEY]._annotated for n in nodes)
 
 
-def mark(nodes: Iterable[Node]) -> None:
-    """Mark ``nodes`` annotated without a spec, so that no later rule takes them."""
+def mark(nodes: Iterable[Node], annotation: type = QuantizationAnnotation) -> None:
+    """Mark ``nodes`` annotated without a spec, so that no later rule takes them (a node
+    without an annotation gets an ``annotation``)."""
     for n in nodes:
         if KEY not in n.meta:
-            n.meta[KEY] = QuantizationAnnotation()
+            n.meta[KEY] = annotation()
         n.meta[KEY]._annotated = True
+
+
+def float_tensor(node: Node, dtype: torch.dtype | None = None, kind: type = torch.Tensor) -> bool:
+    """Whether ``node``'s value is a tensor (a ``kind``: torchao's XNNPACK asks a FakeTensor) of
+    a floating dtype (``dtype``: of that one only)."""
+    val = node.meta.get("val")
+    if not isinstance(val, kind):
+        return False
+    return val.dtype == dtype if dtype is not None else val.dtype.is_floating_point  # type: ignore[attr-defined]
 
 
 def not_float(node: Node) -> bool:
     """Whether ``node``'s value is not a float32 tensor (an int, a bool tensor, a scalar)."""
-    val = node.meta.get("val")
-    return not isinstance(val, FakeTensor) or val.dtype != torch.float32
+    return not float_tensor(node, torch.float32, FakeTensor)
 
 
 def shared_inputs(node: Node) -> list[Node]:

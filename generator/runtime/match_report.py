@@ -2,8 +2,8 @@
 is quantized or left float, from the matches its last ``annotate`` recorded.
 
 The composable scheme records every match it tries (``last_matches``: accepted,
-or rejected with ExecuTorch's message), each with the stage that tried it and
-the rule of its ops. ``explain`` turns them into the main base's ``Report``
+or with its ``Decline``), each with the stage that tried it and
+the rule of its ops. ``_Taken.explain`` turns them into the main base's ``Report``
 (``report.Report``: one ``Entry`` per op, the same reason codes), so that
 ``bcfg compat`` reads either base the same way:
 
@@ -25,27 +25,22 @@ the rule of its ops. ``explain`` turns them into the main base's ``Report``
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Self
+from typing import Any
 
-import torch
 from torch.fx import GraphModule, Node
 from torch.fx.node import map_arg
 
-from .report import Entry, Report, _specs
+from .graph import float_tensor
+from .model import Match, Reason
+from .report import Entry, _specs
 from .values import KEY
 
-__all__ = ["SHARED", "Reports", "explain", "publish"]
+__all__ = ["SHARED", "publish"]
 
 SHARED = "shared ops"  # the scope of clusters of shared ops
 # Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
 UNSEEN = "no stage sees it (add_stage's targets or finder, set_global_stage)"
-REASONS = {  # ExecuTorch's rejection message -> the report's reason code
-    "Tried annotating already quantized node.": "annotated",
-    "Tried annotating unsupported configuration of operators": "skip",
-    "Tried annotating unsupported quantization config": "not_tried",
-}
 
 
 def _op(n: Node) -> str:
@@ -58,49 +53,35 @@ def _role(nodes: Sequence[Node], i: int) -> str:
     return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
 
 
-def _float_tensor(n: Node) -> bool:
-    val = n.meta.get("val")
-    return isinstance(val, torch.Tensor) and val.dtype.is_floating_point
-
-
 Specs = Callable[[Node, Node], "str | None"]  # the specs a match got (``_Taken.specs``)
 
 
 def _accepted(n: Node, match: Any, i: int, describe_specs: Specs) -> Entry:
     """An op of an accepted match (a stage's, or a cluster of shared ops)."""
     if match.stage == SHARED:
-        return Entry(n.name, _op(n), True, "annotated", "shares the spec around its cluster "
+        return Entry(n.name, _op(n), True, Reason.ANNOTATED, "shares the spec around its cluster "
                      "of shared ops", match.rule, SHARED, "shared", describe_specs(n, n))  # fmt: skip
     if match.config is None:
         detail = f"left float on purpose: {match.stage} config is None"
-        return Entry(n.name, _op(n), False, "no_config", detail, match.rule, match.stage, "marked")
+        return Entry(
+            n.name, _op(n), False, Reason.NO_CONFIG, detail, match.rule, match.stage, "marked"
+        )
     nodes = match.nodes
     return Entry(
-        n.name, _op(n), True, "annotated", f"pattern {match.rule}", match.rule, match.stage,
+        n.name, _op(n), True, Reason.ANNOTATED, f"pattern {match.rule}", match.rule, match.stage,
         _role(nodes, i), describe_specs(nodes[0], nodes[-1]),
     )  # fmt: skip
 
 
-def _conditions(quantizer: Any, name: str | None) -> str:
-    """The names of the ``when:`` conditions of the rule called ``name``."""
-    rule = next((r for r in quantizer.rules if r.name == name), None)
-    names = [getattr(c, "__name__", "a condition") for c in (rule.when if rule else ())]
-    return f" ({', '.join(names)})" if names else ""
-
-
-def _rejected(
-    n: Node, match: Any, first: dict[Node, tuple[Any, int]], quantizer: Any, qa: Any
-) -> Entry:
-    """An op only in rejected matches: the reason of ``match``, the one that says most
-    (``qa``: the node's annotation as the annotate left it)."""
+def _rejected(n: Node, match: Match, first: dict[Node, tuple[Match, int]]) -> Entry:
+    """An op only in rejected matches: the decline of ``match``, the one that says most."""
+    reason, why = match.decline.reason, match.decline.detail  # type: ignore[union-attr]
     if match.stage == SHARED:
-        if qa is not None and qa._annotated:  # no float input nor output: marked
-            return Entry(n.name, _op(n), False, "not_a_tensor_op", match.message, match.rule,
-                         SHARED, "marked")  # fmt: skip
-        detail = f"a cluster of shared ops left float: {match.message}"
-        return Entry(n.name, _op(n), False, "producer_float", detail, match.rule, SHARED)
-    reason = REASONS.get(match.message, "skip")
-    if reason == "annotated":
+        if reason is Reason.PRODUCER_FLOAT:
+            why = f"a cluster of shared ops left float: {why}"
+        role = "marked" if reason is Reason.NOT_A_TENSOR_OP else None  # no float input nor output
+        return Entry(n.name, _op(n), False, reason, why, match.rule, SHARED, role)
+    if reason is Reason.ANNOTATED:
         taken = [m for m in match.nodes if m in first]
         why = f"{', '.join(m.name for m in taken) or 'a node'} was matched first"
         if taken:  # which match took it: a stage that saw only part of this pattern splits it
@@ -111,12 +92,8 @@ def _rejected(
                 f"(a stage that sees only some of them, as set_module_type of one module, "
                 f"matches those alone)"
             )
-    elif reason == "not_tried":
-        why = f"{match.stage} config is not one its dtypes allow: {match.why}"
-    elif match.message.startswith("Tried annotating unsupported configuration"):
-        why = f"a when: condition{_conditions(quantizer, match.rule)} rules the match out"
-    else:
-        why = match.message
+    elif reason is Reason.NOT_TRIED:
+        why = f"{match.stage} config is not one its dtypes allow: {why}"
     ops = ", ".join(m.name for m in match.nodes)
     detail = f"pattern {match.rule}: match [{ops}] rejected: {why}"
     return Entry(n.name, _op(n), False, reason, detail, match.rule, match.stage)
@@ -127,31 +104,27 @@ def _unmatched(
 ) -> Entry:
     """An op in no match: why no stage tried it (``said``: the base's own words, if any;
     ``inputs``: its input nodes as the annotate left them)."""
-    if not any(_float_tensor(a) for a in inputs) or not _float_tensor(n):
-        what = "no floating-point tensor input" if _float_tensor(n) else "no float tensor output"
-        return Entry(n.name, _op(n), False, "not_a_tensor_op", what)
+    if not any(float_tensor(a) for a in inputs) or not float_tensor(n):
+        what = "no floating-point tensor input" if float_tensor(n) else "no float tensor output"
+        return Entry(n.name, _op(n), False, Reason.NOT_A_TENSOR_OP, what)
     if n not in seen:
         detail = f"left float on purpose: {getattr(quantizer, 'unseen', UNSEEN)}"
-        return Entry(n.name, _op(n), False, "no_config", detail)
+        return Entry(n.name, _op(n), False, Reason.NO_CONFIG, detail)
     words = said(n)
     if words:
-        return Entry(n.name, _op(n), False, "skip", words)
+        return Entry(n.name, _op(n), False, Reason.SKIP, words)
     having = [r for r in quantizer.rules if any(n.target in ops for ops in r.chain)]
     if not having:
-        return Entry(n.name, _op(n), False, "no_rule", f"no rule of the quantizer has {_op(n)}")
+        return Entry(
+            n.name, _op(n), False, Reason.NO_RULE, f"no rule of the quantizer has {_op(n)}"
+        )
     r = having[0]
     k = next(i for i, ops in enumerate(r.chain) if n.target in ops)
     before = " or ".join(str(op) for op in r.chain[k - 1]) if k else ""
     detail = f"pattern {r.name}: no chain of the table matches here"
     if before:
         detail += f" (it wants {before} before {n.name}, the only user of it)"
-    return Entry(n.name, _op(n), False, "chain_broke", detail, r.name)
-
-
-def explain(model: GraphModule, quantizer: Any) -> Report:
-    """One entry per op of ``model`` after ``quantizer.annotate`` (a ComposableSpecQuantizer),
-    worked out when first read from what the annotate left (``_Taken``)."""
-    return Report(quantizer.backend, later=_Taken(model, quantizer))
+    return Entry(n.name, _op(n), False, Reason.CHAIN_BROKE, detail, r.name)
 
 
 class _Taken:
@@ -213,7 +186,7 @@ class _Taken:
             elif n in added:
                 entries.append(_added(n, added[n], self.specs))
             elif n in rejected:
-                entries.append(_rejected(n, rejected[n], first, quantizer, self._qa[i]))
+                entries.append(_rejected(n, rejected[n], first))
             else:
                 inputs: dict[Node, None] = {}  # Node.all_input_nodes, of the kept arguments
                 map_arg((self._args[i], self._kwargs[i]), inputs.setdefault)
@@ -228,29 +201,13 @@ def _nothing(n: Node) -> None:
 
 def _added(n: Node, owner: str, describe_specs: Specs) -> Entry:
     """An op a quantizer added with ``add_quantizer`` annotated (no stage matched it)."""
-    return Entry(n.name, _op(n), True, "annotated", f"annotated by {owner} (add_quantizer)",
+    return Entry(n.name, _op(n), True, Reason.ANNOTATED, f"annotated by {owner} (add_quantizer)",
                  owner, "added quantizer", "op", describe_specs(n, n))  # fmt: skip
 
 
 def publish(model: GraphModule, quantizer: Any) -> None:
-    """``quantizer.last_report`` from the matches of its last annotate, and its summary written
-    where ``quantizer.report(stream)`` said (standard error, a stream, or nowhere)."""
-    quantizer.last_report = explain(model, quantizer)
-    stream = quantizer.reporter["stream"]
-    stream = sys.stderr if stream == "stderr" else stream
-    if stream is not None:
-        stream.write(quantizer.last_report.text())
-
-
-class Reports:
-    """``report()`` of the bases that record their matches (composable, pairs): opting in."""
-
-    reporter: Any = None  # report(stream): {"stream": stream}; None: no report
-    last_report: Any = None
-
-    def report(self, stream: Any = "stderr") -> Self:
-        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
-        left float (a ``report.Report``, from ``last_matches``: ``explain``), and its summary is
-        written on ``stream`` (standard error by default; None: nowhere)."""
-        self.reporter = {"stream": stream}
-        return self
+    """``quantizer.last_report`` from the matches of its last annotate (its recorder writes
+    its summary where ``quantizer.report(stream)`` said)."""
+    rec = quantizer.reporter
+    rec.start()
+    quantizer.last_report = rec.finish(model, quantizer, _Taken(model, quantizer))

@@ -10,7 +10,8 @@ each partition's users instead of from every pair of partitions.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from torch.fx import GraphModule, Node
 from torch.fx.passes.utils.source_matcher_utils import SourcePartition
@@ -19,11 +20,14 @@ from torchao.quantization.pt2e import graph_utils
 from .graph import index, is_op
 from .values import Accept, Rule
 
+T = TypeVar("T")
+
 __all__ = [
     "candidates",
     "chain_at",
     "chain_ends",
     "nodes_calling",
+    "sequences",
     "sequential_partitions",
     "source_partitions",
 ]
@@ -99,24 +103,34 @@ def _sequential(model: GraphModule, types: tuple[Any, ...]) -> list[tuple[Source
             f"Invalid partition types: {list(types)}. Each type in the sequence must be unique"
         )
     typed = [source_partitions(model, _matching_types(t)) for t in types]
-    # For each type after the first: node -> the positions of that type's partitions holding it.
+    return sequences(typed, lambda p: p.nodes)
+
+
+def sequences(
+    typed: Sequence[Sequence[T]], nodes: Callable[[T], Iterable[Node]]
+) -> list[tuple[T, ...]]:
+    """The tuples of one item of each of ``typed`` (partitions, or nodes: ``nodes`` gives an
+    item's), each with a node used by the next's, in the order of ``itertools.product`` over
+    them (torch's ``find_sequential_partitions``; ExecuTorch's of one node a partition).
+    Found from each item's users (linear in the graph), not by trying every tuple."""
+    # For each list after the first: node -> the positions of that list's items holding it.
     owners: list[dict[Node, list[int]]] = [{}]
-    for parts in typed[1:]:
+    for items in typed[1:]:
         where: dict[Node, list[int]] = {}
-        for i, p in enumerate(parts):
-            for n in p.nodes:
+        for i, item in enumerate(items):
+            for n in nodes(item):
                 where.setdefault(n, []).append(i)
         owners.append(where)
-    out: list[tuple[SourcePartition, ...]] = []
+    out: list[tuple[T, ...]] = []
 
-    def extend(prefix: list[SourcePartition], k: int) -> None:
+    def extend(prefix: list[T], k: int) -> None:
         if k == len(typed):
             out.append(tuple(prefix))
             return
-        after = {i for n in prefix[-1].nodes for u in n.users for i in owners[k].get(u, ())}
+        after = {i for n in nodes(prefix[-1]) for u in n.users for i in owners[k].get(u, ())}
         for i in sorted(after):
             extend([*prefix, typed[k][i]], k + 1)
 
-    for first in typed[0]:
+    for first in typed[0] if typed else ():
         extend([first], 1)
     return out

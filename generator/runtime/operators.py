@@ -40,8 +40,9 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
 from . import report
 from .conditions import quantized, unmet
-from .graph import is_annotated, is_op, reindex
+from .graph import is_annotated, is_op, mark
 from .matcher import nodes_calling, sequential_partitions, source_partitions
+from .model import Context, Reason, first_ops
 from .quantizer import SpecQuantizer
 from .scopes import Scope
 from .values import KEY, STRUCTURAL, Accept, Rule
@@ -178,9 +179,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
 
     def _ops(self, opt_in: bool) -> frozenset[Any]:
         """The first ops of the rules (those not opt_in unless ``opt_in``)."""
-        return frozenset(
-            op for r in self.rules if r.chain and (opt_in or not r.opt_in) for op in r.chain[0]
-        )
+        return first_ops([r for r in self.rules if opt_in or not r.opt_in])
 
     def _filters(self) -> list[tuple[str, Any, Accept, bool]]:
         """(label, config, accept, is_global) for each config set, in order of precedence."""
@@ -197,20 +196,11 @@ class OperatorScopedQuantizer(SpecQuantizer):
         """The configs set, in order of precedence, each with the matches it accepts."""
         return [Scope(label, config, accept) for label, config, accept, _ in self._filters()]
 
-    def annotate(self, model: GraphModule) -> GraphModule:
-        self._used = {}
-        reindex(model)
-        with report.recording(self.reporter) as rec:
-            self._annotate(model)
-        if rec is not None:
-            self.last_report = rec.finish(model, self)
-        return model
-
-    def _annotate(self, model: GraphModule) -> None:
+    def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
         quantizable = self._ops(True)
         shared = [r for r in self.rules if r.kind == "propagate"]
         share = frozenset(op for r in shared for op in r.chain[0])
-        filters, rec = self._filters(), report.ACTIVE
+        filters = self._filters()
         if rec is not None:  # the report takes a match's scope from here, not a test of its own
             rec.scopes = [Scope(label, config, accept) for label, config, accept, _ in filters]
         for at, (label, config, accept, is_global) in enumerate(filters):
@@ -221,13 +211,13 @@ class OperatorScopedQuantizer(SpecQuantizer):
                     continue
                 if config is not None and rule.qat and not config.is_qat:
                     continue
-                if self._annotate_rule(model, rule, config, accept, quantizable) and config:
+                if self._annotate_rule(model, rule, config, accept, quantizable, rec) and config:
                     self._used.setdefault((index, label), config)
             for node in nodes_calling(model, share):  # only their ops can propagate
                 for index, rule in enumerate(self.rules):
                     if (
                         rule.kind == "propagate"
-                        and self._propagate(node, rule, config, accept, quantizable)
+                        and self._propagate(node, rule, config, accept, quantizable, rec)
                         and config
                     ):
                         self._used.setdefault((index, label), config)
@@ -237,10 +227,15 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
 
     def _annotate_rule(
-        self, model: GraphModule, rule: Rule, config: Any, accept: Accept, quantizable: Any
+        self,
+        model: GraphModule,
+        rule: Rule,
+        config: Any,
+        accept: Accept,
+        quantizable: Any,
+        rec: report.Recorder | None,
     ) -> bool:
         done = False
-        rec = report.ACTIVE
         for chain, other, parts in _matches(model, rule):
             if is_annotated(chain) or not accept(chain[::-1]):
                 if rec is not None:
@@ -252,17 +247,17 @@ class OperatorScopedQuantizer(SpecQuantizer):
                     rec.declined(
                         rule,
                         chain,
-                        "annotated",
+                        Reason.ANNOTATED,
                         f"{reused[0].name} was quantized by {reused[1].name}",
                     )
                 continue
             if config is None:
                 _claim(chain)
-                _mark(parts if rule.qat else [])
+                mark(parts if rule.qat else [], Annotation)  # a QAT chain's own (batch norm)
                 done = True
                 continue
             root, last = chain[0], chain[-1]
-            if not _holds(rule, root, chain, quantizable):
+            if not _holds(rule, chain, config, quantizable, rec):
                 continue
             qmap: dict[Node, Any] = {}
             for i, arg in enumerate(root.args):
@@ -286,7 +281,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 _annotated=True,
                 _is_output_of_quantized_pattern=True,
             )
-            _mark(parts if rule.qat else [])
+            mark(parts if rule.qat else [], Annotation)
             if rec is not None:
                 rec.matched(rule, chain)
                 rec.part_of(parts if rule.qat else [], root)
@@ -294,7 +289,13 @@ class OperatorScopedQuantizer(SpecQuantizer):
         return done
 
     def _propagate(
-        self, node: Node, rule: Rule, config: Any, accept: Accept, quantizable: Any
+        self,
+        node: Node,
+        rule: Rule,
+        config: Any,
+        accept: Accept,
+        quantizable: Any,
+        rec: report.Recorder | None,
     ) -> bool:
         """A shared-observer op after quantized patterns: its inputs quantized as one."""
         if not is_op(node, rule.chain[0]) or is_annotated([node]) or not accept([node]):
@@ -302,7 +303,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
         if config is None:
             _claim([node])
             return True
-        if not _holds(rule, node, [node], quantizable):
+        if not _holds(rule, [node], config, quantizable, rec):
             return False
         inputs = node.all_input_nodes
         first = inputs[0]
@@ -312,16 +313,20 @@ class OperatorScopedQuantizer(SpecQuantizer):
         node.meta[KEY] = Annotation(
             input_qspec_map=qmap, _annotated=True, _is_output_of_quantized_pattern=True
         )
-        if report.ACTIVE is not None:
-            report.ACTIVE.matched(rule, [node], "shared")
+        if rec is not None:
+            rec.matched(rule, [node], "shared")
         return True
 
 
-def _holds(rule: Rule, root: Node, nodes: list[Node], quantizable: Any) -> bool:
+def _holds(
+    rule: Rule, nodes: list[Node], config: Any, quantizable: Any, rec: report.Recorder | None
+) -> bool:
     """Whether the rule's ``when:`` conditions hold for a match (the report gets which not)."""
-    why = unmet(rule, root, quantizable)
-    if why is not None and report.ACTIVE is not None:
-        report.ACTIVE.declined(rule, nodes, why.reason, why.detail)
+    if not rule.when:
+        return True
+    why = unmet(rule.when, Context(nodes, config, quantizable))
+    if why is not None and rec is not None:
+        rec.declined(rule, nodes, why.reason, why.detail)
     return why is None
 
 
@@ -359,14 +364,6 @@ def _exactly_one(ops: set[Any] | frozenset[Any]) -> Accept:
 
 # A match: its chain of ops, the binary op with its other input, all nodes of its partitions.
 Match = tuple[list[Node], "tuple[Node, Node] | None", list[Node]]
-
-
-def _mark(nodes: list[Node]) -> None:
-    """Mark the nodes of a QAT chain's partitions annotated (batch norm's own, as X86 does)."""
-    for n in nodes:
-        if KEY not in n.meta:
-            n.meta[KEY] = Annotation()
-        n.meta[KEY]._annotated = True
 
 
 def _matches(model: GraphModule, rule: Rule) -> list[Match]:

@@ -15,8 +15,7 @@ other such quantizers) given in order or added (``add_pair(ops, config)``).
   A match is skipped if an op before the last has another user, if a
   ``when:`` condition fails (with a weights-only config, a
   ``weights_only_when:`` one too), or if its anchors (the first op, the node
-  that takes the output spec) are annotated already (ExecuTorch's composable
-  message for it, ``REJECT_MATCHED``: the report's ``annotated``).
+  that takes the output spec) are annotated already (the report's ``annotated``).
 * **Anchors** by argument index, as the rule's pt2e keys say: the first op's
   ``inputs`` get the input activation spec (a list argument, cat's: its first
   element, the rest sharing it); its ``weight`` argument the weight spec and
@@ -31,7 +30,7 @@ other such quantizers) given in order or added (``add_pair(ops, config)``).
   weight and bias specs.
 
 ``last_matches`` lists the matches of the last ``annotate`` as the composable
-base's do (``composable.Match``: accepted, or with why it was skipped, the
+base's do (``model.Match``: accepted, or with why it was skipped, the
 pair's class, config and rule).
 """
 
@@ -51,16 +50,16 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import match_report
-from .composable import REJECT_MATCHED, Match
+from . import match_report, report
+from .composable import MATCHED_FIRST
+from .matcher import sequences
+from .model import Context, Decline, Match, Reason, failing, first_ops
 from .validate import disallowed
-from .values import KEY, Rule, unhonoured
+from .values import KEY, Rule
 
 __all__ = [
     "PairQuantizer", "PairsQuantizer", "PatternPair", "bias_qparams", "partitions", "rule_of",
 ]  # fmt: skip
-
-REFUSED = "Tried annotating unsupported quantization config"  # ExecuTorch's words (match_report)
 
 
 def bias_qparams(observers: list) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,19 +106,11 @@ def partitions(
         for n in index.get(op, ()):
             groups.setdefault(n.meta["source_fn_stack"][-1][1], []).append(n)
         typed.append([n for g in groups.values() for n in g])
-    out: list[list[Node]] = []
+    return [list(found) for found in sequences(typed, _alone)]
 
-    def extend(prefix: list[Node], k: int) -> None:
-        if k == len(typed):
-            out.append(prefix)
-            return
-        for n in typed[k]:
-            if n in prefix[-1].users:  # torch's check_subgraphs_connected, of one node each
-                extend([*prefix, n], k + 1)
 
-    for first in typed[0] if typed else ():
-        extend([first], 1)
-    return out
+def _alone(node: Node) -> tuple[Node]:
+    return (node,)
 
 
 def annotate_input(node: Any, arg: Any, spec: Any) -> None:
@@ -136,7 +127,16 @@ def annotated(node: Node) -> bool:
 class PairQuantizer(Quantizer):
     """One (pattern, config) pair: ``rule`` annotated with ``config`` wherever it matches."""
 
-    def __init__(self, rule: Rule, config: Any, label: str = "", refuse: bool = True) -> None:
+    def __init__(
+        self,
+        rule: Rule,
+        config: Any,
+        label: str = "",
+        refuse: bool = True,
+        rules: Sequence[Rule] = (),
+    ) -> None:
+        """``rules``: the spec's (what ``when:`` conditions count as quantized; default the
+        pair's own rule)."""
         super().__init__()
         reasons = [disallowed(a, config) for a in rule.allows]
         # A config the rule's dtypes do not allow: an error, or (``refuse=False``, a pair of
@@ -149,16 +149,14 @@ class PairQuantizer(Quantizer):
         self.last_matches: list[Match] = []
         self.float_activations = config.input_activation is None
         self.checks = rule.when + (rule.weights_only_when if self.float_activations else ())
+        self.quantizable = first_ops(rules or [rule])
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self.last_matches = []
         index = getattr(model.graph, SOURCED, None)
         for nodes in partitions(model, [ops[0] for ops in self.rule.chain], index):
-            why = REFUSED if self.refused else self.skipped(nodes)
-            match = Match(nodes, why is None, why or "")
-            match.stage, match.config, match.rule = self.label, self.config, self.rule.name
-            match.why = self.refused
-            self.last_matches.append(match)
+            why = Decline(Reason.NOT_TRIED, self.refused) if self.refused else self.skipped(nodes)
+            self.last_matches.append(Match(nodes, why, self.label, self.config, self.rule.name))
             if why is not None:
                 continue
             if self.float_activations:  # weights only
@@ -167,22 +165,23 @@ class PairQuantizer(Quantizer):
                 self.annotate_match(nodes)
         return model
 
-    def skipped(self, nodes: list[Node]) -> str | None:
+    def skipped(self, nodes: list[Node]) -> Decline | None:
         """Why the match ``nodes`` is not annotated, or None."""
         other = next((n for n in nodes[:-1] if len(n.users) != 1), None)
         if other is not None:
-            return f"{other.name}'s output has another user"
-        failed = next((c for c in self.checks if not c(nodes[0], nodes)), None)  # in order
+            return Decline(Reason.SKIP, f"{other.name}'s output has another user")
+        failed = failing(self.checks, Context(nodes, self.config, self.quantizable))
         if failed is not None:
             name = getattr(failed, "__name__", "a condition")
-            return f"a when: condition ({name}) rules the match out"
+            return Decline(Reason.SKIP, f"a when: condition ({name}) rules the match out")
         anchored = self.anchored(nodes)
         if any(n is None for n in anchored):
-            return (
+            why = (
                 f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
             )
+            return Decline(Reason.SKIP, why)
         if any(n is not None and annotated(n) for n in anchored):
-            return REJECT_MATCHED  # an earlier pair's (the report says which node it took)
+            return MATCHED_FIRST  # an earlier pair's (the report says which node it took)
         return None
 
     def output_node(self, nodes: list[Node]) -> Node | None:
@@ -273,11 +272,11 @@ class PatternPair(PairQuantizer):
             rule = rule_of(self.rules, pattern.partition_types(), self.spec)
         except ValueError as e:
             raise ValueError(f"{type(pattern).__name__}: {e}") from None
-        super().__init__(rule, quantization_config)
+        super().__init__(rule, quantization_config, rules=self.rules)
         self.pattern, self.quantization_config = pattern, quantization_config
 
 
-class PairsQuantizer(match_report.Reports, ComposableQuantizer):
+class PairsQuantizer(report.Reports, ComposableQuantizer):
     """The base of a ``scopes: pairs`` spec's quantizer: its (pattern, config) pairs in
     order, each a ``PairQuantizer`` of the rule whose first ops are the pattern's."""
 
@@ -298,11 +297,6 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
     def __init__(self, quantizers: Sequence[Quantizer] = ()) -> None:
         """``quantizers`` (pairs, other quantizers) annotate in order: the list itself is kept,
         as torchao's ComposableQuantizer keeps it."""
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__(quantizers if isinstance(quantizers, list) else list(quantizers))
 
     @classmethod
@@ -326,7 +320,7 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
         """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
         rule = self.rule_of(ops)
         label = f"pair {len(self.quantizers) + 1} ({rule.name})"
-        self.quantizers.append(PairQuantizer(rule, config, label))
+        self.quantizers.append(PairQuantizer(rule, config, label, rules=self.rules))
         return self
 
     def set_global(self, config: Any) -> PairsQuantizer:
@@ -335,7 +329,8 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
         (what ``bcfg compat`` configures with a global config)."""
         for rule in self.rules:
             if rule.kind != "propagate":
-                self.quantizers.append(PairQuantizer(rule, config, "global", refuse=False))
+                pair = PairQuantizer(rule, config, "global", refuse=False, rules=self.rules)
+                self.quantizers.append(pair)
         return self
 
     def _paired(self) -> set[Any]:
@@ -375,7 +370,7 @@ class PairsQuantizer(match_report.Reports, ComposableQuantizer):
         finally:
             if mine:
                 delattr(model.graph, SOURCED)
-        if getattr(self, "reporter", None) is not None:
+        if self.reporter is not None:
             self.last_matches = [m for q in self.quantizers for m in getattr(q, "last_matches", ())]
             self.added: dict[Node, str] = {}
             match_report.publish(model, self)

@@ -13,12 +13,12 @@ from .annotate import ANNOTATORS, follow, propagate
 from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import rejections
-from .values import STRUCTURAL, Rule, unhonoured
+from .values import STRUCTURAL, Rule
 
 __all__ = ["SpecQuantizer"]
 
 
-class SpecQuantizer(Quantizer):
+class SpecQuantizer(report.Reports, Quantizer):
     """A torchao Quantizer whose rules are the patterns of a spec.
 
     Configure it as torchao's quantizers: ``set_global(config)``,
@@ -42,7 +42,6 @@ class SpecQuantizer(Quantizer):
     # What set_operator_type selects: "nodes" (matches with an op of that type) or
     # "patterns" (the rules whose operator_types name that overload).
     operator_type = "nodes"
-    reporter: Any = None  # report(): a report.Recorder; None: reporting is off
     # The Rule fields this base reads; a rule that sets another is refused (bcfg's table of
     # PT2E keys says the same, and bcfg refuses such a spec at the key).
     honours: frozenset[str] = STRUCTURAL | {
@@ -51,13 +50,7 @@ class SpecQuantizer(Quantizer):
     }
 
     def __init__(self) -> None:
-        ignored = unhonoured(self.rules, self.honours)
-        if ignored:
-            raise ValueError(
-                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
-            )
         super().__init__()
-        self.last_report: Any = None
         self.global_config: Any = None
         self.operator_type_config: dict[Any, Any] = {}
         self.module_type_config: dict[Any, Any] = {}
@@ -86,26 +79,21 @@ class SpecQuantizer(Quantizer):
         self.filter_fn = filter_fn
         return self
 
-    def report(self, stream: Any = "stderr") -> SpecQuantizer:
-        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
-        left float (a ``report.Report``), and its summary is written on ``stream`` (standard
-        error; None: nowhere). Returns the quantizer."""
-        self.reporter = report.Recorder(stream)
-        return self
-
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return transforms.run(self.transforms, model)
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
         reindex(model)
-        with report.recording(self.reporter) as rec:
-            self._annotate(model)
+        rec = self.reporter
+        if rec is not None:
+            rec.start()
+        self._annotate(model, rec)
         if rec is not None:
             self.last_report = rec.finish(model, self)
         return model
 
-    def _annotate(self, model: GraphModule) -> None:
+    def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
         share = frozenset(
             op
             for rule in self.rules
@@ -114,7 +102,7 @@ class SpecQuantizer(Quantizer):
         )
         # The outputs of quantized patterns, when consumers observe them.
         outputs: set[Node] | None = set() if self.outputs == "consumers" else None
-        scopes, rec = self.scopes(), report.ACTIVE
+        scopes = self.scopes()
         if rec is not None:  # the report takes a match's scope from here, not a test of its own
             rec.scopes = scopes
         for at, scope in enumerate(scopes):
@@ -129,7 +117,7 @@ class SpecQuantizer(Quantizer):
                     continue
                 annotator = ANNOTATORS[rule.kind]
                 accept = rule.accept(scope.accept)
-                if annotator(model, rule, scope.config, accept, outputs, share):
+                if annotator(model, rule, scope.config, accept, outputs, share, rec):
                     self._used.setdefault((index, scope.label), scope.config)
             if outputs is not None:
                 follow(model, share, scope.config, scope.accept, outputs)

@@ -1,35 +1,18 @@
 """Why a node is quantized or left float: the opt-in report of a generated quantizer.
 
-``quantizer.report()`` turns it on: every later ``annotate`` records what the
-rules matched and why a match was declined, then explains every op of the
-graph in ``quantizer.last_report`` (a ``Report``) and prints its summary (a
-table of the patterns matched, then the nodes left float with the reason)
-on standard error, or on the stream given (None: print nothing). Off, the
-only cost is a test of ``ACTIVE`` where a match is declined or annotated.
-``recording`` sets ``ACTIVE`` for one annotate and puts it back however it
-ends; a declined match's reason comes from the check that declined it
-(``conditions.Decline``), never worked out again here.
+``quantizer.report()`` (``Reports``, every base's) gives the quantizer its own
+``Recorder``: every later ``annotate`` records what the rules matched and why
+a match was declined, then explains every op of the graph in
+``quantizer.last_report`` (a ``Report``) and prints its summary (a table of the
+patterns matched, then the nodes left float with the reason) on standard
+error, or on the stream given (None: print nothing). Off, the only cost is a
+test of the recorder (None) where a match is declined or annotated. A
+declined match's reason comes from the check that declined it (a
+``model.Decline``), never worked out again here.
 
-A node left float gets one reason, with the rule nearest to quantizing it
-(``Entry.reason`` is the code, ``Entry.detail`` says it in words):
-
-* ``no_config``: the config of the node's scope is None (deliberate);
-* ``not_a_tensor_op``: no floating-point tensor input, or no tensor output (deliberate);
-* ``no_rule``: no rule of the quantizer has the node's op;
-* ``chain_broke``: the nearest rule's chain broke at a node (another op, or
-  an op whose output has a second user, ``second_user``);
-* ``source_partition``: the rule matches by source partition, and the node
-  is not the output of one (non-strict exports record none);
-* ``non_float_input`` and ``skip``: an activation input is not a float32
-  tensor (with ``any_float``, not a floating one), or a skip predicate of the
-  rule (or a ``when:`` condition) rules the match out;
-* ``scope_filter``: the match spans nodes its config does not configure;
-* ``not_tried``: the rule's dtype configs do not take the config (static or
-  dynamic, QAT);
-* ``hook_declined``: the rule's ``annotate`` function left it;
-* ``producer_float``: a shared-observer op whose input is not quantized;
-* ``annotated``: another rule annotated a node of the match first.
-
+A node left float gets one reason (``model.Reason``: each says what it means),
+with the rule nearest to quantizing it (``Entry.reason`` is the code,
+``Entry.detail`` says it in words).
 A quantized node names the rule that annotated it and the specs it got; its
 reason is ``disallowed`` when the config is not one the rule's dtype configs
 allow (prepare_pt2e's ``validate`` then raises), else ``annotated``.
@@ -39,45 +22,25 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from itertools import accumulate, chain
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch.fx import GraphModule, Node
 
+from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
 from .graph import is_op
 from .matcher import candidates
+from .model import DELIBERATE, Reason
 from .validate import rejections
-from .values import KEY, Rule
+from .values import KEY, Rule, unhonoured
 
-__all__ = ["ACTIVE", "Entry", "Recorder", "Report", "recording"]
+__all__ = ["Entry", "Recorder", "Report", "Reports"]
 
-# The recorder of the quantizer annotating now, or None (reporting is off). Set only by
-# ``recording``, which puts back what was there however the annotate ends.
-ACTIVE: Recorder | None = None
-
-
-@contextmanager
-def recording(rec: Recorder | None) -> Iterator[Recorder | None]:
-    """Make ``rec`` the active recorder (None: reporting off) for one ``annotate``; the one
-    before it is active again afterwards, whether the annotate returns or raises."""
-    global ACTIVE
-    before = ACTIVE
-    ACTIVE = rec
-    if rec is not None:
-        rec.start()
-    try:
-        yield rec
-    finally:
-        ACTIVE = before
-
-
-DELIBERATE = frozenset({"no_config", "not_a_tensor_op"})
 _set = object.__setattr__
 
 
@@ -88,7 +51,7 @@ class Entry:
     node: str
     op: str
     quantized: bool
-    reason: str  # a code: annotated, disallowed, or why the node is float (above)
+    reason: Reason  # annotated, disallowed, or why the node is float (model.Reason)
     detail: str
     rule: str | None = None  # the rule that annotated it, or the nearest rule
     scope: str | None = None  # the config's scope: global, module_name 'block', ...
@@ -100,7 +63,7 @@ class Entry:
         node: str,
         op: str,
         quantized: bool,
-        reason: str,
+        reason: Reason,
         detail: str,
         rule: str | None = None,
         scope: str | None = None,
@@ -125,7 +88,7 @@ def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
         n.name,
         _op(n),
         True,
-        "annotated",
+        Reason.ANNOTATED,
         f"pattern {match.rule}: {what}",
         match.rule,
         match.scope,
@@ -238,7 +201,7 @@ class Recorder:
     def __init__(self, stream: Any = "stderr") -> None:
         self.stream = stream
         self.matches: list[tuple[Rule, list[Node], str]] = []
-        self.declines: dict[Node, list[tuple[Rule, str, str | Node]]] = {}
+        self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
         self.parts: dict[Node, Node] = {}
         # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
@@ -262,7 +225,9 @@ class Recorder:
         for n in nodes:
             self.parts.setdefault(n, first)
 
-    def declined(self, rule: Rule, nodes: Iterable[Node], reason: str, detail: str | Node) -> None:
+    def declined(
+        self, rule: Rule, nodes: Iterable[Node], reason: Reason, detail: str | Node
+    ) -> None:
         """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
         annotated first, put in words when the report is read)."""
         item = (rule, reason, detail)
@@ -282,14 +247,14 @@ class Recorder:
             (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
         )
         if first is not None:  # the words when read (_said): by the node
-            self.declined(rule, chain, "annotated", first)
+            self.declined(rule, chain, Reason.ANNOTATED, first)
             return
         outside = [n.name for n in chain if not accept([n])]
         if len(outside) < len(chain):  # partly in this config's scope: the match spans two
             self.declined(
                 rule,
                 chain,
-                "scope_filter",
+                Reason.SCOPE_FILTER,
                 f"the match spans two configs' scopes ({', '.join(outside)} in another)",
             )
 
@@ -303,14 +268,43 @@ class Recorder:
         if new:
             self.matched(rule, new, "hook")
 
-    def finish(self, model: GraphModule, quantizer: Any) -> Report:
+    def finish(self, model: GraphModule, quantizer: Any, later: Any = None) -> Report:
         """The report of the annotate just done: explained when first read (its text written
-        on the stream now reads it)."""
-        report = Report(quantizer.backend, later=_Snapshot(model, quantizer, self))
+        on the stream now reads it); ``later``: what explains it (default: what this
+        recorder recorded, ``_Snapshot``; the composable and pairs bases': their matches)."""
+        later = _Snapshot(model, quantizer, self) if later is None else later
+        report = Report(quantizer.backend, later=later)
         stream = sys.stderr if self.stream == "stderr" else self.stream
         if stream is not None:
             stream.write(report.text())
         return report
+
+
+class Reports:
+    """Mixed in first by every base: ``report()`` (opting in; the recorder is the instance's
+    own), and the refusal of rules that set a field the base does not read (``honours``)."""
+
+    rules: Sequence[Rule] = ()
+    honours: frozenset[str] = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        ignored = unhonoured(self.rules, self.honours)
+        if ignored:
+            raise ValueError(
+                f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
+            )
+        super().__init__(*args, **kwargs)
+
+    api = api  # the hooks API of this runtime copy (a class mixin's ``self.api``)
+    reporter: Recorder | None = None  # None: reporting is off
+    last_report: Report | None = None
+
+    def report(self, stream: Any = "stderr") -> Self:
+        """Opt in: after each ``annotate``, ``last_report`` says why every op is quantized or
+        left float (a ``Report``), and its summary is written on ``stream`` (standard error by
+        default; None: nowhere). Returns the quantizer."""
+        self.reporter = Recorder(stream)
+        return self
 
 
 # ------------------------------------------------------------------ explain
@@ -442,12 +436,6 @@ def _rejections(
     }
 
 
-def explain(model: GraphModule, quantizer: Any, rec: Recorder) -> Report:
-    """One entry per op of ``model`` (after annotate), from what ``rec`` recorded."""
-    entries, matches = _Snapshot(model, quantizer, rec).explain()
-    return Report(quantizer.backend, entries, matches)
-
-
 class _Snapshot:
     """What explaining an annotate reads, as the annotate left it: the graph's nodes in order,
     each one's arguments, users and annotation, the recorder's findings, the quantizer's
@@ -541,7 +529,7 @@ class _Snapshot:
         done: dict[Node, Entry] = {}
         counts: dict[tuple[str, str], int] = {}
         qa, memo = self.qa, self.memo
-        said: dict[tuple[str, str], tuple[str, str]] = {}  # (reason, detail) by rule and scope
+        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
         for (rule, nodes, how), at in zip(self.matches, self.matched_at):
             scope = self._scope_of(rule, nodes, how, at)
             key = (rule.name, scope.label if scope is not None else "?")
@@ -552,9 +540,9 @@ class _Snapshot:
             if known is None:
                 why = self.bad.get(key)
                 known = said[key] = (
-                    ("disallowed", f"config {label} not allowed: {why}")
+                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
                     if why
-                    else ("annotated", f"pattern {rule.name}")
+                    else (Reason.ANNOTATED, f"pattern {rule.name}")
                 )
             reason, detail = known
             last = len(nodes) - 1
@@ -591,7 +579,7 @@ class _Snapshot:
             n.name,
             _op(n),
             True,
-            "annotated",
+            Reason.ANNOTATED,
             "shares its input's observer",
             sharing.name if sharing else None,
             scope.label if scope is not None else None,
@@ -605,15 +593,15 @@ class _Snapshot:
         scopes = self.scopes
         scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
         if not self._floating_input(n):
-            return _float(n, "not_a_tensor_op", "no floating-point tensor input", scope=scope)
+            return _float(n, Reason.NOT_A_TENSOR_OP, "no floating-point tensor input", scope=scope)
         if not isinstance(n.meta.get("val"), torch.Tensor):
-            return _float(n, "not_a_tensor_op", "its output is not a tensor", scope=scope)
+            return _float(n, Reason.NOT_A_TENSOR_OP, "its output is not a tensor", scope=scope)
         if scope is None or scope.config is None:
             label = scope.label if scope is not None else "global"
             what = (
                 "no global config (set_global)" if label == "global" else f"{label} config is None"
             )
-            return _float(n, "no_config", f"left float on purpose: {what}", scope=scope)
+            return _float(n, Reason.NO_CONFIG, f"left float on purpose: {what}", scope=scope)
         declines = self.declines.get(n, [])
         for rule, reason, detail in declines:
             if reason != "annotated":
@@ -641,7 +629,9 @@ class _Snapshot:
         e = known[2]
         return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
 
-    def _nearest(self, n: Node, scope: Any, declines: list[tuple[Rule, str, str | Node]]) -> Entry:
+    def _nearest(
+        self, n: Node, scope: Any, declines: list[tuple[Rule, Reason, str | Node]]
+    ) -> Entry:
         """A float op in a configured scope that no rule declined: the nearest rule's break."""
         places, with_op = self._op_rules(n)
         if not with_op:
@@ -669,14 +659,14 @@ class _Snapshot:
                         f"pattern {r.name} is opt-in: the global config does not try it, "
                         "a config set for its operator or module does"
                     )
-                    return _float(n, "not_tried", detail, r, scope)
+                    return _float(n, Reason.NOT_TRIED, detail, r, scope)
                 if not r.applies(config):
-                    return _float(n, "not_tried", _not_tried(r, config, scope), r, scope)
+                    return _float(n, Reason.NOT_TRIED, _not_tried(r, config, scope), r, scope)
                 continue
             if best is None or got > best[0]:
                 best = (got, r, broke)
         for rule, _, said in declines:
-            return _float(n, "annotated", f"pattern {rule.name}: {_said(said)}", rule, scope)
+            return _float(n, Reason.ANNOTATED, f"pattern {rule.name}: {_said(said)}", rule, scope)
         if best is not None:
             _, r, broke = best
             reason, why = self._broke(broke)
@@ -691,37 +681,40 @@ class _Snapshot:
                     return True
         return False
 
-    def _broke(self, broke: tuple[Any, ...]) -> tuple[str, str]:
+    def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
         """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
         kind = broke[0]
         if kind == "source":
-            return "source_partition", (
+            return Reason.SOURCE_PARTITION, (
                 f"matched by source partition ({_ops(broke[1])}), and {broke[2].name} is not "
                 "the output of one (a non-strict export records no source_fn_stack)"
             )
         if kind == "partitions":
-            return "source_partition", (
+            return Reason.SOURCE_PARTITION, (
                 f"matched by module source partitions, and {broke[1].name} is not in one of "
                 "its modules (a functional call, or an export that records none)"
             )
         if kind == "before":  # the op before ``cur`` is not the chain's
             _, prev, cur, ops = broke
             shown = f"{prev.name} ({_op(prev)})" if isinstance(prev, Node) else repr(prev)
-            return "chain_broke", f"chain broke at {shown}: it wants {_ops(ops)} before {cur.name}"
+            return (
+                Reason.CHAIN_BROKE,
+                f"chain broke at {shown}: it wants {_ops(ops)} before {cur.name}",
+            )
         if kind == "others":  # the op before ``cur`` has other users
             _, prev, cur = broke
             others = ", ".join(u.name for u in self.users(prev) if u is not cur)
-            return "second_user", (
+            return Reason.SECOND_USER, (
                 f"chain broke at {prev.name}: its output has other users ({others})"
             )
         if kind == "users":  # ``cur``'s output has no single user
             users = self.users(broke[1])
             shown = ", ".join(u.name for u in users) or "none"
-            return "second_user", (
+            return Reason.SECOND_USER, (
                 f"chain broke at {broke[1].name}: its output has {len(users)} users ({shown})"
             )
         _, u, ops = broke  # "after": the op after is not the chain's
-        return "chain_broke", f"chain broke at {u.name} ({_op(u)}): it wants {_ops(ops)}"
+        return Reason.CHAIN_BROKE, f"chain broke at {u.name} ({_op(u)}): it wants {_ops(ops)}"
 
     def _left(self, n: Node, with_op: Sequence[Rule], scope: Any) -> Entry:
         """A float op that rules have, none of them in order: a shared op whose producer is
@@ -736,14 +729,16 @@ class _Snapshot:
                 cold = [i.name for i in inputs if not self._quantized_output(i)]
                 what = f"input {', '.join(cold)} is" if cold else "inputs are"
                 detail = f"it shares its input's observer, and its {what} not quantized"
-                return _float(n, "producer_float", f"pattern {r.name}: {detail}", r, scope)
+                return _float(n, Reason.PRODUCER_FLOAT, f"pattern {r.name}: {detail}", r, scope)
         for r in with_op:
             if r.kind == "hook":
                 name = getattr(r.annotate, "__name__", "its annotate function")
-                return _float(n, "hook_declined", f"pattern {r.name}: {name} left it", r, scope)
+                return _float(
+                    n, Reason.HOOK_DECLINED, f"pattern {r.name}: {name} left it", r, scope
+                )
         r = with_op[0]
         return _float(
-            n, "unexplained", f"pattern {r.name} has its op but did not annotate it", r, scope
+            n, Reason.UNEXPLAINED, f"pattern {r.name} has its op but did not annotate it", r, scope
         )
 
     def _quantized_output(self, n: Node) -> bool:
@@ -790,7 +785,9 @@ def _said(detail: str | Node) -> str:
     return detail if isinstance(detail, str) else f"{detail.name} was annotated first"
 
 
-def _float(n: Node, reason: str, detail: str, rule: Rule | None = None, scope: Any = None) -> Entry:
+def _float(
+    n: Node, reason: Reason, detail: str, rule: Rule | None = None, scope: Any = None
+) -> Entry:
     label = scope.label if scope is not None else None
     return Entry(n.name, _op(n), False, reason, detail, rule.name if rule else None, label)
 
@@ -801,7 +798,7 @@ def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
     hooks = _hooks(rules)
     if hooks:
         detail += f"; the hooks of {hooks} did not annotate it"
-    return _float(n, "no_rule", detail, scope=scope)
+    return _float(n, Reason.NO_RULE, detail, scope=scope)
 
 
 _HOOKS: dict[int, tuple[Sequence[Rule], str]] = {}  # by id(rules): the rules kept beside

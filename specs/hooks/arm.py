@@ -1,5 +1,5 @@
 """What specs/arm_tosa.bcfg still says in Python: the checks of Arm's support table
-(quantizer_support.py's PatternChecks). Each takes a match's first node and its nodes.
+(quantizer_support.py's PatternChecks). Each takes a match (``match.node``, ``match.nodes``).
 Dtypes and targets are compared by name, so that bcfg resolves this module without torch."""
 
 from __future__ import annotations
@@ -15,27 +15,27 @@ def _dtype(node: Any) -> Any:
     return getattr(val, "dtype", None)
 
 
-def relu_fused(node: Any, nodes: list) -> bool:
+def relu_fused(match: Any) -> bool:
     """A fused hardtanh clamps at 0 (it is a relu)."""
-    last = nodes[-1]
+    last = match.nodes[-1]
     low = float(last.args[1]) if len(last.args) > 1 else -1.0
     return str(last.target) not in ("aten.hardtanh.default", "aten.hardtanh_.default") or low == 0
 
 
-def float_inputs(node: Any, nodes: list) -> bool:
+def float_inputs(match: Any) -> bool:
     """Arithmetic: every input a float tensor."""
     return all(
         (d := _dtype(i)) is not None and d.is_floating_point
-        for n in nodes
+        for n in match.nodes
         for i in n.all_input_nodes
     )
 
 
-def supported_cast(node: Any, nodes: list) -> bool:
+def supported_cast(match: Any) -> bool:
     """to.dtype: int to int, int to float, or float to the same float."""
-    if not node.all_input_nodes:
+    if not match.node.all_input_nodes:
         return False
-    a, b = _dtype(node.all_input_nodes[0]), _dtype(node)
+    a, b = _dtype(match.node.all_input_nodes[0]), _dtype(match.node)
     if a is None or b is None:
         return False
     a_int, b_int = str(a) in INTS, str(b) in INTS

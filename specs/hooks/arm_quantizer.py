@@ -14,7 +14,6 @@ submodules. The deprecated per-op implementation
 from __future__ import annotations
 
 import operator
-import sys
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
@@ -76,16 +75,11 @@ class TOSAFront:
         not to be rewritten, run Arm's pass manager (leaky relu by table), drop the marks."""
         from executorch.backends.arm._passes import ArmPassManager
 
-        base = next(k for k in type(self).__mro__ if k.__name__ == "ComposableSpecQuantizer")
-        rt = sys.modules[base.__module__]  # the generated module's runtime: its meta keys
         model = self.annotate(model)
-        for node in model.graph.nodes:
-            node.meta.setdefault(rt.NO_TFA, True)
+        self.api.keep_unmarked(model)  # the runtime's hooks API (api.py)
         with et._prefer_table_for_quantized_leaky_relu(self.compile_spec):
             model = ArmPassManager(self.compile_spec).transform_for_annotation_pipeline(model)
-        for node in model.graph.nodes:
-            for key in (rt.KEY, rt.INFO, rt.NO_TFA, rt.MATCHED):
-                node.meta.pop(key, None)
+        self.api.forget_marks(model)
         return model
 
 

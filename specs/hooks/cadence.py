@@ -1,7 +1,7 @@
 """What specs/cadence.bcfg still says in Python: the checks of ExecuTorch's Cadence patterns
 (``patterns.py``'s ``get_anchors`` returning empty anchors; ``when`` and, for W8A32's
-weights-only configs, ``weights_only_when``), each taking a match's first node and its nodes
-(in order) and saying whether the pattern annotates it; and GRU's weight anchors
+weights-only configs, ``weights_only_when``), each taking a match (its first op
+``match.node``, its ops ``match.nodes``) and saying whether the pattern annotates it; and GRU's weight anchors
 (``weights``), which sit in a list argument."""
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 
-def tensor_add(node: Any, nodes: list) -> bool:
+def tensor_add(match: Any) -> bool:
     """Add of two tensors, without alpha (or other keyword arguments)."""
     from torch.fx import Node
 
-    return all(isinstance(a, Node) for a in node.args[:2]) and not node.kwargs
+    return all(isinstance(a, Node) for a in match.node.args[:2]) and not match.node.kwargs
 
 
-def values_only(node: Any, nodes: list) -> bool:
+def values_only(match: Any) -> bool:
     """A max pool with indices whose only user takes its values (getitem 0)."""
     import operator
 
-    users = list(node.users)
+    users = list(match.node.users)
     return len(users) == 1 and users[0].target is operator.getitem and users[0].args[1] == 0
 
 
@@ -29,38 +29,38 @@ def _shape(node: Any) -> Any:
     return None if meta is None else meta.shape
 
 
-def w8a32_linear(node: Any, nodes: list) -> bool:
+def w8a32_linear(match: Any) -> bool:
     """Input, weight and bias given, no keywords; the input's last dim a multiple of 4 and
     one row."""
-    if len(node.args) != 3 or node.kwargs:
+    if len(match.node.args) != 3 or match.node.kwargs:
         return False
-    shape = node.args[0].meta["tensor_meta"].shape
+    shape = match.node.args[0].meta["tensor_meta"].shape
     return shape[-1] % 4 == 0 and not (len(shape) > 0 and shape[-2] != 1)
 
 
-def w8a32_conv(node: Any, nodes: list) -> bool:
+def w8a32_conv(match: Any) -> bool:
     """Input, weight and bias given; out and in channels multiples of 4, kernel 3, an input of
     length 3."""
-    if len(node.args) != 3 or node.kwargs:
+    if len(match.node.args) != 3 or match.node.kwargs:
         return False
-    weight = _shape(node.args[1])
+    weight = _shape(match.node.args[1])
     if weight is None:
         return True
     if weight[0] % 4 or weight[1] % 4 or weight[2] != 3:
         return False
-    shape = _shape(node.args[0])
+    shape = _shape(match.node.args[0])
     return shape is None or shape[-1] == weight[2]
 
 
-def w8a32_gru(node: Any, nodes: list) -> bool:
+def w8a32_gru(match: Any) -> bool:
     """No keywords; input and hidden state with a last dim a multiple of 4."""
-    if node.kwargs:
+    if match.node.kwargs:
         return False
-    shapes = [_shape(a) for a in node.args[:2]]
+    shapes = [_shape(a) for a in match.node.args[:2]]
     return all(s is not None and s[-1] % 4 == 0 for s in shapes)
 
 
-def never(node: Any, nodes: list) -> bool:
+def never(match: Any) -> bool:
     """rms_norm: ExecuTorch keeps it from decomposition and annotates nothing."""
     return False
 

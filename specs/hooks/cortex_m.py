@@ -1,5 +1,5 @@
 """What specs/cortex_m.bcfg still says in Python: the Cortex-M kernels' own checks and its
-graph rewrites. Each check takes a match's first node and its nodes (in order) and says
+graph rewrites. Each check takes a match (``match.node``, ``match.nodes``) and says
 whether CMSIS-NN supports it. ExecuTorch's layout helpers are
 imported when called, so that bcfg resolves this module without ExecuTorch."""
 
@@ -27,26 +27,6 @@ def _ex() -> Any:
     return passes_utils
 
 
-_LAYOUT: dict[tuple, bool] = {}
-
-
-def _channels_last(t: Any) -> bool:
-    """ExecuTorch's is_channels_last, once per shape and strides: it works the answer out
-    from them alone (through Tensor.dim_order, the dearest check of an annotate: half of
-    Cortex-M's on a conv net), and a net has few of them. Symbolic sizes (unhashable) are
-    asked every time."""
-    try:
-        key = (tuple(t.shape), t.stride())
-        hash(key)
-    except TypeError:
-        return bool(_ex().is_channels_last(t))
-    if (hit := _LAYOUT.get(key)) is None:
-        if len(_LAYOUT) > 4096:  # a long-lived process's many models
-            _LAYOUT.clear()
-        hit = _LAYOUT[key] = bool(_ex().is_channels_last(t))
-    return hit
-
-
 def _val(node: Any) -> Any:
     val = node.meta["val"]
     return val[0] if isinstance(val, (list, tuple)) else val
@@ -57,48 +37,48 @@ def _pair(node: Any) -> tuple[Any, Any] | None:
     return (_val(args[0]), _val(args[1])) if len(args) == 2 else None
 
 
-def same_shape_or_channel_broadcast(node: Any, nodes: list) -> bool:
+def same_shape_or_channel_broadcast(match: Any) -> bool:
     """Add, sub, mul: an integer alpha, and operands of one shape or a channels-last
     broadcast along channels."""
     u = _ex()
-    for n in nodes:
+    for n in match.nodes:
         if not u.is_foldable_alpha(n.kwargs.get("alpha", 1)):
             return False
         t = _pair(n)
         if t and t[0].shape != t[1].shape:
-            if not (u.is_channel_broadcast(*t) and _channels_last(t[0])):
+            if not (u.is_channel_broadcast(*t) and match.layout(t[0], u.is_channels_last)):
                 return False
     return True
 
 
-def same_shape(node: Any, nodes: list) -> bool:
-    return all((t := _pair(n)) is None or t[0].shape == t[1].shape for n in nodes)
+def same_shape(match: Any) -> bool:
+    return all((t := _pair(n)) is None or t[0].shape == t[1].shape for n in match.nodes)
 
 
-def channels_last(node: Any, nodes: list) -> bool:
-    return all(_channels_last(_val(n)) for n in nodes)
+def channels_last(match: Any) -> bool:
+    return all(match.layout(_val(n), _ex().is_channels_last) for n in match.nodes)
 
 
-def softmax_dim(node: Any, nodes: list) -> bool:
+def softmax_dim(match: Any) -> bool:
     """Softmax over the last dim (contiguous) or over channels (channels-last)."""
-    (n,) = nodes
+    (n,) = match.nodes
     t = _val(n)
-    rank = len(t.shape)
+    rank, last = len(t.shape), match.layout(t, _ex().is_channels_last)
     dim = n.args[1] % rank if len(n.args) > 1 else -1 % rank
-    return dim == ((1 if rank >= 2 else rank - 1) if _channels_last(t) else rank - 1)
+    return dim == ((1 if rank >= 2 else rank - 1) if last else rank - 1)
 
 
-def rank3(node: Any, nodes: list) -> bool:
-    return all(_val(n).dim() == 3 for n in nodes)
+def rank3(match: Any) -> bool:
+    return all(_val(n).dim() == 3 for n in match.nodes)
 
 
-def rank4(node: Any, nodes: list) -> bool:
-    return all(_val(n).dim() == 4 for n in nodes)
+def rank4(match: Any) -> bool:
+    return all(_val(n).dim() == 4 for n in match.nodes)
 
 
-def transposed_conv(node: Any, nodes: list) -> bool:
+def transposed_conv(match: Any) -> bool:
     """No output padding, one group, no dilation (the legacy table: channels-last too)."""
-    for n in nodes:
+    for n in match.nodes:
         a = n.args
         if len(a) > 5 and isinstance(a[5], (list, tuple)) and any(p != 0 for p in a[5]):
             return False
@@ -109,12 +89,12 @@ def transposed_conv(node: Any, nodes: list) -> bool:
     return True
 
 
-def no_divisor_override(node: Any, nodes: list) -> bool:
-    return (nodes[0].args[6] if len(nodes[0].args) > 6 else None) is None
+def no_divisor_override(match: Any) -> bool:
+    return (match.node.args[6] if len(match.node.args) > 6 else None) is None
 
 
-def batched_matmul(node: Any, nodes: list) -> bool:
-    t = _pair(nodes[0])
+def batched_matmul(match: Any) -> bool:
+    t = _pair(match.node)
     return t is None or (
         t[0].dim() == t[1].dim() == 3
         and t[0].shape[0] == t[1].shape[0]
@@ -122,9 +102,9 @@ def batched_matmul(node: Any, nodes: list) -> bool:
     )
 
 
-def tag_unlowerable_pool(node: Any, nodes: list) -> bool:
+def tag_unlowerable_pool(match: Any) -> bool:
     """Accept; tag a pool with dilation or ceil_mode, which the Cortex-M pass leaves alone."""
-    n = nodes[0]
+    n = match.node
     dilation = _ex().coerce_int_pair(n.args[4] if len(n.args) > 4 else (1, 1), (1, 1))
     if dilation != (1, 1) or (len(n.args) > 5 and bool(n.args[5])):
         custom = n.meta.get("custom", {})

@@ -7,7 +7,9 @@ ExecuTorch's EnnQuantizer gives each op of its registry one of a dozen annotatio
 that has an annotation (``one_in_shared``, ``softmax``, ``index``, ``unbind``; conv and
 linear take that op's output as their input spec), norms by argument, sigmoid to fixed
 qparams. The spec names each op's kind with ``when:`` (each function here takes the node
-and the config and annotates it, as ExecuTorch's annotators do); ``Enn`` runs them as
+and the config and annotates it, as ExecuTorch's annotators do; the config defaults to None
+only so that the function fits the one signature bcfg checks a ``when:`` against: ``Enn``
+calls it, the runtime never does); ``Enn`` runs them as
 ExecuTorch does: conv and linear followed by a relu first, then every node in order, then
 the custom annotations, with Samsung's configs and constructor methods. Every annotation
 made here is marked annotated and made whole (before the custom annotations nothing else
@@ -46,25 +48,25 @@ def _above(node: Any) -> Any:
     return hasattr(first, "meta") and _above(first)
 
 
-def relux(node: Any, nodes: Any) -> bool:
+def relux(match: Any) -> bool:
     """A relu Samsung folds: hardtanh only from 0 (its check lets any upper bound through)."""
-    return "hardtanh" not in str(node.target) or node.args[1] == 0.0
+    return "hardtanh" not in str(match.nodes[-1].target) or match.nodes[-1].args[1] == 0.0
 
 
-def two_in(node: Any, q: Any) -> None:
+def two_in(node: Any, q: Any = None) -> None:
     a, b = node.args[:2]
     if _float(a):
         _set(node, {x: q.input_activation for x in (a, b) if _float(x)}, q.output_activation if _float(node) else None)  # fmt: skip
 
 
-def shared_pair(node: Any, q: Any) -> None:
+def shared_pair(node: Any, q: Any = None) -> None:
     a, b = node.args[:2]
     if not (_float(a) and hasattr(b, "meta")):
         return two_in(node, q)
     _set(node, {a: q.input_activation, b: _shared((a, node))}, _shared((a, node)))
 
 
-def add(node: Any, q: Any) -> None:
+def add(node: Any, q: Any = None) -> None:
     a, b = node.args[:2]
     if not _float(a) or (isinstance(b, float) and not _above(a)):
         return
@@ -74,19 +76,19 @@ def add(node: Any, q: Any) -> None:
     return shared_pair(node, q)
 
 
-def one_in(node: Any, q: Any) -> None:
+def one_in(node: Any, q: Any = None) -> None:
     if _float(node.args[0]):
         _set(node, {node.args[0]: q.input_activation}, q.output_activation)
 
 
-def one_in_shared(node: Any, q: Any) -> None:
+def one_in_shared(node: Any, q: Any = None) -> None:
     x = node.args[0]
     if _float(x):
         top = _above(x)
         _set(node, {top: _shared(top)} if top else {x: q.input_activation}, _shared((top or x, node)))  # fmt: skip
 
 
-def softmax(node: Any, q: Any) -> None:
+def softmax(node: Any, q: Any = None) -> None:
     x = node.args[0]
     if _float(x):
         if str(x.target) in ADDS and KEY in x.meta:
@@ -95,23 +97,23 @@ def softmax(node: Any, q: Any) -> None:
         _set(node, {top: _shared(top)} if top else {}, q.output_activation)
 
 
-def index(node: Any, q: Any) -> None:
+def index(node: Any, q: Any = None) -> None:
     x = node.args[0]
     if _float(x) and _above(x):
         _set(node, {x: q.input_activation}, _shared((_above(x), node)))
 
 
-def index_put(node: Any, q: Any, at: int = 2) -> None:
+def index_put(node: Any, q: Any = None, at: int = 2) -> None:
     """The value (argument ``at``) takes the input spec; the output shares it."""
     _set(node, {node.args[at]: q.input_activation}, _shared((node.args[at], node)))
 
 
-def embedding(node: Any, q: Any) -> None:
+def embedding(node: Any, q: Any = None) -> None:
     if _float(node.args[0]):
         index_put(node, q, 0)
 
 
-def unbind(node: Any, q: Any) -> None:
+def unbind(node: Any, q: Any = None) -> None:
     x = node.args[0]
     if _float(x):
         shared = _shared((_above(x) or x, node))
@@ -119,38 +121,38 @@ def unbind(node: Any, q: Any) -> None:
             _set(n, inputs, shared)
 
 
-def affine(node: Any, q: Any) -> None:
+def affine(node: Any, q: Any = None) -> None:
     x, top = node.args[0], _above(node.args[0])
     if _float(node.args[1]):
         _set(node, {x: _shared(top) if top else q.input_activation, **_weights(node, q)}, q.output_activation)  # fmt: skip
 
 
-def _weights(node: Any, q: Any) -> dict:
+def _weights(node: Any, q: Any = None) -> dict:
     """Conv's and linear's weight, and bias if the config has a bias spec."""
     return {node.args[1]: q.weight, **({node.args[2]: q.bias} if len(node.args) > 2 and q.bias is not None else {})}  # fmt: skip
 
 
-def cat(node: Any, q: Any) -> None:
+def cat(node: Any, q: Any = None) -> None:
     first = node.args[0][0]
     if _float(first):
         shared = _shared((first, node))
         _set(node, {x: q.input_activation if x == first else shared for x in node.args[0]}, shared)
 
 
-def norm(node: Any, q: Any, at: int = 2, role: str = "input_activation") -> None:
+def norm(node: Any, q: Any = None, at: int = 2, role: str = "input_activation") -> None:
     """rms_norm, layer_norm: the input and the weight (argument 2) take the input spec."""
     _set(node, {node.args[0]: q.input_activation, node.args[at]: getattr(q, role)}, q.output_activation)  # fmt: skip
 
 
-def group_norm(node: Any, q: Any) -> None:
+def group_norm(node: Any, q: Any = None) -> None:
     norm(node, q, 2, "weight")
 
 
-def batch_norm(node: Any, q: Any) -> None:
+def batch_norm(node: Any, q: Any = None) -> None:
     norm(node, q, 1)
 
 
-def sigmoid(node: Any, q: Any) -> None:
+def sigmoid(node: Any, q: Any = None) -> None:
     """Output to fixed qparams: scale 1 / 2^bits, zero point 0 (an observer's)."""
     import torch
     from torchao.quantization.pt2e import FixedQParamsObserver
@@ -191,7 +193,11 @@ class Enn:
         for relu in model.graph.nodes:  # conv or linear and the relu it folds
             prev = relu.args[0] if relu.args else None
             rule = fused.get((getattr(prev, "target", None), relu.target))
-            if rule and len(prev.users) == 1 and all(c(relu, [prev, relu]) for c in rule.when):
+            if (
+                rule
+                and len(prev.users) == 1
+                and all(c(type("M", (), {"nodes": [prev, relu]})) for c in rule.when)
+            ):
                 _set(prev, {prev.args[0]: q.input_activation, **_weights(prev, q)}, None)
                 _set(relu, {}, q.output_activation)
         for node in model.graph.nodes:  # (every annotation made here is marked annotated)

@@ -38,6 +38,6 @@ def mark_transformed(model: GraphModule) -> GraphModule:
     return model
 
 
-def never(node: Node, nodes: list) -> bool:
+def never(match: Any) -> bool:
     """A check of a whole match (``scopes: composable``) that refuses every match."""
     return False

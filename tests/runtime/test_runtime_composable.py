@@ -64,13 +64,14 @@ def test_the_longest_chain_is_matched_by_the_first_stage(annotated):
     first = [m for m in quantizer.last_matches if linear in m.nodes]
     # the second stage tries the chain, then linear alone: both matched before
     assert [(len(m.nodes), m.accepted) for m in first] == [(2, True), (2, False), (1, False)]
-    assert first[1].message == "Tried annotating already quantized node."
+    assert first[1].decline.reason == "annotated"
 
 
 def test_a_failed_check_rejects_the_match_and_leaves_it_float(annotated):
     quantizer, nodes, _ = annotated
     (add,) = [m for m in quantizer.last_matches if nodes["add"] in m.nodes]
-    assert not add.accepted and add.message.startswith("Tried annotating unsupported configuration")
+    assert not add.accepted and add.decline.reason == "skip"
+    assert add.decline.detail.startswith("a when: condition (")
     assert "quantization_annotation" not in nodes["add"].meta
 
 
@@ -321,3 +322,43 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(tmp_path
     early, late = report_read_early_and_late(quantizer, _graph)
     assert late == early
     assert {e["reason"] for e in early} == {"annotated", "skip", "no_rule"}
+
+
+BUILTINS = """
+    constraint act = qint8 {}
+    dtypes s = {input: act, output: act, weight: qint8}
+    dtypes io = {input: act, output: act}
+    quantizer t { fx: false  scopes: composable }
+    backend t {
+        pattern aten.linear.default { dtypes: s }
+        pattern aten.relu.default { dtypes: io  pt2e: {when: input_quantized} }
+        pattern aten.sigmoid.default { dtypes: io  pt2e: {when: user_quantizable} }
+        pattern aten.tanh.default { dtypes: io  pt2e: {when: [input_quantized, user_quantizable]} }
+    }
+"""
+
+
+class Builtins(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.out = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.out(torch.sigmoid(torch.relu(self.fc(x)))), torch.tanh(x)
+
+
+def test_builtin_conditions_mean_under_composable_what_they_mean_under_operators(tmp_path):
+    """Issue 52.13: input_quantized and user_quantizable hold under scopes: composable where
+    they hold under scopes: operators (they were called with the match's nodes for the
+    quantizer's ops, and read a flag only the operators base set: they never held)."""
+    quantizer = generate(tmp_path, BUILTINS)().report(None)
+    quantizer.add_stage(symmetric_config("per_tensor"))
+    gm = torch.export.export(Builtins().eval(), (torch.randn(4, 4),)).module()
+    quantizer.annotate(gm)
+    entries = {e.node: e for e in quantizer.last_report.entries}
+    # relu's input is linear's quantized output; sigmoid's user is a linear (a rule's op)
+    assert entries["relu"].quantized, entries["relu"].detail
+    assert entries["sigmoid"].quantized, entries["sigmoid"].detail
+    # tanh's input is the model's float input: input_quantized rules it out, with its name
+    assert not entries["tanh"].quantized and entries["tanh"].reason == "skip"
+    assert "input_quantized" in entries["tanh"].detail

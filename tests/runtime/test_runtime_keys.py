@@ -1,6 +1,6 @@
 """The runtime side of the table of PT2E keys: each base reads only the Rule fields it
 declares (``honours``), conditions return a decline with a named reason the report takes
-as is, the reporter is set for one annotate and put back however it ends, and the report
+as is, the recorder is the instance's own (no module-global state), and the report
 runs torch's source partitioning once per rule, not once per float op (issue 35, class 3)."""
 
 from __future__ import annotations
@@ -85,13 +85,14 @@ def raises(model, config, accept):
     raise RuntimeError("a hook that fails")
 
 
-def test_the_reporter_is_put_back_when_annotate_raises():
+def test_the_recorder_is_the_instances_and_an_annotate_that_raised_leaves_none_behind():
     gm = exported(nn.Sequential(nn.ReLU()), torch.randn(2, 4))
     q = quantizer(Rule("boom", kind="hook", annotate=raises)).set_global(CONFIG).report(None)
-    assert report.ACTIVE is None
     with pytest.raises(RuntimeError, match="a hook that fails"):
         q.annotate(gm)
-    assert report.ACTIVE is None
+    assert not hasattr(report, "ACTIVE")  # no module-global recorder
+    other = quantizer(Rule("boom", kind="hook", annotate=raises)).set_global(CONFIG)
+    assert other.reporter is None and q.reporter is not None
 
 
 class Relus(nn.Module):

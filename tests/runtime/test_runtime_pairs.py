@@ -40,12 +40,12 @@ SPEC = """
 """
 
 
-def two_rows(node, nodes):
+def two_rows(match):
     """A weights-only condition: the input has 2 rows (the test's does)."""
-    return node.args[0].meta["val"].shape[0] == 2
+    return match.node.args[0].meta["val"].shape[0] == 2
 
 
-def never(node, nodes):
+def never(match):
     return False
 
 
@@ -201,10 +201,10 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
     assert (first.rule, first.config, first.stage) == (chain.rule.name, config, "PairQuantizer")
     (second,) = alone.last_matches
     assert not second.accepted
-    # ExecuTorch's composable message for a node matched first: the report's "annotated"
-    assert second.message == "Tried annotating already quantized node."
+    # the composable base's decline for a node matched first: the report's "annotated"
+    assert second.decline.reason == "annotated"
 
-    def never(node, nodes):
+    def never(match):
         return False
 
     gm, nodes = graph()
@@ -212,13 +212,12 @@ def test_each_match_tried_is_recorded_with_why_it_was_skipped(made):
     checked.checks = (never,)
     checked.annotate(gm)
     (match,) = checked.last_matches
-    assert match.message == "a when: condition (never) rules the match out"
+    assert match.decline.reason == "skip"
+    assert match.decline.detail == "a when: condition (never) rules the match out"
     assert "quantization_annotation" not in nodes["linear"].meta
 
 
 def test_a_match_an_earlier_pair_took_reports_annotated_as_the_composable_base_does(made):
-    from generator.runtime import composable, match_report
-
     _, _, graph, getter = made
     config = symmetric_config("per_tensor")
     quantizer = getter().report(None)
@@ -228,7 +227,6 @@ def test_a_match_an_earlier_pair_took_reports_annotated_as_the_composable_base_d
     quantizer.annotate(gm)
     relu = next(e for e in quantizer.last_report.entries if e.node == "relu")
     assert not relu.quantized and relu.reason == "annotated"
-    assert relu.reason == match_report.REASONS[composable.REJECT_MATCHED]
     assert "linear was matched first" in relu.detail
 
 

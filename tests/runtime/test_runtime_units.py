@@ -3,7 +3,11 @@ quantizers is the same code: tests/emit/test_pt2e_emit.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
 
@@ -88,26 +92,35 @@ def _graph():
     return {n.name: n for n in gm.graph.nodes}
 
 
-def test_the_when_conditions_read_the_flag_of_quantized_patterns():
+def test_the_when_conditions_read_the_outputs_of_quantized_patterns():
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+
     from generator.runtime.conditions import (
         input_quantized,
         inputs_quantized,
         same_shape,
         user_quantizable,
     )
+    from generator.runtime.model import Context
     from generator.runtime.operators import Annotation
     from generator.runtime.values import KEY
 
+    def at(node, quantizable=frozenset()):  # a match of one op
+        return Context([node], None, quantizable)
+
     n = _graph()
     cat, relu = n["cat"], n["relu"]
-    assert not input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    assert not input_quantized(at(cat)) and not inputs_quantized(at(cat))
     relu.meta[KEY] = Annotation(_annotated=True, _is_output_of_quantized_pattern=True)
-    assert input_quantized(cat, frozenset()) and not inputs_quantized(cat, frozenset())
+    assert input_quantized(at(cat)) and not inputs_quantized(at(cat))
     n["x"].meta[KEY] = Annotation(_annotated=True)  # annotated, not a quantized pattern's output
-    assert not inputs_quantized(cat, frozenset())
-    assert same_shape(n["mul"], frozenset()) and not same_shape(n["mul_1"], frozenset())
-    assert not user_quantizable(relu, frozenset()) and user_quantizable(relu, {torch.cat})
-    assert user_quantizable(n["output"], frozenset())  # no user at all
+    assert not inputs_quantized(at(cat))
+    # an output spec (every composition but the operator-scoped one) says it too
+    n["x"].meta[KEY] = QuantizationAnnotation(output_qspec=object(), _annotated=True)
+    assert inputs_quantized(at(cat))
+    assert same_shape(at(n["mul"])) and not same_shape(at(n["mul_1"]))
+    assert not user_quantizable(at(relu)) and user_quantizable(at(relu, {torch.cat}))
+    assert user_quantizable(at(n["output"]))  # no user at all
 
 
 def test_a_pattern_with_two_default_ops_is_refused_as_torchao_refuses_it():
@@ -118,3 +131,30 @@ def test_a_pattern_with_two_default_ops_is_refused_as_torchao_refuses_it():
     assert accept([n["relu"]]) and not accept([n["x"]])
     with pytest.raises(NotImplementedError, match="Several nodes"):
         accept([n["relu"], n["cat"]])
+
+
+def test_a_layout_check_is_asked_once_per_shape_and_strides_of_a_graph():
+    """Cortex-M's channels-last memo is the runtime's (``Context.layout``), not its hooks'."""
+    from generator.runtime.model import Context
+
+    n = _graph()
+    asked = []
+
+    def check(t):
+        asked.append(t)
+        return True
+
+    match = Context([n["mul"]])
+    vals = [n["relu"].meta["val"], n["x"].meta["val"], n["relu"].meta["val"]]
+    assert all(match.layout(v, check) for v in vals)
+    assert len(asked) == 1  # three tensors of one shape and strides: one question
+    assert match.layout(torch.empty(3, 2), check) and len(asked) == 2
+
+
+def test_hooks_use_the_hooks_api_not_the_runtimes_classes_or_meta_keys():
+    from generator.runtime import api
+
+    assert api.API_VERSION == 1
+    hooks = "\n".join(p.read_text() for p in sorted(ROOT.glob("specs/hooks/*.py")))
+    for private in ("__mro__", api.MATCHED, api.INFO, api.NO_TFA, "_LAYOUT"):
+        assert private not in hooks, private
