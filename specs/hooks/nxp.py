@@ -24,24 +24,25 @@ import math
 from typing import Any
 
 KEY = "quantization_annotation"
-EPS = 2**-12  # NXP's act_qspec eps
 
 
-def _ao() -> Any:
+def _t() -> Any:
+    """torch, torchao's pt2e and its quantizer module (imported when first called)."""
+    import torch
     import torchao.quantization.pt2e as ao
     import torchao.quantization.pt2e.quantizer as q
 
-    return ao, q
+    return torch, ao, q
 
 
 def act_spec(is_qat: bool) -> Any:
-    import torch
-
-    ao, q = _ao()
+    torch, ao, q = _t()
     ctr = (
-        ao.FusedMovingAvgObsFakeQuantize.with_args(observer=ao.MovingAverageMinMaxObserver, eps=EPS)
+        ao.FusedMovingAvgObsFakeQuantize.with_args(
+            observer=ao.MovingAverageMinMaxObserver, eps=2**-12
+        )
         if is_qat
-        else ao.HistogramObserver.with_args(eps=EPS)
+        else ao.HistogramObserver.with_args(eps=2**-12)
     )
     return q.QuantizationSpec(dtype=torch.int8, quant_min=-128, quant_max=127,
                               qscheme=torch.per_tensor_affine, is_dynamic=False,
@@ -51,9 +52,7 @@ def act_spec(is_qat: bool) -> Any:
 def sym_spec(is_qat: bool, ch_axis: int | None = None, channels: bool = False, axis=()) -> Any:
     """Int8 -127..127 symmetric, per tensor (``ch_axis`` only recorded) or per channel
     (``axis``: given to the observer too)."""
-    import torch
-
-    ao, q = _ao()
+    torch, ao, q = _t()
     name = "PerChannelMinMaxObserver" if channels else "MinMaxObserver"
     kw = dict(zip(("ch_axis",) * len(axis), axis))
     ctr = (
@@ -68,31 +67,24 @@ def sym_spec(is_qat: bool, ch_axis: int | None = None, channels: bool = False, a
 
 def config(is_qat: bool) -> Any:
     """ExecuTorch's static_fc_qconfig (its static_qconfig's weight: ``axis0_weight``)."""
-    _, q = _ao()
+    q = _t()[2]
     return q.QuantizationConfig(act_spec(is_qat), act_spec(is_qat), sym_spec(is_qat), None)
 
 
 def bias_qparams(obs: list, out_channels: int | None = None) -> Any:
     """The int32 bias's qparams: the input's scale times the weight's (repeated to
     ``out_channels``: a grouped transposed conv), zero point 0."""
-    import torch
-
+    torch = _t()[0]
     act, weight = obs[0].calculate_qparams()[0], obs[1].calculate_qparams()[0]
     if out_channels is not None:
-        weight = weight.flatten()
-        if weight.numel() != out_channels:
-            if out_channels % weight.numel():
-                raise RuntimeError("Weight qparams cannot be repeated if not divisible by `out_channels`.")  # fmt: skip
-            weight = weight.repeat(out_channels // weight.numel())
+        weight = weight.flatten().repeat(out_channels // weight.numel())
         act = act.flatten()[0]
     scale = act * weight
     return scale, torch.zeros_like(scale, dtype=torch.int64)
 
 
 def derived_bias(node: Any, x: int, w: int, fn: Any = bias_qparams, channels: bool = False) -> Any:
-    import torch
-
-    _, q = _ao()
+    torch, _, q = _t()
     return q.DerivedQuantizationSpec(
         derived_from=[(node.args[x], node), (node.args[w], node)], derive_qparams_fn=fn,
         dtype=torch.int32, quant_min=-(2**31) + channels, quant_max=2**31 - 1,
@@ -101,55 +93,40 @@ def derived_bias(node: Any, x: int, w: int, fn: Any = bias_qparams, channels: bo
     )  # fmt: skip
 
 
-def _bias(node: Any, spec: Any) -> list:
-    has = len(node.args) > 2 and node.args[2] is not None
-    return [(node, node.args[2], spec)] if has else []
-
-
 def axis0_weight(node: Any, config: Any, is_qat: bool = False) -> list:
     """mm, prelu: the weight (argument 1) per tensor, its spec recording ch_axis 0."""
     return [(node, node.args[1], sym_spec(is_qat, 0))]
 
 
-def conv_parameters(node: Any, config: Any, is_qat: bool = False) -> list:
-    """conv2d: the weight per channel (axis 0), the bias derived per channel."""
-    weight = (node, node.args[1], sym_spec(is_qat, 0, channels=True))
-    return [weight, *_bias(node, derived_bias(node, 0, 1, channels=True))]
+def conv_parameters(node: Any, config: Any, is_qat: bool = False, axis: int = 0) -> list:
+    """conv2d: the weight per channel (axis 0), the bias derived per channel; a transposed
+    one's weight along axis 1, a grouped one's bias derived with the weight's scales
+    repeated to the output channels."""
+    grouped = axis and len(node.args) >= 7 and node.args[6] > 1
+    fn = functools.partial(bias_qparams, out_channels=node.meta["val"].shape[1]) if grouped else bias_qparams  # fmt: skip
+    has = len(node.args) > 2 and node.args[2] is not None
+    bias = [(node, node.args[2], derived_bias(node, 0, 1, fn, channels=True))] if has else []
+    weight = sym_spec(is_qat, axis, channels=True, axis=(axis,) if axis else ())
+    return [(node, node.args[1], weight), *bias]
 
 
 def transposed_conv_parameters(node: Any, config: Any, is_qat: bool = False) -> list:
-    """conv_transpose2d: the weight per channel along axis 1; a grouped one's bias derived with
-    the weight's scales repeated to the output channels."""
-    groups = node.args[6] if len(node.args) >= 7 else 1
-    fn = bias_qparams
-    if groups > 1:
-        fn = functools.partial(bias_qparams, out_channels=node.meta["val"].shape[1])
-    weight = (node, node.args[1], sym_spec(is_qat, 1, channels=True, axis=(1,)))
-    return [weight, *_bias(node, derived_bias(node, 0, 1, fn, channels=True))]
-
-
-def _bounds(node: Any) -> tuple:
-    import torch
-
-    args = node.args
-    if node.target == torch.ops.aten.clamp.default:
-        lo, hi = (list(args[1:3]) + [None, None])[:2]
-    else:  # hardtanh: defaults -1, 1
-        lo, hi = (list(args[1:3]) + [-1, 1][len(args) - 1 :])[:2]
-    return tuple(v if v is not None and math.isfinite(v) else None for v in (lo, hi))
+    return conv_parameters(node, config, is_qat, axis=1)
 
 
 def relu_bounds(node: Any, nodes: list) -> bool:
-    """clamp, hardtanh: a ReLU (bounds (0, inf), (0, 6), (0, 1) or (-1, 1))."""
-    return _bounds(node) in ((-1, 1), (0, 1), (0, 6), (0, None))
+    """clamp, hardtanh: a ReLU (bounds (0, inf), (0, 6), (0, 1) or (-1, 1); hardtanh's
+    default -1, 1)."""
+    clamp = node.target == _t()[0].ops.aten.clamp.default
+    bounds = (list(node.args[1:3]) + ([None, None] if clamp else [-1, 1][len(node.args) - 1 :]))[:2]  # fmt: skip
+    bounds = tuple(v if v is not None and math.isfinite(v) else None for v in bounds)
+    return bounds in ((-1, 1), (0, 1), (0, 6), (0, None))
 
 
 def fuses(node: Any, nodes: list) -> bool:
     """A weighted op fuses the chain's activation: a hardtanh that is a ReLU or ReLU6; a
     linear of rank 2 at most."""
-    import torch
-
-    aten, act = torch.ops.aten, nodes[-1]
+    aten, act = _t()[0].ops.aten, nodes[-1]
     if act.target in (aten.hardtanh.default, aten.hardtanh_.default):
         if act.args[1:3] not in ((0.0, 6.0), (0.0, float("inf"))):
             return False
@@ -161,10 +138,6 @@ def qat_only(node: Any, nodes: list) -> bool:
     return True
 
 
-def _annotated(node: Any) -> bool:
-    return KEY in node.meta and node.meta[KEY]._annotated
-
-
 class Pair:
     """NXP's anchors of a pair's rule (the mixin of ``NeutronAtenQuantizer``): ``rule`` and
     ``config`` are the pair's; ``owner`` the NeutronQuantizer whose pairs fusions take."""
@@ -173,23 +146,24 @@ class Pair:
     cluster = False
 
     @property
-    def is_qat(self) -> bool:
-        owner = self.owner or getattr(getattr(self, "pattern", None), "neutron_quantizer", None)
-        return bool(getattr(owner, "is_qat", getattr(getattr(self, "pattern", None), "is_qat", 0)))
+    def is_qat(self) -> bool:  # the owner's, or (a pair of ExecuTorch's pattern) the pattern's
+        return bool(getattr(self.owner or getattr(self, "pattern", None), "is_qat", False))
 
     def annotate(self, model: Any) -> Any:
-        _, q = _ao()
+        q = _t()[2]
         op = self.rule.chain[0][0]
         groups: dict = {}  # find_sequential_partitions_aten: by source, then graph order
         for n in model.graph.nodes:
             if (stack := n.meta.get("source_fn_stack")) is not None and n.target == op:
                 groups.setdefault(stack[-1][1], []).append(n)
         for node in [n for g in groups.values() for n in g]:
-            anchors = self.cluster_anchors(model, node) if self.cluster else self.anchors(model, node)
+            anchors = (
+                self.cluster_anchors(model, node) if self.cluster else self.anchors(model, node)
+            )
             if anchors is None:
                 continue
             inputs, outputs = anchors
-            if any(_annotated(n) for n, *_ in inputs + outputs):
+            if any(KEY in n.meta and n.meta[KEY]._annotated for n, *_ in inputs + outputs):
                 continue
             for n, spec in outputs:
                 n.meta[KEY] = q.QuantizationAnnotation(output_qspec=spec, _annotated=True)
@@ -202,28 +176,24 @@ class Pair:
     def spec(self, quant: Any, default: Any) -> Any:
         """A dtype's spec: fixed qparams if it has a scale, the weight's if it is the weight's
         dtype, else the config's."""
-        import torch
-
-        _, q = _ao()
-        if quant.scale is not None:
+        torch, _, q = _t()
+        if quant is not None and quant.scale is not None:
             return q.FixedQParamsQuantizationSpec(
                 dtype=torch.int8, scale=quant.scale, zero_point=quant.zero_point,
-                quant_min=quant.quant_min, quant_max=quant.quant_max,
-                qscheme=torch.per_tensor_affine,
+                quant_min=-128, quant_max=127, qscheme=torch.per_tensor_affine,
             )  # fmt: skip
-        if quant == self.rule.allows[0].weight:  # bmm's operands: the weight's dtype
+        if quant is not None and quant == self.rule.allows[0].weight:  # bmm's: the weight's
             return sym_spec(self.is_qat)
         return default
 
     def shared(self, node: Any) -> Any:
-        _, q = _ao()
+        q = _t()[2]
         rule, args = self.rule, node.args
         if isinstance(args[0], (list, tuple)):  # cat: its first quantized input's, or plain
             first = next((a for a in args[0] if KEY in a.meta), None)
-            act = self.config.input_activation
-            specs = [q.SharedQuantizationSpec(first) if first else act] * len(args[0])
-            out = q.SharedQuantizationSpec(first) if first else self.config.output_activation
-            return [(node, a, s) for a, s in zip(args[0], specs)], [(node, out)]
+            ins, out = self.config.input_activation, self.config.output_activation
+            ins, out = (q.SharedQuantizationSpec(first),) * 2 if first else (ins, out)
+            return [(node, a, ins) for a in args[0]], [(node, out)]
         if len(rule.inputs) > 1:  # maximum, minimum: the first quantized input's
             first = next((a for a in args if KEY in a.meta), None)
             if first is None:
@@ -240,20 +210,17 @@ class Pair:
         rule, config = self.rule, self.config
         if rule.kind != "chain" or not all(f(node, [node]) for f in rule.when if f is not qat_only):
             return self.shared(node)
-        allows, args = rule.allows[0], node.args
-        inputs = [
-            (node, args[i], self.spec(allows.input, config.input_activation))
-            for i in rule.inputs if i < len(args) and hasattr(args[i], "meta")
-        ]  # fmt: skip
+        allows, args, inputs = rule.allows[0] if rule.allows else None, node.args, []
+        if rule.parameters != "float":  # batch norm (QAT): its output only
+            spec = self.spec(allows and allows.input, config.input_activation)
+            inputs = [(node, args[i], spec) for i in rule.inputs if i < len(args) and hasattr(args[i], "meta")]  # fmt: skip
         if rule.weights is not None:
             inputs += rule.weights(node, config, self.is_qat)
         elif rule.weight is not None and rule.parameters != "float":
             inputs.append((node, args[rule.weight], config.weight))
             if rule.bias is not None and len(args) > rule.bias:
                 inputs.append((node, args[rule.bias], derived_bias(node, rule.inputs[0], rule.weight)))  # fmt: skip
-        if rule.parameters == "float":  # batch norm (QAT): its output only
-            inputs = []
-        out = [(node, self.spec(allows.output, config.output_activation))]
+        out = [(node, self.spec(allows and allows.output, config.output_activation))]
         return inputs, self.fused(model, node, out)
 
     def fused(self, model: Any, node: Any, out: list) -> list:
@@ -269,7 +236,7 @@ class Pair:
                 chain.append(n := users[0])
             if len(chain) != len(ops) + 1 or not all(f(node, chain) for f in when):
                 continue
-            if ops[-1] == _aten().batch_norm.default:  # QAT: batch norm's output is its own
+            if ops[-1] == _t()[0].ops.aten.batch_norm.default:  # QAT: the batch norm's output
                 return []
             for n in reversed(chain[1:]):  # the activation first
                 self.owner.op_to_quantizer[n.target].annotate(model)
@@ -282,14 +249,10 @@ class Pair:
     def cluster_anchors(self, model: Any, cat: Any) -> Any:
         """NXP's concat cluster: cat of like activations each fused to a conv2d or linear,
         compute ops and activations annotated by their pairs, cat sharing the first's spec."""
-        import torch
-
-        _, q = _ao()
+        torch, _, q = _t()
         aten, owner, acts = torch.ops.aten, self.owner, cat.all_input_nodes
         fusing = {op for chains in owner.follows.values() for ops, _ in chains for op in ops[-1:]}
-        if not all(a.op == "call_function" and a.target in fusing and fuses(a, [a]) for a in acts):
-            return None
-        if not all(_alike(a, acts[0]) for a in acts):
+        if not all(a.target in fusing and fuses(a, [a]) and _alike(a, acts[0]) for a in acts):
             return None
         computes = [c for a in acts for c in a.all_input_nodes]
         ok = (aten.conv2d.default, aten.addmm.default, aten.mm.default)
@@ -306,18 +269,12 @@ class Pair:
         shared = q.SharedQuantizationSpec(acts[0])
         return [(cat, a, shared) for a in cat.args[0]], [(cat, shared)]
 
-    def validate(self, model: Any) -> None:
-        pass
-
 
 def _alike(a: Any, b: Any) -> bool:
     """Activations alike for the cluster: in place or not; a hardtanh (0, inf) and a relu."""
     ka, kb = (str(n.target).split(".")[1].rstrip("_") for n in (a, b))
-
-    def relu(x: Any, kx: str, ky: str) -> bool:
-        return kx == "hardtanh" and x.args[1:] == (0.0, float("inf")) and ky == "relu"
-
-    return ka == kb or relu(a, ka, kb) or relu(b, kb, ka)
+    ht = [k == "hardtanh" and n.args[1:] == (0.0, float("inf")) for n, k in ((a, ka), (b, kb))]
+    return ka == kb or (ht[0] and kb == "relu") or (ht[1] and ka == "relu")
 
 
 class _Pair(Pair):
@@ -341,14 +298,8 @@ def init(self: Any, neutron_target_spec: Any, is_qat: bool = False) -> None:
             self.quantizers.append(_Pair(r, pair_config, self))
     self.op_to_quantizer = {q.rule.chain[0][0]: q for q in self.quantizers}
     self.op_to_applied_quantizer = dict.fromkeys(self.op_to_quantizer, False)
-    cat = self.op_to_quantizer[_aten().cat.default].rule
+    cat = self.op_to_quantizer[_t()[0].ops.aten.cat.default].rule
     self.cluster_quantizers = [_Pair(cat, pair_config, self, cluster=True)]
-
-
-def _aten() -> Any:
-    import torch
-
-    return torch.ops.aten
 
 
 class Neutron:
@@ -357,31 +308,26 @@ class Neutron:
     def transform_for_annotation(self, model: Any) -> Any:
         from executorch.backends.nxp.aten_passes import neutron_aten_pass_manager as pm
 
-        spec: Any = getattr(self, "neutron_target_spec")
+        me: Any = self
         model.graph.eliminate_dead_code()
-        passes = pm._get_default_passes(spec, getattr(self, "is_qat"))
-        model = pm.NeutronAtenPassManager(spec, passes)(model).graph_module
+        passes = pm._get_default_passes(me.neutron_target_spec, me.is_qat)
+        model = pm.NeutronAtenPassManager(me.neutron_target_spec, passes)(model).graph_module
         model.graph.eliminate_dead_code()
         return model
 
     def annotate(self, model: Any) -> Any:
-        _, q = _ao()
-        me: Any = self
+        q, me = _t()[2], self
         for n in model.graph.nodes:
-            if not _annotated(n) and n.op == "placeholder" and n.users:
-                q.annotate_output_qspec(n, act_spec(me.is_qat))
-                n.meta[KEY]._annotated = True
+            if n.op == "placeholder" and n.users and not getattr(n.meta.get(KEY), "_annotated", 0):
+                n.meta[KEY] = q.QuantizationAnnotation(output_qspec=act_spec(me.is_qat), _annotated=True)  # fmt: skip
         for cluster in me.cluster_quantizers:
             cluster.annotate(model)
         for n in list(model.graph.nodes):
             pair = me.op_to_quantizer.get(n.target) if n.op == "call_function" else None
             if pair is None or me.op_to_applied_quantizer[n.target]:
                 continue
-            pair.annotate(model)
-            rule = pair.rule
-            if not (rule.kind == "shared" and len(rule.inputs) == 1):
-                me.op_to_applied_quantizer[n.target] = True
+            pair.annotate(model)  # a shared pattern of one input: again at its next node
+            me.op_to_applied_quantizer[n.target] = (
+                pair.rule.kind != "shared" or len(pair.rule.inputs) > 1
+            )
         return model
-
-    def validate(self, model: Any) -> None:
-        pass

@@ -12,7 +12,9 @@ are the post-convert fusion pass's, which the hooks reuse) and the annotating
 functions of ``utils.py`` (``CADENCE_UTILS``). Arm TOSA (specs/arm_tosa.bcfg and its hooks) against
 the five files of ExecuTorch's ``backends/arm/quantizer/`` that hold its
 quantizer (``ARM_REFERENCE``: both its implementations, the configs, the
-support table; ``__init__.py`` left out).
+support table; ``__init__.py`` left out). NXP (specs/nxp.bcfg and its hooks)
+against ExecuTorch's ``backends/nxp/quantizer/``: its three files
+(``NXP_REFERENCE``).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -151,6 +153,23 @@ def arm_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+NXP_SPECS = ["specs/nxp.bcfg"]
+NXP_HOOKS = ["specs/hooks/nxp.py"]
+NXP_REFERENCE = ["neutron_quantizer.py", "patterns.py", "utils.py"]
+
+
+def nxp_figures() -> tuple[int, int] | None:
+    """(spec + hook lines of specs/nxp.bcfg, the code lines of ``NXP_REFERENCE``)."""
+    where = executorch_dir()
+    folder = where / "backends" / "nxp" / "quantizer" if where else None
+    if folder is None or not all((folder / f).is_file() for f in NXP_REFERENCE):
+        return None
+    ours = sum(spec_lines((ROOT / p).read_text()) for p in NXP_SPECS)
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in NXP_HOOKS)
+    theirs = sum(python_code_lines((folder / f).read_text()) for f in NXP_REFERENCE)
+    return ours, theirs
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -173,4 +192,10 @@ if __name__ == "__main__":
         line("Arm TOSA", *arm, "ExecuTorch")
         if arm
         else "Arm TOSA: ExecuTorch's Arm quantizer is not installed here nor in the Arm environment"
+    )
+    nxp = nxp_figures()
+    print(
+        line("NXP", *nxp, "ExecuTorch")
+        if nxp
+        else "NXP: ExecuTorch's NXP quantizer is not installed"
     )

@@ -1,0 +1,77 @@
+"""The NeutronQuantizer of generated/nxp_quantizer.py (specs/nxp.bcfg's classes:) annotates
+as ExecuTorch's own, NXP's eIQ Neutron SDK replaced by tests/live/nxp_sdk.py's stand-in.
+
+Here: four models of tests/live/nxp_zoo.py (``python -m tests.live.nxp_zoo``
+runs all of them), and four of ExecuTorch's shipped NXP quantizer tests with
+its class swapped for the generated one and for one that annotates nothing
+(``python -m tests.live.executorch_suites nxp`` runs the whole file, original
+against swapped, test by test).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("executorch.backends.nxp", reason="ExecuTorch's NXP backend is not installed")
+
+
+def test_zoo_models_annotate_and_convert_as_executorch_does():
+    from .nxp_zoo import compare
+
+    names = ["conv_relu", "cat_cluster", "mixed", "conv_bn_relu_qat"]
+    result = compare(names)
+    assert sorted(result) == sorted(names)
+    assert {k: (v["differ"], v["outputs_equal"]) for k, v in result.items()} == dict.fromkeys(
+        names, ([], True)
+    )
+    # The cluster: both convs, both relus, cat and the input; the QAT chain through batch norm.
+    assert result["cat_cluster"]["annotated"] == [6, 6]
+    assert result["conv_bn_relu_qat"]["annotated"] == [4, 4]
+
+
+# ExecuTorch's tests that tell a quantizer that annotates from one that does not, quickly.
+SHIPPED = "test_quantizer_conv2d or test_quantizer_softmax or test_multiple_shared or order_inv"
+
+
+def outcomes(swap: str, out) -> dict[str, str]:
+    from .executorch_suites import run, tests_dir
+
+    path = tests_dir(None, "nxp") / "generic_tests" / "test_quantizer.py"
+    result = run([str(path)], swap, out, ("-k", SHIPPED), None, "nxp")
+    return {k.split("::")[-1]: v["outcome"] for k, v in result.items()}
+
+
+def test_executorchs_quantizer_tests_pass_swapped_and_fail_with_nothing(tmp_path):
+    from .executorch_suites import NXP_NOTHING, NXP_SWAP
+
+    swapped = outcomes(NXP_SWAP, tmp_path / "swapped.json")
+    assert len(swapped) == 5 and set(swapped.values()) == {"passed"}, swapped
+    nothing = outcomes(NXP_NOTHING, tmp_path / "nothing.json")
+    assert sorted(k for k, v in nothing.items() if v == "failed") == [
+        "test_multiple_shared_spec_ops_in_row", "test_quantizer_conv2d",
+        "test_quantizer_conv2d_relu", "test_quantizer_softmax", "test_quantizers_order_invariance",
+    ], nothing  # fmt: skip
+
+
+def test_the_stand_in_refuses_what_it_cannot_do():
+    """The SDK stand-in builds ExecuTorch's target spec for a Neutron-C target and refuses
+    another target and a conversion to Neutron microcode."""
+    from .nxp_sdk import target_spec
+
+    spec = target_spec("imxrt700")
+    assert type(spec.neutron_target_info).__name__ == "NeutronTargetNeutronC"
+    with pytest.raises(ValueError, match="knows no target"):
+        target_spec("imx95")
+    import eiq_neutron_sdk  # type: ignore[import-not-found]
+
+    with pytest.raises(NotImplementedError, match="cannot convert"):
+        eiq_neutron_sdk.neutron_converter.convertModel([], None)
+
+
+def test_spec_and_hooks_are_within_a_quarter_of_executorchs_code():
+    from tests.reference.size import BUDGET, nxp_figures
+
+    figures = nxp_figures()
+    assert figures is not None
+    ours, theirs = figures
+    assert theirs == 1428 and ours <= theirs * BUDGET, figures
