@@ -67,9 +67,7 @@ def install() -> None:
     utils.isNeutronTarget = lambda name: name in TARGETS  # type: ignore[attr-defined]
     utils.getNeutronTargets = lambda: [_target(t) for t in TARGETS]  # type: ignore[attr-defined]
     sdk.neutron_converter, sdk.neutron_library_utils = converter, utils  # type: ignore[attr-defined]
-    sys.modules.update(
-        {sdk.__name__: sdk, converter.__name__: converter, utils.__name__: utils}
-    )
+    sys.modules.update({sdk.__name__: sdk, converter.__name__: converter, utils.__name__: utils})
 
 
 def target_spec(target: str = "imxrt700") -> Any:

@@ -63,7 +63,9 @@ def _models() -> list[tuple[str, nn.Module, tuple, bool]]:
     def mixed(m: Any, x: Any) -> Any:
         y = F.max_pool2d(torch.relu(m[1](m[0](x))), 2).permute(0, 2, 3, 1)
         z = y.reshape(1, 16, 8).mean(1)
-        return torch.bmm(y.reshape(1, 16, 8), torch.maximum(z, torch.minimum(z, z - 1)).view(1, 8, 1))
+        return torch.bmm(
+            y.reshape(1, 16, 8), torch.maximum(z, torch.minimum(z, z - 1)).view(1, 8, 1)
+        )
 
     return [
         ("conv", Fn(lambda m, x: m[0](x), conv), img, False),
