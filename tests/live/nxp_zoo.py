@@ -84,6 +84,8 @@ def _models() -> list[tuple[str, nn.Module, tuple, bool]]:
         ("mixed", Fn(mixed, conv, nn.BatchNorm2d(8).eval()), img, False),
         ("conv_transpose_grouped", Fn(lambda m, x: torch.relu(m[1](m[0](x))), conv, nn.ConvTranspose2d(8, 8, 3, groups=2)), img, False),
         ("prelu_clamp", Fn(lambda m, x: torch.clamp(m[1](m[0](x)), 0.0, 6.0), conv, nn.PReLU()), img, False),
+        # A shared op after an op NXP leaves float waits; one after a later conv is annotated.
+        ("shared_waits", Fn(lambda m, x: (torch.sin(x).reshape(1, -1), m[0](x).reshape(1, -1)), conv), img, False),
         ("conv_bn_relu_qat", Fn(lambda m, x: torch.relu(m[1](m[0](x))), conv, nn.BatchNorm2d(8)), img, True),
         ("linear_tanh_qat", Fn(lambda m, x: torch.tanh(m[0](x)), lin), vec, True),
     ]  # fmt: skip

@@ -1,7 +1,7 @@
 """The NeutronQuantizer of generated/nxp_quantizer.py (specs/nxp.bcfg's classes:) annotates
 as ExecuTorch's own, NXP's eIQ Neutron SDK replaced by tests/live/nxp_sdk.py's stand-in.
 
-Here: four models of tests/live/nxp_zoo.py (``python -m tests.live.nxp_zoo``
+Here: five models of tests/live/nxp_zoo.py (``python -m tests.live.nxp_zoo``
 runs all of them), and three of ExecuTorch's shipped NXP quantizer tests with
 its class swapped for the generated one and for one that annotates nothing
 (``python -m tests.live.executorch_suites nxp`` runs the whole file, original
@@ -18,14 +18,16 @@ pytest.importorskip("executorch.backends.nxp", reason="ExecuTorch's NXP backend 
 def test_zoo_models_annotate_and_convert_as_executorch_does():
     from .nxp_zoo import compare
 
-    names = ["conv_relu", "cat_cluster", "mixed", "conv_bn_relu_qat"]
+    names = ["conv_relu", "cat_cluster", "mixed", "shared_waits", "conv_bn_relu_qat"]
     result = compare(names)
     assert sorted(result) == sorted(names)
     assert {k: (v["differ"], v["outputs_equal"]) for k, v in result.items()} == dict.fromkeys(
         names, ([], True)
     )
-    # The cluster: both convs, both relus, cat and the input; the QAT chain through batch norm.
+    # The cluster: both convs, both relus, cat and the input; the QAT chain through batch norm;
+    # of the two reshapes, the one after the float sin not (it waits, and waits in vain).
     assert result["cat_cluster"]["annotated"] == [6, 6]
+    assert result["shared_waits"]["annotated"] == [3, 3]
     assert result["conv_bn_relu_qat"]["annotated"] == [4, 4]
 
 
