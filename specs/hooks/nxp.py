@@ -6,14 +6,14 @@ and checks, as ExecuTorch 1.5.1's ``NeutronQuantizer`` has them.
   the pair of its op: once (``op_to_applied_quantizer``, kept across calls as ExecuTorch keeps
   it), a shared pattern of one input at each of its nodes. ``transform_for_annotation`` is
   NXP's (ExecuTorch's aten passes, which need the eIQ Neutron SDK, imported when called).
-- ``init`` makes the pairs: each one-op pattern of the spec with ExecuTorch's config; the
-  chains are the fusions: a weighted op whose
-  only user starts one leaves its output to the chain's last op.
+- ``init`` makes the pairs: each one-op pattern of the spec (``qat_only`` ones in QAT only)
+  with ExecuTorch's config; the chains are the fusions: a weighted op whose only user starts
+  one leaves its output to the chain's last op.
 - ``Pair``: a pair's anchors by the rule (NXP's ``get_anchors``): a ``shared_observer``
   pattern shares its input's spec (its inputs' first quantized one with ``inputs: [0, 1]``),
-  is skipped while that is float (cat: plain specs then); a ``when:``
-  that fails makes an activation share its input's spec; a dtype with a scale gives fixed
-  qparams; an input of the weight's dtype gets the weight spec.
+  is skipped while that is float (cat: plain specs then); a ``when:`` that fails makes an
+  activation share its input's spec; a dtype with a scale gives fixed qparams; an input of
+  the weight's dtype gets the weight spec.
 
 torch and torchao are imported when called, so that bcfg resolves this module without them."""
 
