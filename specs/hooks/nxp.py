@@ -173,7 +173,7 @@ class Pair:
                 n.meta[KEY] = annotation
         return model
 
-    def spec(self, quant: Any, default: Any) -> Any:
+    def qspec(self, quant: Any, default: Any) -> Any:
         """A dtype's spec: fixed qparams if it has a scale, the weight's if it is the weight's
         dtype, else the config's."""
         torch, _, q = _t()
@@ -212,7 +212,7 @@ class Pair:
             return self.shared(node)
         allows, args, inputs = rule.allows[0] if rule.allows else None, node.args, []
         if rule.parameters != "float":  # batch norm (QAT): its output only
-            spec = self.spec(allows and allows.input, config.input_activation)
+            spec = self.qspec(allows and allows.input, config.input_activation)
             inputs = [(node, args[i], spec) for i in rule.inputs if i < len(args) and hasattr(args[i], "meta")]  # fmt: skip
         if rule.weights is not None:
             inputs += rule.weights(node, config, self.is_qat)
@@ -220,7 +220,7 @@ class Pair:
             inputs.append((node, args[rule.weight], config.weight))
             if rule.bias is not None and len(args) > rule.bias:
                 inputs.append((node, args[rule.bias], derived_bias(node, rule.inputs[0], rule.weight)))  # fmt: skip
-        out = [(node, self.spec(allows and allows.output, config.output_activation))]
+        out = [(node, self.qspec(allows and allows.output, config.output_activation))]
         return inputs, self.fused(model, node, out)
 
     def fused(self, model: Any, node: Any, out: list) -> list:

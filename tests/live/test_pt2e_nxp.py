@@ -74,3 +74,32 @@ def test_spec_and_hooks_are_within_a_quarter_of_executorchs_code():
     assert figures is not None
     ours, theirs = figures
     assert theirs == 1428 and ours <= theirs * BUDGET, figures
+
+
+def test_a_pair_of_executorchs_pattern_object_annotates_as_the_spec_says():
+    """NeutronAtenQuantizer(pattern, config) takes ExecuTorch's pattern objects: its conv gets
+    ExecuTorch's input, weight and bias specs (without an owner quantizer's pairs, no fusion:
+    the conv keeps its output spec)."""
+    import torch
+
+    from generated.nxp_quantizer import NeutronAtenQuantizer
+
+    from .cadence_zoo import canon
+    from .nxp_sdk import target_spec
+    from .pt2e_support import dump
+
+    spec = target_spec()  # ExecuTorch's NXP modules import after the stand-in's install
+    from executorch.backends.nxp.quantizer import neutron_quantizer as theirs
+    from executorch.backends.nxp.quantizer import patterns
+
+    owner = theirs.NeutronQuantizer(spec)
+    act, weight = theirs.act_qspec(False), theirs.wgt_qspec(False)
+    config = theirs.QuantizationConfig(act, act, weight, None)
+    dumps = []
+    for cls in (theirs.NeutronAtenQuantizer, NeutronAtenQuantizer):
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())
+        gm = torch.export.export(model, (torch.randn(1, 3, 8, 8),), strict=True).module()
+        cls(patterns.Conv2dPattern(owner), config).annotate(gm)
+        dumps.append(dict(canon(dump(gm))))  # the bias's derive function by role
+    assert dumps[1]["conv2d"]["inputs"] == dumps[0]["conv2d"]["inputs"]
+    assert len(dumps[1]["conv2d"]["inputs"]) == 3 and dumps[1]["conv2d"]["output"] is not None
