@@ -155,6 +155,7 @@ SECONDS = {
     "tests/live/test_pt2e_cortex_m.py": 195,
     "tests/tools/test_projects.py": 180,
     "tests/live/test_compat_composable.py": 165,
+    "tests/live/test_pt2e_nxp.py": 60,  # alone (November 29): two short runs of ExecuTorch's tests
     "tests/live/test_delegates.py": 150,
     "tests/live/test_executorch_swap.py": 120,
     "tests/tools/test_fuzz.py": 100,

@@ -4,7 +4,7 @@ read and call. A hook reads nothing else of the runtime: not its classes, not it
 One signature per hook kind (the key that names it):
 
 * condition (``when:``, ``weights_only_when:``): ``fn(match) -> bool``, ``match`` a
-  ``model.Context`` (``node``, ``nodes``, ``config``, ``quantizable``, ``params``,
+  ``Context`` (exported here, for a mixin that asks a rule's conditions itself) (``node``, ``nodes``, ``config``, ``quantizable``, ``params``,
   ``model``; ``layout(tensor, check)``: a layout check, memoized). A condition should
   not change the graph (Cortex-M's ``tag_unlowerable_pool`` still tags a node's meta: a
   slot of its own for such hooks is still to come).
@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from torch.fx import GraphModule
 
+from .model import Context
 from .values import KEY
 
-__all__ = ["API_VERSION", "forget_marks", "keep_unmarked"]
+__all__ = ["API_VERSION", "Context", "forget_marks", "keep_unmarked"]
 
 API_VERSION = 1
 

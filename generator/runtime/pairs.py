@@ -50,7 +50,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import match_report, report
+from . import api, match_report, report
 from .composable import MATCHED_FIRST
 from .matcher import sequences
 from .model import Context, Decline, Match, Reason, failing, first_ops
@@ -126,6 +126,8 @@ def annotated(node: Node) -> bool:
 
 class PairQuantizer(Quantizer):
     """One (pattern, config) pair: ``rule`` annotated with ``config`` wherever it matches."""
+
+    api = api  # the hooks API of this runtime copy (a pair class mixin's ``self.api``)
 
     def __init__(
         self,

@@ -193,11 +193,7 @@ class Enn:
         for relu in model.graph.nodes:  # conv or linear and the relu it folds
             prev = relu.args[0] if relu.args else None
             rule = fused.get((getattr(prev, "target", None), relu.target))
-            if (
-                rule
-                and len(prev.users) == 1
-                and all(c(type("M", (), {"nodes": [prev, relu]})) for c in rule.when)
-            ):
+            if rule and len(prev.users) == 1 and all(c(self.api.Context([prev, relu])) for c in rule.when):  # fmt: skip
                 _set(prev, {prev.args[0]: q.input_activation, **_weights(prev, q)}, None)
                 _set(relu, {}, q.output_activation)
         for node in model.graph.nodes:  # (every annotation made here is marked annotated)

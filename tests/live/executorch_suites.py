@@ -52,6 +52,13 @@ through TOSA and run the TOSA reference model on CPU). ``--tree DIR`` imports
 the replacement from another checkout of the project (its ``specs/`` and
 ``generated/``), e.g. a branch's worktree, while this checkout's harness runs.
 
+``nxp`` runs ExecuTorch's NXP quantizer tests (``NXP_FILES`` under
+``backends/nxp/tests``: 84 collected, 56 of them deselected by its conftest
+for want of tflite) with its ``NeutronQuantizer`` and with the generated one,
+in the project's environment, NXP's SDK replaced by tests/live/nxp_sdk.py's
+stand-in (its tests then run from a temporary folder: its conftest makes a
+``.outputs`` folder in the working directory); about 6 minutes a run.
+
 ``--save DIR`` keeps each run's outcomes (``DIR/<suite>-original.json`` and
 ``DIR/<suite>-swapped.json``: each test's outcome, message, and for op tests
 whether it quantized). ``--original FILE`` (or ``--swapped FILE``) reuses such a
@@ -83,6 +90,10 @@ CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 # The one test that builds ExecuTorch's VulkanQuantizer on CPU (under backends/).
 VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
 VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
+NXP_SWAP = "generated.nxp_quantizer:NeutronQuantizer"
+NXP_NOTHING = "tests.live.executorch_swap:NeutronAnnotatesNothing"
+# Under backends/nxp/tests: its quantizer tests (its conftest deselects those needing tflite).
+NXP_FILES = ("generic_tests/test_quantizer.py",)
 CADENCE_FILES = (
     "test_quantizer_ops.py test_fusion_ops_passes.py test_remove_bn_tracking_pass.py"
 ).split()
@@ -105,7 +116,9 @@ ARM_FILES = (
 # The TOSA INT op tests (-k tosa_INT) lower and run the TOSA reference model on CPU.
 ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
 # Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
-SUITE_TARGET = {"cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence"}
+SUITE_TARGET = {
+    "cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence", "nxp": "nxp",
+}  # fmt: skip
 SUITE_TARGET |= {"vulkan": "vulkan"}  # run in this environment (paths)
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
@@ -132,7 +145,7 @@ def installed(python: Path | None = None) -> Path:
 
 
 # Where a backend's tests are under ExecuTorch's package (backends/<backend>/test otherwise).
-TESTS = {"cadence": "cadence/aot/tests"}
+TESTS = {"cadence": "cadence/aot/tests", "nxp": "nxp/tests"}
 
 
 def tests_dir(python: Path | None, backend: str) -> Path:
@@ -144,6 +157,8 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 def paths(suite: str, python: Path | None = None) -> list[str]:
     if suite == "vulkan":
         return [str(installed() / "backends" / name) for name in VULKAN_FILES]
+    if suite == "nxp":  # the project's environment
+        return [str(tests_dir(python, "nxp") / name) for name in NXP_FILES]
     if suite in SUITE_TARGET:
         assert python is not None
         root = tests_dir(python, SUITE_TARGET[suite])
@@ -182,7 +197,14 @@ def run(
     # No bytecode: it would land in generated/ and specs/hooks/, beside checked-in sources.
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     root = Path(__file__).resolve().parents[2]
-    subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, check=False, env=env)
+    cwd = root
+    if target == "nxp":
+        # NXP's conftest makes (and empties) ./.outputs: run it elsewhere, this checkout's
+        # settings and root kept, the project importable.
+        cwd = Path(tempfile.mkdtemp(prefix="bcfg-nxp-"))
+        cmd[3:3] = ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, check=False, env=env)
     if not out.exists():  # pytest stopped before running (its error is on stderr above)
         raise SystemExit(f"pytest ran no tests: {' '.join(cmd)}")
     return json.loads(out.read_text())
@@ -239,7 +261,9 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default="all",
-        choices=["quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan"],
+        choices=[
+            *("quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan", "nxp"),
+        ],
     )
     parser.add_argument(
         "--swap",
@@ -282,6 +306,9 @@ def main(argv: list[str]) -> int:
         extra += (f"--bcfg-path={args.tree.resolve()}",)
     defaults = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}
     default = {**defaults, "vulkan": VULKAN_SWAP}.get(target, SWAP)
+    default = {
+        "cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP, "nxp": NXP_SWAP,
+    }.get(target, SWAP)  # fmt: skip
     swap = args.swap or args.swap_module or default
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:

@@ -8,7 +8,9 @@ ExecuTorch ships its tests in its wheel; they are run where pip installed them,
 never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``:
 ``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
 ``CortexMQuantizer``; ``arm`` is ``TOSAQuantizer``, ``EthosUQuantizer`` and
-``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``; ``vulkan`` is ``VulkanQuantizer``). ``--bcfg-swap
+``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``; ``vulkan`` is
+``VulkanQuantizer``; ``nxp`` is ``NeutronQuantizer``, imported after
+tests/live/nxp_sdk.py's stand-in for NXP's SDK). ``--bcfg-swap
 module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 (no class) puts each module attribute of the same name in place of each
 (``--bcfg-swap generated.arm_tosa_quantizer``), and each other name of the
@@ -51,7 +53,11 @@ TARGETS = {
     ),
     "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
     "vulkan": ("executorch.backends.vulkan.quantizer.vulkan_quantizer", ("VulkanQuantizer",)),
+    "nxp": ("executorch.backends.nxp.quantizer.neutron_quantizer", ("NeutronQuantizer",)),
 }
+# Targets whose modules import only after a stand-in is installed (its module's ``install()``):
+# NXP's import NXP's eIQ Neutron SDK, not on the package index (tests/live/nxp_sdk.py).
+SETUP = {"nxp": "tests.live.nxp_sdk"}
 # Targets whose tests find the classes by ``__module__`` (Cadence's
 # ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
@@ -64,6 +70,7 @@ STAGES = {
     "arm": ("executorch.backends.arm.test.tester.quantize", "ArmQuantize"),
     "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "nxp": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
 }
 
 
@@ -198,6 +205,8 @@ def pytest_configure(config: Any) -> None:
     spec = config.getoption("--bcfg-swap")
     target = config.getoption("--bcfg-target")
     config.bcfg_target = TARGETS[target]
+    if target in SETUP:
+        importlib.import_module(SETUP[target]).install()
     if config.getoption("--bcfg-path"):
         sys.path.insert(0, config.getoption("--bcfg-path"))
     if spec:
@@ -284,3 +293,12 @@ class CadenceAnnotatesNothing(AnnotatesNothing):
 
     def __init__(self, pattern: Any = None, quantization_config: Any = None) -> None:
         self.pattern, self.quantization_config = pattern, quantization_config
+
+
+class NeutronAnnotatesNothing(AnnotatesNothing):
+    """``NeutronQuantizer(neutron_target_spec, is_qat=False)`` that annotates nothing
+    (``--bcfg-target nxp``): it has the ``quantizers`` list ExecuTorch's tests reorder."""
+
+    def __init__(self, neutron_target_spec: Any = None, is_qat: bool = False) -> None:
+        super().__init__(neutron_target_spec)
+        self.neutron_target_spec, self.is_qat, self.quantizers = neutron_target_spec, is_qat, []

@@ -155,8 +155,9 @@ def test_an_environment_is_made_once_its_probe_imported(key, tmp_path, monkeypat
 
 
 def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
-    """Cortex-M and Arm run in one environment, Cadence in another; each suite's files are
-    where tests_dir says (found here in this environment's ExecuTorch, Cadence's alike)."""
+    """Cortex-M and Arm run in one environment, Cadence in another, NXP in the project's; each
+    suite's files are where tests_dir says (found here in this environment's ExecuTorch,
+    Cadence's alike)."""
     import sys
     from pathlib import Path
 
@@ -165,7 +166,9 @@ def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
     from .executorch_suites import CADENCE_FILES, SUITE_TARGET, paths
 
     assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV, "cadence": CADENCE}
-    assert set(SUITE_TARGET.values()) == set(TARGET_ENV)
+    # NXP's runs in the project's environment (its SDK replaced by tests/live/nxp_sdk.py).
+    assert set(SUITE_TARGET.values()) == set(TARGET_ENV) | {"nxp"}
+    assert all(Path(p).is_file() for p in paths("nxp"))
     pytest.importorskip("executorch.backends.cadence", reason="ExecuTorch is not installed")
     found = paths("cadence", Path(sys.executable))
     assert [Path(p).name for p in found] == CADENCE_FILES

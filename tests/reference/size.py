@@ -12,7 +12,9 @@ are the post-convert fusion pass's, which the hooks reuse) and the annotating
 functions of ``utils.py`` (``CADENCE_UTILS``). Arm TOSA (specs/arm_tosa.bcfg and its hooks) against
 the five files of ExecuTorch's ``backends/arm/quantizer/`` that hold its
 quantizer (``ARM_REFERENCE``: both its implementations, the configs, the
-support table; ``__init__.py`` left out).
+support table; ``__init__.py`` left out). NXP (specs/nxp.bcfg and its hooks)
+against ExecuTorch's ``backends/nxp/quantizer/``: its three files
+(``NXP_REFERENCE``).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -168,6 +170,11 @@ VENDORS: dict[str, tuple[str, list[str], list[str]]] = {
         "specs/enn.bcfg",
         ["specs/hooks/samsung.py"],
         [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
+    ),
+    "NXP": (
+        "specs/nxp.bcfg",
+        ["specs/hooks/nxp.py"],
+        [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")],
     ),
 }
 
