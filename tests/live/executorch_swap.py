@@ -41,16 +41,11 @@ from typing import Any
 
 import pytest
 
-# The classes a run may replace: target -> (defining module, class names).
-TARGETS = {
-    "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", ("XNNPACKQuantizer",)),
-    "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", ("CortexMQuantizer",)),
-    "arm": (
-        "executorch.backends.arm.quantizer.arm_quantizer",
-        ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer"),
-    ),
-    "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
-}
+from tests.targets import TARGETS as REGISTRY
+
+# The classes a run may replace: suite's target -> (defining module, class names), from the
+# target registry (tests/targets.py: a row's ``swap``, under its first suite's name).
+TARGETS = {t.suites[0]: t.swap for t in REGISTRY if t.swap}
 # Targets whose tests find the classes by ``__module__`` (Cadence's
 # ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
