@@ -183,18 +183,18 @@ def record(target: Target, root: Path = ROOT) -> dict[str, Any]:
     return made
 
 
-def record_anywhere(target: Target) -> None:
+def record_anywhere(target: Target, root: Path = ROOT) -> None:
     """Record ``target`` here, or in its ``record_env`` (running this command there)."""
     from tests.live.envs import ENVS
 
     env = ENVS.get(target.record_env)
     if env is None or Path(sys.executable).absolute() == env.python().absolute():
-        made = record(target)
-        print(f"{target.name}: {len(made['models'])} models recorded in {folder(target)}")
+        made = record(target, root)
+        print(f"{target.name}: {len(made['models'])} models recorded in {folder(target, root)}")
         return
     if not env.ready():
         raise SystemExit(f"{target.name} records in {env.root()}, not made: {env.command()}")
-    run = env.run_module("tests.record", target.name, timeout=3600)
+    run = env.run_module("tests.record", target.name, "--root", str(root), timeout=3600)
     sys.stdout.write(run.stdout)
     if run.returncode:
         sys.stderr.write(run.stderr[-4000:])
@@ -256,6 +256,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.record")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=", ".join(BY_NAME))
     parser.add_argument("--compare", action="store_true", help="compare, do not record")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the recordings' folder")
     args = parser.parse_args(argv)
     unknown = [n for n in args.targets if n not in BY_NAME]
     if unknown:
@@ -263,9 +264,12 @@ def main(argv: list[str]) -> int:
     chosen = [BY_NAME[n] for n in args.targets] or list(TARGETS)
     if not args.compare:
         for target in chosen:
-            record_anywhere(target)
+            record_anywhere(target, args.root.resolve())
         return 0
-    report = {f"{t.name} {m}": compare(t, m) for t in chosen for m in load(t)["models"]}
+    root = args.root.resolve()
+    report = {
+        f"{t.name} {m}": compare(t, m, root) for t in chosen for m in load(t, root)["models"]
+    }
     print(json.dumps(report, indent=1))
     return 1 if any(report.values()) else 0
 
