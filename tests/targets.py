@@ -281,7 +281,7 @@ TARGETS = (
         swap=(f"{_ET_ARM}.arm_quantizer", ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer")),
         suites=("arm", "arm_ops"),
         docs="arm-tosa.md",
-        hooks=("specs/hooks/arm_quantizer.py",),
+        hooks=("specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"),
     ),
     Target(
         "cadence",
@@ -297,6 +297,7 @@ TARGETS = (
         swap=(_ET_CADENCE, ("CadenceAtenQuantizer",)),
         suites=("cadence",),
         docs="cadence.md",
+        hooks=("specs/hooks/cadence.py",),
     ),
 )
 BY_NAME = {t.name: t for t in TARGETS}
