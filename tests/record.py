@@ -267,9 +267,7 @@ def main(argv: list[str]) -> int:
             record_anywhere(target, args.root.resolve())
         return 0
     root = args.root.resolve()
-    report = {
-        f"{t.name} {m}": compare(t, m, root) for t in chosen for m in load(t, root)["models"]
-    }
+    report = {f"{t.name} {m}": compare(t, m, root) for t in chosen for m in load(t, root)["models"]}
     print(json.dumps(report, indent=1))
     return 1 if any(report.values()) else 0
 
