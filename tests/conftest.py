@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -88,7 +89,6 @@ def project_copy(tmp_path):
 SLOW = {
     "tests/live/": "exports, quantizes and compares real models with torch's, torchao's "
     "and ExecuTorch's (most of the suite's time)",
-    "tests/docs/test_pages.py": "runs every program and shell session the site shows",
     "tests/docs/test_site.py": "builds the site with MkDocs, and broken copies of it",
     "tests/docs/test_site_browser.py": "opens the built site in Chromium",
     "tests/emit/test_docs_browser.py": "opens the support matrix in Chromium",
@@ -114,14 +114,61 @@ SLOW = {
     "tests/tools/test_import_pt2e_full.py": "bcfg import of whole PT2E quantizers: the probe zoo, "
     "both export modes, and the proof",
     "tests/infra/test_fastcheck.py": "the fast path and each of its fallbacks, through the CLI",
+    "tests/test_conformance.py": "every target's zoo annotated and compared with its recording",
+    "tests/infra/test_tiers.py": "collects the suite three times, once a tier",
 }
 
 
-def _slow_reason(path: str) -> str | None:
-    for where, reason in SLOW.items():
+# The full tier: the reference quantizers run again (their self-checks, ExecuTorch's tests
+# with the generated classes swapped in, deployments lowered and run), the recordings made
+# again and compared with the checked-in ones, the docs pages' programs, the benchmark run.
+# Left out of a run (deselected) unless it asks for them: ``--full`` (everything), ``-m full``
+# (the full tier alone), or a file or folder of this table named on the command line. The
+# PR tier (README command 2, CI) compares the generated classes with the recordings instead
+# (tests/test_conformance.py). docs/contributing/tests.md has both tiers and their times.
+FULL = {
+    "tests/live/test_pt2e_arm.py": "ExecuTorch's Arm classes against themselves, a do-nothing "
+    "class and the generated ones, lowered to TOSA, and four of ExecuTorch's tests",
+    "tests/live/test_pt2e_x86.py": "torchao's X86 and Arm Inductor classes against the "
+    "generated ones, prepared, converted and compiled",
+    "tests/live/test_pt2e_xnnpack.py": "torchao's XNNPACK copy against the generated class, "
+    "prepared and converted, both export modes, QAT",
+    "tests/live/test_executorch_deploy.py": "the deploy zoo lowered to XNNPACK and run in "
+    "ExecuTorch's runtime with both classes",
+    "tests/live/test_pt2e_cortex_m.py": "ExecuTorch's Cortex-M class against the generated "
+    "one, converted and lowered to CMSIS-NN",
+    "tests/live/test_delegates.py": "generated quantizers lowered and run through ExecuTorch",
+    "tests/live/test_executorch_swap.py": "ExecuTorch's own tests with the classes swapped",
+    "tests/live/test_pt2e_scale_bench.py": "the scale benchmark's run",
+    "tests/live/test_recordings.py": "the recordings made again, compared with tests/recordings",
+    "tests/docs/test_pages.py": "runs every program and shell session the site shows",
+}
+
+
+def _reason(table: dict[str, str], path: str) -> str | None:
+    for where, reason in table.items():
         if path == where or (where.endswith("/") and path.startswith(where)):
             return reason
     return None
+
+
+def _slow_reason(path: str) -> str | None:
+    return _reason(SLOW, path) or _reason(FULL, path)
+
+
+def wants_full(config: pytest.Config) -> bool:
+    """Whether this run takes the full tier: ``--full``, a ``-m`` naming ``full``, or only
+    full-tier files and folders named on the command line."""
+    if config.getoption("--full") or "full" in (config.option.markexpr or ""):
+        return True
+    named = [a.split("::")[0].rstrip("/") for a in config.args]
+    paths = []
+    for arg in named:
+        where = (REPO / arg).resolve() if not os.path.isabs(arg) else Path(arg).resolve()
+        if not where.is_relative_to(REPO):
+            return False
+        paths.append(where.relative_to(REPO).as_posix())
+    return bool(paths) and all(_reason(FULL, p) or _reason(FULL, p + "/") for p in paths)
 
 
 # ``--dist loadfile`` (CI) hands each worker a whole file at a time, in the order the files
@@ -152,6 +199,7 @@ SECONDS = {
     "tests/tools/test_diff.py": 240,
     "tests/live/test_compat.py": 210,
     "tests/live/test_compat_pt2e.py": 200,
+    "tests/live/test_recordings.py": 200,
     "tests/live/test_pt2e_cortex_m.py": 195,
     "tests/tools/test_projects.py": 180,
     "tests/live/test_compat_composable.py": 165,
@@ -163,6 +211,7 @@ SECONDS = {
     "tests/live/test_pt2e_mediatek.py": 100,
     "tests/live/test_pt2e_vulkan.py": 95,
     "tests/live/test_pt2e_samsung.py": 70,
+    "tests/test_conformance.py": 120,
     "tests/tools/test_compat_stop.py": 70,
     "tests/runtime/test_versions.py": 70,
     "tests/test_style.py": 70,
@@ -187,6 +236,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "needs_env(env, what): needs an environment of tests/live/envs.py (Env.needed)"
     )
+
     if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
         config.option.loadscopereorder = False
 
@@ -195,9 +245,19 @@ def pytest_collection_modifyitems(config, items):
     """Mark the tests of SLOW's modules ``slow`` (``-m "not slow"`` is the quick run); in an
     xdist worker (whose collection order is the order the work is handed out in), put the
     longest files first (``SECONDS``)."""
+    full, kept = [], []
     for item in items:
-        if _slow_reason(_path(item)) is not None:
+        path = _path(item)
+        if _slow_reason(path) is not None:
             item.add_marker(pytest.mark.slow)
+        if _reason(FULL, path) is not None:
+            item.add_marker(pytest.mark.full)
+            full.append(item)
+        else:
+            kept.append(item)
+    if full and not wants_full(config):
+        config.hook.pytest_deselected(items=full)
+        items[:] = kept
     if hasattr(config, "workerinput"):
         order = {id(item): i for i, item in enumerate(items)}
         items.sort(key=lambda item: (-file_weight(_path(item)), order[id(item)]))
@@ -212,6 +272,13 @@ def pytest_runtest_setup(item):
 
 
 def pytest_addoption(parser):
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="run the full tier too (tests/conftest.py's FULL: the reference runs, the docs "
+        "programs, the benchmark); -m full runs it alone",
+    )
     parser.addoption(
         "--accept",
         action="store_true",

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from tests.targets import TARGETS
+
 if TYPE_CHECKING:
     import pytest
 
@@ -167,8 +169,9 @@ CADENCE = Env(
     "3.12",
 )
 ENVS = {env.key: env for env in (ARM, CADENCE)}
-# Which environment a target's quantizer (a row of executorch_swap.TARGETS) imports in.
-TARGET_ENV = {"cortex_m": ARM, "arm": ARM, "cadence": CADENCE}
+# Which environment a target's quantizer (a row of executorch_swap.TARGETS) imports in: the
+# registry's (tests/targets.py) ``env``, by the row's first suite.
+TARGET_ENV = {t.suites[0]: ENVS[t.env] for t in TARGETS if t.env and t.suites}
 
 
 def main(argv: list[str]) -> int:

@@ -43,18 +43,11 @@ from typing import Any
 
 import pytest
 
-# The classes a run may replace: target -> (defining module, class names).
-TARGETS = {
-    "xnnpack": ("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", ("XNNPACKQuantizer",)),
-    "cortex_m": ("executorch.backends.cortex_m.quantizer.quantizer", ("CortexMQuantizer",)),
-    "arm": (
-        "executorch.backends.arm.quantizer.arm_quantizer",
-        ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer"),
-    ),
-    "cadence": ("executorch.backends.cadence.aot.quantizer.quantizer", ("CadenceAtenQuantizer",)),
-    "vulkan": ("executorch.backends.vulkan.quantizer.vulkan_quantizer", ("VulkanQuantizer",)),
-    "nxp": ("executorch.backends.nxp.quantizer.neutron_quantizer", ("NeutronQuantizer",)),
-}
+from tests.targets import TARGETS as REGISTRY
+
+# The classes a run may replace: suite's target -> (defining module, class names), from the
+# target registry (tests/targets.py: a row's ``swap``, under its first suite's name).
+TARGETS = {t.suites[0]: t.swap for t in REGISTRY if t.swap}
 # Targets whose modules import only after a stand-in is installed (its module's ``install()``):
 # NXP's import NXP's eIQ Neutron SDK, not on the package index (tests/live/nxp_sdk.py).
 SETUP = {"nxp": "tests.live.nxp_sdk"}

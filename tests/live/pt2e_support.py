@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import functools
 import importlib
 import sys
@@ -34,15 +33,14 @@ from typing import Any
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.fx import Node
 
 from generator.emit.pt2e import render_quantizer, render_runtime
 from generator.semantics.driver import resolve_specs
 from generator.semantics.model import quantizer_module
 
-warnings.filterwarnings("ignore", message=".*deprecated.*")
+from .pt2e_dump import KEY, canon_ctr, canon_spec, differences, dump  # noqa: F401
 
-KEY = "quantization_annotation"
+warnings.filterwarnings("ignore", message=".*deprecated.*")
 
 # get_symmetric_quantization_config(...) forms.
 CONFIGS: dict[str, dict[str, bool]] = {
@@ -475,119 +473,6 @@ def generate(tmp_path: Any, text: str, allow: tuple[str, ...] = ("torch", "opera
     for name in [m for m in sys.modules if m.startswith("gen_pt2e")]:
         del sys.modules[name]
     return getter
-
-
-# --------------------------------------------------------------------- dump
-
-
-def _qual(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
-
-
-def canon_ctr(ctr: Any) -> Any:
-    """An observer or fake-quant constructor: its class and its with_args keywords, sorted."""
-    if ctr is None or isinstance(ctr, type):
-        return None if ctr is None else _qual(ctr)
-    kwargs: dict[str, Any] = {}
-    f = getattr(ctr, "p", ctr)
-    while isinstance(f, functools.partial):
-        for k, v in f.keywords.items():
-            kwargs.setdefault(k, v)  # the outer call wins, as functools.partial does
-        f = getattr(f.func, "p", f.func)
-    items = tuple(sorted((k, _canon_value(v)) for k, v in kwargs.items()))
-    extra = tuple(
-        sorted((k, _canon_value(v)) for k, v in getattr(ctr, "callable_args", {}).items())
-    )
-    return (_qual(f), items) + ((("callable_args", extra),) if extra else ())
-
-
-def _canon_value(v: Any) -> Any:
-    if isinstance(v, type) or getattr(v, "p", None) is not None or isinstance(v, functools.partial):
-        return canon_ctr(v)
-    if isinstance(v, (torch.dtype, torch.qscheme)):
-        return str(v)
-    if isinstance(v, float):
-        return float.hex(v)
-    return repr(v)
-
-
-def _ref(edge_or_node: Any) -> tuple:
-    if isinstance(edge_or_node, Node):
-        return ("node", edge_or_node.name)
-    a, b = edge_or_node
-    return ("edge", a.name, b.name)
-
-
-def canon_spec(spec: Any) -> Any:
-    from torchao.quantization.pt2e.quantizer import (
-        DerivedQuantizationSpec,
-        FixedQParamsQuantizationSpec,
-        QuantizationSpec,
-        SharedQuantizationSpec,
-    )
-
-    if spec is None:
-        return None
-    if isinstance(spec, SharedQuantizationSpec):
-        return ("shared", _ref(spec.edge_or_node))
-    common = (str(spec.dtype), spec.quant_min, spec.quant_max, str(spec.qscheme))
-    if isinstance(spec, DerivedQuantizationSpec):
-        refs = [_ref(e) for e in spec.derived_from]
-        return (
-            "derived",
-            refs,
-            _qual(spec.derive_qparams_fn),
-            *common,
-            spec.ch_axis,
-            spec.is_dynamic,
-        )
-    if isinstance(spec, FixedQParamsQuantizationSpec):
-        return ("fixed", float.hex(float(spec.scale)), spec.zero_point, *common, spec.is_dynamic)
-    if isinstance(spec, QuantizationSpec):
-        return (
-            "qspec",
-            *common,
-            spec.ch_axis,
-            spec.is_dynamic,
-            canon_ctr(spec.observer_or_fake_quant_ctr),
-        )
-    raise TypeError(f"unknown spec type {type(spec)}")
-
-
-def dump(gm: torch.fx.GraphModule) -> list[tuple[str, dict]]:
-    """Every annotated node, in graph order, with its annotation as plain data."""
-    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
-
-    base = {f.name for f in dataclasses.fields(QuantizationAnnotation)}
-    out = []
-    for n in gm.graph.nodes:
-        qa = n.meta.get(KEY)
-        if qa is None:
-            continue
-        record = {
-            "annotated": qa._annotated,
-            "implicit_sharing": qa.allow_implicit_sharing,
-            "inputs": [(i.name, canon_spec(s)) for i, s in qa.input_qspec_map.items()],
-            "output": canon_spec(qa.output_qspec),
-        }
-        extra = {f.name: getattr(qa, f.name) for f in dataclasses.fields(qa) if f.name not in base}
-        if extra or type(qa) is not QuantizationAnnotation:
-            record["extra"] = (type(qa).__name__, tuple(sorted(extra.items())))
-        out.append((n.name, record))
-    return out
-
-
-def differences(a: list[tuple[str, dict]], b: list[tuple[str, dict]]) -> list[str]:
-    """Node by node, how two dumps differ (empty: equal)."""
-    da, db = dict(a), dict(b)
-    out = []
-    if [n for n, _ in a] != [n for n, _ in b]:
-        out.append(
-            f"annotated nodes differ: only torchao's: {sorted(set(da) - set(db))}, "
-            f"only the other's: {sorted(set(db) - set(da))}"
-        )
-    out.extend(f"{n}: {da[n]} != {db[n]}" for n in da if n in db and da[n] != db[n])
-    return out
 
 
 # ------------------------------------------------------------ pattern cache

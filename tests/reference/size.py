@@ -27,9 +27,12 @@ import io
 import tokenize
 from pathlib import Path
 
+from tests.targets import BY_NAME
+
 ROOT = Path(__file__).resolve().parent.parent.parent
-SPECS = ["specs/x86_inductor.bcfg", "specs/arm_inductor.bcfg"]
-HOOKS: list[str] = []  # neither spec names a hook
+# The specs and hooks counted: the target registry's (tests/targets.py) rows.
+SPECS = [BY_NAME[n].spec for n in ("x86_inductor", "arm_inductor")]
+HOOKS = [h for n in ("x86_inductor", "arm_inductor") for h in BY_NAME[n].hooks]  # none
 BUDGET = 0.25  # of torchao's code lines
 
 
@@ -69,8 +72,8 @@ def figures() -> tuple[int, int]:
     return ours, theirs
 
 
-CORTEX_M_SPECS = ["specs/cortex_m.bcfg"]
-CORTEX_M_HOOKS = ["specs/hooks/cortex_m.py"]
+CORTEX_M_SPECS = [BY_NAME["cortex_m"].spec]
+CORTEX_M_HOOKS = list(BY_NAME["cortex_m"].hooks)
 
 
 def executorch_dir() -> Path | None:
@@ -97,8 +100,8 @@ def cortex_m_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
-CADENCE_SPECS = ["specs/cadence.bcfg"]
-CADENCE_HOOKS = ["specs/hooks/cadence.py"]
+CADENCE_SPECS = [BY_NAME["cadence"].spec]
+CADENCE_HOOKS = list(BY_NAME["cadence"].hooks)
 CADENCE_PATTERNS = {"PartitionAnchors", "partition_types", "get_anchors"}
 CADENCE_UTILS = {
     "is_annotated", "no_outside_users", "get_bias_qparams", "get_aten_node_target_partitions",
@@ -133,8 +136,8 @@ def cadence_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
-ARM_SPECS = ["specs/arm_tosa.bcfg"]
-ARM_HOOKS = ["specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"]
+ARM_SPECS = [BY_NAME["arm_tosa"].spec]
+ARM_HOOKS = list(BY_NAME["arm_tosa"].hooks)
 ARM_REFERENCE = [
     "arm_quantizer.py", "quantization_annotator.py", "arm_quantizer_utils.py",
     "quantization_config.py", "quantizer_support.py",

@@ -1,0 +1,303 @@
+"""The target registry: one row a shipped PT2E target, read by everything that covers targets.
+
+A row says what the target is (its spec and generated class), what it reproduces (the
+hand-written reference class and the config both are set up with), where that reference
+imports (``env``: an environment of ``tests/live/envs.py``), the zoo of models it is
+recorded and compared on, the shipped suites swapped for it in the full tier and its docs
+page. Read by:
+
+- ``python -m tests.record`` (recordings: the zoo exported, the reference's annotations),
+  and ``tests/test_conformance.py``, which compares the generated class against them;
+- the benchmarks (``benchmarks/scale/targets.py`` re-exports ``TARGETS``);
+- the swap harness (``tests/live/executorch_swap.py``: ``swap``, the classes replaced)
+  and ``tests/live/envs.py``'s ``TARGET_ENV``;
+- the size count (``tests/reference/size.py``: ``spec``, ``hooks``).
+
+Adding a target is a row here, its spec (and hooks) and its zoo list (a ``zoo`` function
+below, or one of the existing zoos), then ``python -m tests.record NAME``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # the generated module, generated/<name>_quantizer.py (and specs/<name>.bcfg)
+    generated: str  # its class
+    reference: str  # "module:Class" of the hand-written quantizer
+    config: str  # "module:function" giving the quantization config, called without arguments
+    # "module:Class" of the class that stands in for the reference (default: ``generated`` of
+    # generated/<name>_quantizer.py); a wrapper taking the reference's arguments
+    stands_in: str = ""
+    # "function" of this module that makes a configured quantizer of a class (default: the
+    # class called without arguments, set_global(config))
+    setup: str = ""
+    env: str = ""  # the environment the reference imports in (tests/live/envs.py)
+    # Whether prepare_pt2e is timed: not for the Arm classes, whose transform_for_annotation
+    # runs ExecuTorch's passes in C++, where the time limit's signal aborts the process.
+    prepare: bool = True
+    # Whether each annotate gets a new quantizer (untimed): ExecuTorch's composable classes
+    # keep the last annotate's annotations and refuse a graph whose annotations were cleared.
+    fresh: bool = False
+    # Whether it annotates a strict export of each model (a graph of its own), as its flow
+    # exports: its patterns match source partitions, which a non-strict export does not
+    # record (ExecuTorch's Cadence quantizer and its stand-in annotate nothing there).
+    strict: bool = False
+    # "function" of this module: the zoo the target is recorded and compared on,
+    # name -> (model, its inputs), each model in the mode it is quantized in.
+    zoo: str = ""
+    # Whether its zoo is recorded strictly exported (default: ``strict``; a transformed
+    # target's always is, as ExecuTorch's Arm flow exports). torchao's Inductor classes:
+    # strict, where they raise on no zoo model (non-strict, X86 raises on a module called
+    # twice in a fusion, the generated class does not: tests/live/test_pt2e_x86.py).
+    record_strict: bool | None = None
+    # Where its reference is recorded: the environment (``env``) unless it imports here too.
+    record_env: str = ""
+    # The recording holds the graph after ``transform_for_annotation`` (the generated class
+    # runs the reference's own pass pipeline there): the comparison only annotates.
+    transformed: bool = False
+    # The swap harness: the module defining the reference's classes and the names replaced
+    # (tests/live/executorch_swap.py), and the shipped suites swapped (tests/live/executorch_suites.py).
+    swap: tuple[str, tuple[str, ...]] | None = None
+    suites: tuple[str, ...] = ()
+    docs: str = ""  # its guide under docs/guides/pt2e/
+    hooks: tuple[str, ...] = field(default=())  # the hook modules its spec names
+
+    @property
+    def exports_strict(self) -> bool:
+        """Whether its recordings are strict exports."""
+        if self.record_strict is not None:
+            return self.record_strict
+        return self.strict or self.transformed
+
+    @property
+    def spec(self) -> str:
+        return f"specs/{self.name}.bcfg"
+
+    def generated_class(self, package: str = "generated") -> Any:
+        if self.stands_in:
+            return _load(self.stands_in.replace("generated.", f"{package}.", 1))
+        return getattr(importlib.import_module(f"{package}.{self.name}_quantizer"), self.generated)
+
+    def reference_class(self) -> Any:
+        return _load(self.reference)
+
+    def make_config(self) -> Any:
+        return _load(self.config)()
+
+    def make(self, cls: Any) -> Any:
+        """A quantizer of ``cls`` (the generated class or the reference), configured."""
+        if self.setup:
+            return globals()[self.setup](cls, self)
+        return cls().set_global(self.make_config())
+
+    def models(self) -> dict[str, tuple[Any, tuple]]:
+        """Its zoo: name -> (model, inputs)."""
+        return globals()[self.zoo]()
+
+    def available(self) -> bool:
+        """Whether the reference imports here (the Arm and Cadence ones only in their
+        environments)."""
+        try:
+            self.reference_class()
+            self.generated_class("generated")
+        except ImportError:
+            return False
+        return True
+
+
+def _load(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _no_config(cls: Any, target: Target) -> Any:
+    """The class as ExecuTorch's flow makes it: no arguments, its own configs."""
+    return cls()
+
+
+def _tosa(cls: Any, target: Target) -> Any:
+    """A TOSA quantizer for the TOSA-1.0+INT profile, ExecuTorch's symmetric config globally."""
+    spec = _load("executorch.backends.arm.tosa:TosaSpecification")
+    return cls(spec.create_from_string("TOSA-1.0+INT")).set_global(target.make_config())
+
+
+# --------------------------------------------------------------------- zoos
+
+
+def _seeded(models: Callable[[], dict]) -> dict:
+    import torch
+
+    torch.manual_seed(0)
+    return models()
+
+
+def xnnpack_zoo() -> dict[str, tuple[Any, tuple]]:
+    """torchao's XNNPACK copy: the PT2E zoo (train-mode models as they are) and the matching
+    edge cases (eval), but the one where torchao itself is not deterministic."""
+    import torch
+
+    from tests.live.pt2e_support import EDGES, NONDETERMINISTIC, ZOO
+
+    out: dict[str, tuple[Any, tuple]] = {}
+    for name, (factory, args, train) in ZOO.items():
+        torch.manual_seed(0)
+        out[name] = (factory().train(train), args)
+    for name, (factory, args) in EDGES.items():
+        if (name, False) in NONDETERMINISTIC:
+            continue
+        torch.manual_seed(0)
+        out[name] = (factory().eval(), args)
+    return out
+
+
+def inductor_zoo() -> dict[str, tuple[Any, tuple]]:
+    """torchao's X86 and Arm Inductor classes: the PT2E zoo and their fusions' models, but
+    ``nested``, on which torchao's X86 class raises (an AssertionError in its annotate) where
+    the generated class annotates (tests/live/test_pt2e_x86.py leaves it out too)."""
+    import torch
+
+    from tests.live.test_pt2e_x86 import MODELS
+
+    out: dict[str, tuple[Any, tuple]] = {}
+    for name, (factory, args, train) in MODELS.items():
+        if name == "nested":
+            continue
+        torch.manual_seed(0)
+        out[name] = (factory().train(train), args)
+    return out
+
+
+def executorch_zoo() -> dict[str, tuple[Any, tuple]]:
+    """ExecuTorch's XNNPACK quantizer: the deploy zoo (tests/live/executorch_support.py)."""
+    from tests.live.executorch_support import ZOO, zoo_model
+
+    return {name: zoo_model(name) for name in ZOO}
+
+
+def cadence_zoo() -> dict[str, tuple[Any, tuple]]:
+    """Cadence's default quantizer: the Cadence zoo's models it is compared on."""
+    from tests.live.cadence_zoo import models
+
+    return {n: (m.eval(), args) for n, (m, args, cls) in models().items() if "Default" in cls}
+
+
+def cortex_m_zoo() -> dict[str, tuple[Any, tuple]]:
+    """Cortex-M with its default constructor: the Cortex-M zoo's models of that variant."""
+    from tests.live.cortex_m_zoo import models
+
+    return {n: (m.eval(), args) for n, (m, args, variant) in models().items() if not variant}
+
+
+def arm_tosa_zoo() -> dict[str, tuple[Any, tuple]]:
+    """TOSA-1.0+INT, ExecuTorch's symmetric config: the Arm zoo's models of that setup."""
+    from tests.live.arm_zoo import INT, models
+
+    return {
+        name: (case.module.eval(), case.inputs)
+        for name, case in models().items()
+        if case.kind == "tosa" and case.spec == INT and "_global" in case.setup.__qualname__
+    }
+
+
+_TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
+_TORCHAO_ARM = "torchao.quantization.pt2e.quantizer.arm_inductor_quantizer"
+_TORCHAO_XNNPACK = "torchao.testing.pt2e._xnnpack_quantizer"
+_ET_XNNPACK = "executorch.backends.xnnpack.quantizer.xnnpack_quantizer"
+_ET_ARM = "executorch.backends.arm.quantizer"
+_ET_CORTEX_M = "executorch.backends.cortex_m.quantizer.quantizer"
+_ET_CADENCE = "executorch.backends.cadence.aot.quantizer.quantizer"
+
+TARGETS = (
+    Target(
+        "xnnpack",
+        "XnnpackQuantizer",
+        f"{_TORCHAO_XNNPACK}:XNNPACKQuantizer",
+        f"{_TORCHAO_XNNPACK}:get_symmetric_quantization_config",
+        zoo="xnnpack_zoo",
+        docs="xnnpack.md",
+    ),
+    Target(
+        "xnnpack_executorch",
+        "XnnpackExecutorchQuantizer",
+        f"{_ET_XNNPACK}:XNNPACKQuantizer",
+        f"{_ET_XNNPACK}:get_symmetric_quantization_config",
+        zoo="executorch_zoo",
+        swap=(_ET_XNNPACK, ("XNNPACKQuantizer",)),
+        suites=("xnnpack",),
+        docs="executorch.md",
+    ),
+    Target(
+        "x86_inductor",
+        "X86InductorQuantizer",
+        f"{_TORCHAO_X86}:X86InductorQuantizer",
+        f"{_TORCHAO_X86}:get_default_x86_inductor_quantization_config",
+        zoo="inductor_zoo",
+        record_strict=True,
+        docs="x86-inductor.md",
+    ),
+    Target(
+        "arm_inductor",
+        "ArmInductorQuantizer",
+        f"{_TORCHAO_ARM}:ArmInductorQuantizer",
+        f"{_TORCHAO_ARM}:get_default_arm_inductor_quantization_config",
+        zoo="inductor_zoo",
+        record_strict=True,
+        docs="x86-inductor.md",
+    ),
+    Target(
+        "cortex_m",
+        "CortexMQuantizer",
+        f"{_ET_CORTEX_M}:CortexMQuantizer",
+        "",
+        setup="_no_config",
+        env="arm",
+        prepare=False,
+        fresh=True,
+        zoo="cortex_m_zoo",
+        record_env="arm",
+        swap=(_ET_CORTEX_M, ("CortexMQuantizer",)),
+        suites=("cortex_m",),
+        docs="cortex-m.md",
+        hooks=("specs/hooks/cortex_m.py",),
+    ),
+    Target(
+        "arm_tosa",
+        "TOSAQuantizer",
+        f"{_ET_ARM}:TOSAQuantizer",
+        f"{_ET_ARM}:get_symmetric_quantization_config",
+        setup="_tosa",
+        env="arm",
+        prepare=False,
+        fresh=True,
+        zoo="arm_tosa_zoo",
+        record_env="arm",
+        transformed=True,
+        swap=(f"{_ET_ARM}.arm_quantizer", ("TOSAQuantizer", "EthosUQuantizer", "VgfQuantizer")),
+        suites=("arm", "arm_ops"),
+        docs="arm-tosa.md",
+        hooks=("specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"),
+    ),
+    Target(
+        "cadence",
+        "CadenceQuantizer",
+        f"{_ET_CADENCE}:CadenceDefaultQuantizer",
+        "",
+        stands_in="generated.cadence_quantizer:CadenceDefaultQuantizer",
+        setup="_no_config",
+        env="cadence",
+        fresh=True,
+        strict=True,
+        zoo="cadence_zoo",
+        swap=(_ET_CADENCE, ("CadenceAtenQuantizer",)),
+        suites=("cadence",),
+        docs="cadence.md",
+        hooks=("specs/hooks/cadence.py",),
+    ),
+)
+BY_NAME = {t.name: t for t in TARGETS}

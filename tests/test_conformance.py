@@ -1,0 +1,156 @@
+"""Conformance: every target's generated quantizer annotates its zoo as the recorded reference did.
+
+The recordings (``tests/recordings/TARGET/``, made by ``python -m tests.record``: see
+``tests/record.py``) hold each zoo model exported and the reference quantizer's
+annotations of it. Here each program is loaded and annotated by the generated class
+alone, and compared node by node, spec by spec (``tests/live/pt2e_dump.py``): no
+reference class, no lowering. A recording made with other versions of torch, torchao or
+ExecuTorch fails its target's tests, named, with the command that re-records it. The
+targets whose generated class imports ExecuTorch's Arm code (its configs, its pass
+pipeline) compare in the Arm environment (``tests/live/envs.py``), still against the
+recording alone. The reference runs themselves (swapped suites, deployments) are the
+full tier (docs/contributing/tests.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.live.envs import ENVS
+from tests.record import ROOT, Stale, compare, folder, load, versions
+from tests.support import REPO
+from tests.targets import BY_NAME, TARGETS, Target
+
+pytest.importorskip("torchao", reason="PT2E quantizers need torchao (pip install '.[pt2e]')")
+
+HERE = [t for t in TARGETS if not t.record_env]  # compared in this environment
+ELSEWHERE = [t for t in TARGETS if t.record_env]
+
+
+def _models(target: Target) -> list[str]:
+    path = folder(target) / "recording.json"
+    return sorted(json.loads(path.read_text())["models"]) if path.exists() else []
+
+
+CASES = [(t.name, m) for t in HERE for m in _models(t)]
+
+
+@pytest.mark.parametrize("target", [t.name for t in TARGETS])
+def test_every_target_is_recorded_on_its_whole_zoo_with_these_versions(target):
+    t = BY_NAME[target]
+    made = load(t)  # Stale: missing, or other versions
+    assert sorted(made["models"]) == sorted(t.models()), f"re-record: {made['command']}"
+    assert all(m["nodes"] for m in made["models"].values())
+
+
+@pytest.mark.parametrize(("target", "model"), CASES)
+def test_generated_annotates_as_recorded(target, model):
+    assert compare(BY_NAME[target], model) == []
+
+
+@pytest.mark.parametrize("target", [t.name for t in ELSEWHERE])
+def test_generated_annotates_as_recorded_in_its_environment(target):
+    """Cortex-M's and Arm TOSA's generated classes load ExecuTorch's Arm configs (and
+    TOSA's runs Arm's passes): annotated there, compared with the recording alone."""
+    t = BY_NAME[target]
+    env = ENVS[t.record_env]
+    env.check(f"{t.name}'s generated class")
+    run = env.run_module("tests.record", "--compare", t.name)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads(run.stdout[run.stdout.index("{") :])
+    assert sorted(report) == [f"{t.name} {m}" for m in _models(t)]
+    assert not any(report.values())
+
+
+def test_the_comparison_imports_neither_executorch_nor_a_reference_class():
+    """Compared in a process of its own: the targets whose generated module names no
+    ExecuTorch module (Cadence's loads ExecuTorch's configs and patterns itself)."""
+    own = [
+        t.name
+        for t in HERE
+        if "executorch.backends" not in (REPO / "generated" / f"{t.name}_quantizer.py").read_text()
+    ]
+    assert len(own) >= 4
+    code = (
+        "import sys\n"
+        "from tests.record import compare, load\n"
+        "from tests.targets import BY_NAME\n"
+        f"for t in [BY_NAME[n] for n in {own!r}]:\n"
+        "    assert all(compare(t, m) == [] for m in load(t)['models']), t.name\n"
+        "refs = {t.reference.partition(':')[0] for t in BY_NAME.values()}\n"
+        "print(sorted(m for m in sys.modules if m.startswith('executorch') or m in refs))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert run.stdout.strip() == "[]", run.stdout[:2000]
+
+
+class AnnotatesNothing:
+    """A generated class's stand-in that annotates nothing."""
+
+    def __init__(self, *args, **kwargs):
+        from generated.xnnpack_quantizer import XnnpackQuantizer
+
+        self.inner = XnnpackQuantizer(*args, **kwargs)
+
+    def set_global(self, config):
+        return self
+
+    def transform_for_annotation(self, model):
+        return model
+
+    def annotate(self, model):
+        return model
+
+    def validate(self, model):
+        pass
+
+
+def test_the_comparison_catches_a_class_that_annotates_nothing():
+    t = dataclasses.replace(BY_NAME["xnnpack"], stands_in=f"{__name__}:AnnotatesNothing")
+    assert "annotated nodes differ" in " ".join(compare(t, "conv_bn_relu"))
+
+
+def test_the_comparison_catches_another_config(tmp_path):
+    """The per-channel config where the per-tensor one (the default) was recorded."""
+    from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_config
+
+    t = BY_NAME["xnnpack"]
+    shutil.copytree(folder(t), tmp_path / t.name)
+    config = get_symmetric_quantization_config(is_per_channel=True)
+    (tmp_path / t.name / "config.pkl").write_bytes(pickle.dumps(config))
+    diffs = compare(t, "conv_bn_relu", tmp_path)
+    assert diffs and "per_channel_symmetric" in " ".join(diffs)
+
+
+@pytest.mark.parametrize("package", ["torch", "torchao", "executorch"])
+def test_a_recording_of_other_versions_is_named_not_compared(tmp_path, package):
+    t = BY_NAME["xnnpack"]
+    shutil.copytree(folder(t), tmp_path / t.name)
+    path = tmp_path / t.name / "recording.json"
+    made = json.loads(path.read_text())
+    made[package] = "0.0.1"
+    path.write_text(json.dumps(made))
+    with pytest.raises(Stale) as caught:
+        compare(t, "conv_bn_relu", tmp_path)
+    message = str(caught.value)
+    assert str(path) in message and "is stale" in message
+    assert f"{package} 0.0.1 (here {versions()[package]})" in message
+    assert "python -m tests.record xnnpack" in message
+
+
+def test_a_missing_recording_is_named(tmp_path):
+    with pytest.raises(Stale, match="no recording of cadence: python -m tests.record cadence"):
+        load(BY_NAME["cadence"], tmp_path)
+
+
+def test_the_recordings_are_the_registrys_targets():
+    assert sorted(p.name for p in ROOT.iterdir() if p.is_dir()) == sorted(BY_NAME)
