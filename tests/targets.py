@@ -248,11 +248,15 @@ def arm_tosa_zoo() -> dict[str, tuple[Any, tuple]]:
 
 def _vendor_zoo(vendor: str) -> dict[str, tuple[Any, tuple]]:
     """A vendor zoo of tests/live/vendor_zoo.py's VENDORS: every model, in eval mode."""
+    import torch
+
     from tests.live.vendor_zoo import zoo
 
-    return {
-        name: _seeded(lambda: (factory().eval(), args)) for name, factory, args in zoo(vendor).ZOO
-    }
+    out: dict[str, tuple[Any, tuple]] = {}
+    for name, factory, args in zoo(vendor).ZOO:
+        torch.manual_seed(0)
+        out[name] = (factory().eval(), args)
+    return out
 
 
 def vulkan_zoo() -> dict[str, tuple[Any, tuple]]:
