@@ -142,6 +142,16 @@ FULL = {
     "tests/live/test_pt2e_scale_bench.py": "the scale benchmark's run",
     "tests/live/test_recordings.py": "the recordings made again, compared with tests/recordings",
     "tests/docs/test_pages.py": "runs every program and shell session the site shows",
+    # ExecuTorch's vendor classes (the PR tier: their recordings, tests/test_conformance.py,
+    # and their quick checks, tests/live/test_vendor_targets.py).
+    "tests/live/test_pt2e_vulkan.py": "ExecuTorch's Vulkan class against the generated one on "
+    "zoo models, every setup, both export modes, and WebGPU's test swapped",
+    "tests/live/test_pt2e_mediatek.py": "ExecuTorch's MediaTek class against the generated one "
+    "on zoo models, two precisions, both export modes",
+    "tests/live/test_pt2e_samsung.py": "ExecuTorch's Samsung class against the generated one on "
+    "zoo models, two setups, both export modes",
+    "tests/live/test_pt2e_nxp.py": "ExecuTorch's NXP class against the generated one on zoo "
+    "models, and three of ExecuTorch's NXP tests swapped",
 }
 
 
@@ -211,6 +221,7 @@ SECONDS = {
     "tests/live/test_pt2e_mediatek.py": 100,
     "tests/live/test_pt2e_vulkan.py": 95,
     "tests/live/test_pt2e_samsung.py": 70,
+    "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports
     "tests/test_conformance.py": 120,
     "tests/tools/test_compat_stop.py": 70,
     "tests/runtime/test_versions.py": 70,

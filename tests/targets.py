@@ -67,6 +67,12 @@ class Target:
     suites: tuple[str, ...] = ()
     docs: str = ""  # its guide under docs/guides/pt2e/
     hooks: tuple[str, ...] = field(default=())  # the hook modules its spec names
+    # "function" of this module run before either class loads: NXP's modules import NXP's
+    # SDK (its stand-in installed), MediaTek's package imports its SDK (imported past it).
+    before: str = ""
+    # Whether the scale benchmark (benchmarks/pt2e_scale.py, its docs figures) times it:
+    # not the vendor targets added after the last --docs run, until they are measured.
+    bench: bool = True
 
     @property
     def exports_strict(self) -> bool:
@@ -79,12 +85,18 @@ class Target:
     def spec(self) -> str:
         return f"specs/{self.name}.bcfg"
 
+    def prepare_imports(self) -> None:
+        if self.before:
+            globals()[self.before]()
+
     def generated_class(self, package: str = "generated") -> Any:
+        self.prepare_imports()
         if self.stands_in:
             return _load(self.stands_in.replace("generated.", f"{package}.", 1))
         return getattr(importlib.import_module(f"{package}.{self.name}_quantizer"), self.generated)
 
     def reference_class(self) -> Any:
+        self.prepare_imports()
         return _load(self.reference)
 
     def make_config(self) -> Any:
@@ -125,6 +137,35 @@ def _tosa(cls: Any, target: Target) -> Any:
     """A TOSA quantizer for the TOSA-1.0+INT profile, ExecuTorch's symmetric config globally."""
     spec = _load("executorch.backends.arm.tosa:TosaSpecification")
     return cls(spec.create_from_string("TOSA-1.0+INT")).set_global(target.make_config())
+
+
+def xnnpack_per_channel() -> Any:
+    """ExecuTorch's XNNPACK static per-channel config (the Vulkan zoo's ``static output``): on
+    Vulkan, linear then has an output spec, which its propagation shares through the ops
+    after it. torchao's objects: the recording's config.pkl loads without ExecuTorch."""
+    return _load(f"{_ET_XNNPACK}:get_symmetric_quantization_config")(is_per_channel=True)
+
+
+def _neutron(cls: Any, target: Target) -> Any:
+    """NeutronQuantizer for ExecuTorch's test target (imxrt700, on the SDK stand-in), PTQ."""
+    from tests.live.nxp_sdk import target_spec
+
+    return cls(target_spec(), is_qat=False)
+
+
+def _nxp_sdk() -> None:
+    from tests.live.nxp_sdk import install
+
+    install()
+
+
+def _mediatek_package() -> None:
+    """MediaTek's quantizer module without its package's ``__init__`` (which imports the
+    NeuroPilot SDK): tests/live/vendor_zoo.py's ``import_past_init``."""
+    from tests.live.vendor_zoo import VENDORS, import_past_init
+
+    module, _, packages, *_ = VENDORS["mediatek"]
+    import_past_init(module, packages)
 
 
 # --------------------------------------------------------------------- zoos
@@ -205,6 +246,38 @@ def arm_tosa_zoo() -> dict[str, tuple[Any, tuple]]:
     }
 
 
+def _vendor_zoo(vendor: str) -> dict[str, tuple[Any, tuple]]:
+    """A vendor zoo of tests/live/vendor_zoo.py's VENDORS: every model, in eval mode."""
+    import torch
+
+    from tests.live.vendor_zoo import zoo
+
+    out: dict[str, tuple[Any, tuple]] = {}
+    for name, factory, args in zoo(vendor).ZOO:
+        torch.manual_seed(0)
+        out[name] = (factory().eval(), args)
+    return out
+
+
+def vulkan_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("vulkan")
+
+
+def mediatek_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("mediatek")
+
+
+def samsung_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("samsung")
+
+
+def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
+    """NXP's zoo (tests/live/nxp_zoo.py) but its QAT models: the registry's setup is PTQ."""
+    from tests.live.nxp_zoo import models
+
+    return {name: (m.eval(), args) for name, m, args, qat in models() if not qat}
+
+
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
 _TORCHAO_ARM = "torchao.quantization.pt2e.quantizer.arm_inductor_quantizer"
 _TORCHAO_XNNPACK = "torchao.testing.pt2e._xnnpack_quantizer"
@@ -212,6 +285,8 @@ _ET_XNNPACK = "executorch.backends.xnnpack.quantizer.xnnpack_quantizer"
 _ET_ARM = "executorch.backends.arm.quantizer"
 _ET_CORTEX_M = "executorch.backends.cortex_m.quantizer.quantizer"
 _ET_CADENCE = "executorch.backends.cadence.aot.quantizer.quantizer"
+_ET_VULKAN = "executorch.backends.vulkan.quantizer.vulkan_quantizer"
+_ET_NXP = "executorch.backends.nxp.quantizer.neutron_quantizer"
 
 TARGETS = (
     Target(
@@ -298,6 +373,55 @@ TARGETS = (
         suites=("cadence",),
         docs="cadence.md",
         hooks=("specs/hooks/cadence.py",),
+    ),
+    Target(
+        "vulkan",
+        "VulkanQuantizer",
+        f"{_ET_VULKAN}:VulkanQuantizer",
+        "tests.targets:xnnpack_per_channel",
+        zoo="vulkan_zoo",
+        swap=(_ET_VULKAN, ("VulkanQuantizer",)),
+        suites=("vulkan",),
+        docs="vulkan.md",
+        bench=False,
+    ),
+    Target(
+        "neuropilot",
+        "NeuropilotQuantizer",
+        "executorch.backends.mediatek.quantizer.quantizer:NeuropilotQuantizer",
+        "",
+        setup="_no_config",
+        zoo="mediatek_zoo",
+        docs="mediatek.md",
+        hooks=("specs/hooks/mediatek.py",),
+        before="_mediatek_package",
+        bench=False,
+    ),
+    Target(
+        "enn",
+        "EnnQuantizer",
+        "executorch.backends.samsung.quantizer.quantizer:EnnQuantizer",
+        "",
+        setup="_no_config",
+        zoo="samsung_zoo",
+        docs="samsung.md",
+        hooks=("specs/hooks/samsung.py",),
+        bench=False,
+    ),
+    Target(
+        "nxp",
+        "NeutronQuantizer",
+        f"{_ET_NXP}:NeutronQuantizer",
+        "",
+        setup="_neutron",
+        strict=True,
+        zoo="nxp_zoo",
+        swap=(_ET_NXP, ("NeutronQuantizer",)),
+        suites=("nxp",),
+        docs="nxp.md",
+        hooks=("specs/hooks/nxp.py",),
+        before="_nxp_sdk",
+        bench=False,
     ),
 )
 BY_NAME = {t.name: t for t in TARGETS}

@@ -5,6 +5,9 @@ ExecuTorch's Samsung tests need the ENN SDK's Python wrapper
 (``executorch.backends.samsung.python``, not in the wheel), so none run here: the proof
 is the zoo, ``tests/live/samsung_zoo.py`` (``python -m tests.live.vendor_zoo samsung``
 runs all of it); here a few of its models under two setups and both export modes.
+
+The full tier (tests/conftest.py's FULL): the PR tier compares the generated class with
+the recording of tests/targets.py's ``enn`` row (tests/test_conformance.py).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ A few models of ``tests/live/vulkan_zoo.py`` under every setup and both export m
 (``python -m tests.live.vendor_zoo vulkan`` runs the whole zoo), and WebGPU's test of
 the 4-bit linear the class makes, with the class swapped and with a do-nothing one
 (``python -m tests.live.executorch_suites vulkan``).
+
+The full tier (tests/conftest.py's FULL): the PR tier compares the generated class with
+the recording of tests/targets.py's ``vulkan`` row (tests/test_conformance.py).
 """
 
 from __future__ import annotations

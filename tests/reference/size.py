@@ -156,41 +156,34 @@ def arm_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
-# ExecuTorch's vendor quantizers reproduced whole: name -> (spec, hook files, its files
-# under executorch/backends/, every one counted).
-VENDORS: dict[str, tuple[str, list[str], list[str]]] = {
+# ExecuTorch's vendor quantizers reproduced whole: name -> (its row of the target registry,
+# whose spec and hooks are counted; its files under executorch/backends/, every one counted).
+VENDORS: dict[str, tuple[str, list[str]]] = {
     "Vulkan": (
-        "specs/vulkan.bcfg",
-        [],
+        "vulkan",
         ["vulkan/quantizer/vulkan_quantizer.py", "vulkan/quantizer/vulkan_quantizer_utils.py"],
     ),
     "MediaTek": (
-        "specs/neuropilot.bcfg",
-        ["specs/hooks/mediatek.py"],
+        "neuropilot",
         [f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
     ),
     "Samsung": (
-        "specs/enn.bcfg",
-        ["specs/hooks/samsung.py"],
+        "enn",
         [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
     ),
-    "NXP": (
-        "specs/nxp.bcfg",
-        ["specs/hooks/nxp.py"],
-        [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")],
-    ),
+    "NXP": ("nxp", [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")]),
 }
 
 
 def vendor_figures(name: str) -> tuple[int, int] | None:
-    """(spec + hook lines of ``VENDORS[name]``, the code lines of ExecuTorch's files)."""
-    spec, hooks, files = VENDORS[name]
+    """(spec + hook lines of ``VENDORS[name]``'s target, the code lines of ExecuTorch's files)."""
+    target, files = VENDORS[name]
     where = executorch_dir()
     folder = where / "backends" if where else None
     if folder is None or not all((folder / f).is_file() for f in files):
         return None
-    ours = spec_lines((ROOT / spec).read_text())
-    ours += sum(python_code_lines((ROOT / p).read_text()) for p in hooks)
+    ours = spec_lines((ROOT / BY_NAME[target].spec).read_text())
+    ours += sum(python_code_lines((ROOT / p).read_text()) for p in BY_NAME[target].hooks)
     return ours, sum(python_code_lines((folder / f).read_text()) for f in files)
 
 
