@@ -66,25 +66,37 @@ def named(objects: Iterable[Any], tops: Iterable[str]) -> set[str]:
 def changed(
     project: Project, paths: Iterable[str], base: SourceSet, head: SourceSet
 ) -> list[PythonChange]:
-    """The definitions at ``paths`` whose code differs between ``base`` and ``head``."""
+    """The definitions at ``paths`` whose code differs between ``base`` and ``head``; each side
+    reads the module where its own tree has it (a module moved to another folder of the
+    import path, as a src layout, is not a change)."""
     out: list[PythonChange] = []
     trees: dict[tuple[int, str], ast.Module | None] = {}
     for path in sorted(paths):
-        for file, name in _candidates(project, path):
-            before = _definition(trees, base, file, name)
-            after = _definition(trees, head, file, name)
-            if before is _NO_FILE and after is _NO_FILE:
-                continue  # not this module: a longer or shorter prefix is
-            if before == after:
-                break
-            how = (
-                "added"
-                if before in (None, _NO_FILE)
-                else "removed" if after in (None, _NO_FILE) else "changed"
-            )
-            out.append(PythonChange(path, file, how))
-            break
+        before = _find(trees, base, project, path)
+        after = _find(trees, head, project, path)
+        if before is None and after is None:
+            continue  # no module of the project's on either side
+        if before is not None and after is not None and before[1] == after[1]:
+            continue
+        how = (
+            "added"
+            if before is None or before[1] is None
+            else "removed" if after is None or after[1] is None else "changed"
+        )
+        out.append(PythonChange(path, (after or before)[0], how))  # type: ignore[index]
     return out
+
+
+def _find(
+    trees: dict[tuple[int, str], ast.Module | None], sources: SourceSet, project: Project, path: str
+) -> tuple[str, str | None] | None:
+    """(the file, the definition of ``path`` in it, None if it defines none) at the first
+    module file of ``path`` that ``sources`` has; None: no such file."""
+    for file, name in _candidates(project, path):
+        found = _definition(trees, sources, file, name)
+        if found != _NO_FILE:
+            return file, found
+    return None
 
 
 _NO_FILE = "<no file>"
