@@ -304,6 +304,55 @@ def _share_text(sh: Share) -> str:
     return text + ("; even after an unquantized op" if sh.eager else "; after a quantized op")
 
 
+COMPOSITIONS = ("composable", "operators", "modules")
+
+
+class Unsayable(Exception):
+    """The observed rules cannot be written under a composition (why, in its message)."""
+
+
+def _source_element(op: str) -> str | None:
+    """The module class, else function, that torch.export turns into the ATen op ``op``
+    alone (``aten.conv2d.default`` -> ``torch.nn.Conv2d``): a chain's element under
+    ``scopes: operators``, which finds chains by source partitions."""
+    from ...semantics.aten_ops import MAPPING
+
+    full = "torch.ops." + op
+    found = [k for k, v in MAPPING.items() if len(v) == 1 and full in v[0] and "." in k]
+
+    def rank(k: str) -> int:
+        last = k.rsplit(".", 1)[-1]
+        if k.startswith("torch.nn.") and last[:1].isupper() and "functional" not in k:
+            return 0
+        return 1 if k.startswith("torch.nn.functional.") else 2 if k.startswith("operator.") else 3
+
+    return min(found, key=lambda k: (rank(k), k)) if found else None
+
+
+def merge_conflict(interp: Interpretation) -> str | None:
+    """Why the observed configs cannot be one global config (two give one role different
+    specs), or None: ``scopes: operators`` and ``modules`` are tried with that config."""
+    from .pt2e_observe import _spec_key
+
+    seen: dict[str, Any] = {}
+    for c in interp.configs:
+        for role, spec in c.specs.items():
+            if spec is None:
+                continue
+            key = _spec_key(spec)
+            if role in seen and seen[role] != key:
+                return f"the configs give {role} different specs"
+            seen[role] = key
+    return None
+
+
+def _any_spec(interp: Interpretation) -> Any:
+    for c in interp.configs:
+        if c.specs.get("input") is not None:
+            return c.specs["input"]
+    return None
+
+
 def _ident(op: str) -> str:
     return re.sub(r"\W+", "_", op.removeprefix("aten.")).strip("_")
 
@@ -373,7 +422,15 @@ class Writer:
             self.dtypes[key] = f"d{len(self.dtypes)}"
         return self.dtypes[key]
 
-    def spec_text(self, interp: Interpretation, header: list[str]) -> str:
+    def spec_text(
+        self, interp: Interpretation, header: list[str], composition: str = "composable"
+    ) -> str:
+        """The spec under one of ``COMPOSITIONS``: ``composable`` (stages of the observed
+        configs, sharing by the hooks' mixin) or ``operators``/``modules`` (the language's
+        other schemes: shared ops are ``shared_observer`` patterns after quantized inputs, and
+        the observed configs are merged into the global config ``hooks.configure`` sets)."""
+        if composition != "composable":
+            return self._scoped_text(interp, header, composition)
         from ...emit.pt2e import class_name as generated_class
 
         body: list[str] = []
@@ -445,7 +502,87 @@ class Writer:
         ]
         return "\n".join(out)
 
-    def hooks_text(self, interp: Interpretation) -> str:
+    def _patterns(
+        self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
+    ) -> list[str]:
+        body: list[str] = []
+        for p in interp.patterns:
+            source = len(p.ops) > 1 and bool(elements)
+            ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
+            element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
+            lines = [f"    pattern {element} {{"]
+            cfg = p.config
+            lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
+            keys = ["match: source"] if source else []
+            if p.eager and eager:
+                keys.append("eager: true")
+            if p.when:
+                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
+            if keys:
+                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
+            lines.append("    }")
+            body.extend(lines)
+        return body
+
+    def _scoped_text(self, interp: Interpretation, header: list[str], composition: str) -> str:
+        # scopes: operators finds a chain by its elements' source partitions: each ATen op is
+        # written as the module class (or function) torch.export turns into it
+        chains = [p for p in interp.patterns if len(p.ops) > 1]
+        elements = {op: _source_element(op) for p in chains for op in p.ops}
+        if composition == "operators" and None in elements.values():
+            missing = sorted(op for op, e in elements.items() if e is None)
+            raise Unsayable(f"no module class or function exports to {', '.join(missing)}")
+        if composition == "modules" and any(x.when for x in [*interp.patterns, *interp.shares]):
+            raise Unsayable("its base reads no when: and the observed rules have conditions")
+        body = self._patterns(
+            interp, eager=False, elements=elements if composition == "operators" else {}
+        )
+        for sh in interp.shares:
+            spec = sh.spec if sh.spec is not None else _any_spec(interp)
+            c = self.constraint(spec)
+            key = (("input", c), ("output", c))
+            if key not in self.dtypes:
+                self.dtypes[key] = f"d{len(self.dtypes)}"
+            whens = [] if sh.eager or composition == "modules" else ["input_quantized"]
+            if sh.when:
+                whens.append(f"hooks.when_shared_{_ident(sh.op)}")
+            when = (
+                ""
+                if not whens
+                else (
+                    f"\n        pt2e: {{when: {whens[0] if len(whens) == 1 else '[' + ', '.join(whens) + ']'}}}"
+                )
+            )
+            body += [
+                f"    pattern {sh.op} {{",
+                "        observation: shared_observer",
+                f"        dtypes: {self.dtypes[key]}{when}",
+                "    }",
+            ]
+        head = [
+            *(f"# {h}" if h else "#" for h in header),
+            "#",
+            "# Configure the generated quantizer with hooks.configure(quantizer): it sets the",
+            "# observed configs, merged, as the global config (the language has no words for",
+            f"# a configured getter under scopes: {composition}).",
+            "",
+            f"alias hooks = {self.hooks_module}",
+            "",
+        ]
+        for key, name in self.constraints.items():
+            head.append(f"constraint {name} = {key[0]} {{{', '.join(key[1:])}}}")
+        for key, name in self.dtypes.items():
+            head.append(f"dtypes {name} = {{{', '.join(f'{r}: {c}' for r, c in key)}}}")
+        head.append("dtypes io_any = {input: float, output: float}")
+        fields = ["    outputs: consumers"] if composition == "operators" else []
+        fields += [f"    scopes: {composition}"]
+        fields += ["    transform: hooks.transform"] if interp.transform else []
+        return "\n".join(
+            [*head, "", f"quantizer {self.name} {{", *fields, "    fx: false", "}", "",
+             f"backend {self.name} {{", *body, "}", ""]
+        )  # fmt: skip
+
+    def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
         lines = [
             f'"""What the spec {self.name}.bcfg cannot say, imported by probing {self.target}.',
@@ -480,8 +617,23 @@ class Writer:
                 fields["bias"] = self.python_spec(bias, imports)
             args = ", ".join(f"{k}={v}" for k, v in fields.items())
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
-        if interp.shares:
+        if interp.shares and composition == "composable":
             lines += self.sharing(interp.shares, imports)
+        if composition != "composable":
+            names = ", ".join(c.name for c in interp.configs)
+            lines += [
+                "",
+                "def configure(quantizer):",
+                f'    """The observed configs merged into the global config (scopes: {composition})."""',
+                "    fields = {}",
+                f"    for config in ({names},):",
+                "        for f in ('input_activation', 'output_activation', 'weight', 'bias'):",
+                "            if fields.get(f) is None:",
+                "                fields[f] = getattr(config, f)",
+                "    quantizer.set_global(QuantizationConfig(**fields, is_qat=False))",
+                "    return quantizer",
+                "",
+            ]
         if interp.transform:
             module, _, function = self.target.partition(":")
             lines += [
@@ -504,6 +656,12 @@ class Writer:
                 lines.append(f"def {fname}(node):")
                 lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
                 lines.append("")
+                if composition != "composable":
+                    lines += [
+                        f"def {fname[1:]}(node, nodes=None):",
+                        f"    return {fname}(node)",
+                        "",
+                    ]
             written = set()
             for p in interp.patterns:
                 if not p.when or p.ops[0] in written:
