@@ -108,6 +108,7 @@ class Pattern:
     when: list[str] = field(default_factory=list)
     eager: bool = False
     alternatives: int = 0  # other configs observed for these ops (not reproduced)
+    other: str | None = None  # the binary op's other input, as most matches had it
 
 
 @dataclass
@@ -163,7 +164,9 @@ def interpret(obs: Observations) -> Interpretation:
         cfg = config_of(rep.key(), rep.specs)
         if ops[0] not in cfg.chains:
             cfg.chains.append(ops[0])
-        p = Pattern(ops, "chain", cfg, alternatives=len(others))
+        others_seen = Counter(m.other for m in ms if m.other is not None)
+        other = others_seen.most_common(1)[0][0] if others_seen else None
+        p = Pattern(ops, "chain", cfg, alternatives=len(others), other=other)
         if others:
             notes.append(
                 f"{' -> '.join(ops)}: {len(others)} other configs seen on some probes "
@@ -514,6 +517,8 @@ class Writer:
             cfg = p.config
             lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
             keys = ["match: source"] if source else []
+            if source and p.other is not None:
+                keys.append(f"other: {p.other}")
             if p.eager and eager:
                 keys.append("eager: true")
             if p.when:
@@ -532,7 +537,8 @@ class Writer:
         if composition == "operators" and None in elements.values():
             missing = sorted(op for op, e in elements.items() if e is None)
             raise Unsayable(f"no module class or function exports to {', '.join(missing)}")
-        if composition == "modules" and any(x.when for x in [*interp.patterns, *interp.shares]):
+        conditions = [p.when for p in interp.patterns] + [sh.when for sh in interp.shares]
+        if composition == "modules" and any(conditions):
             raise Unsayable("its base reads no when: and the observed rules have conditions")
         body = self._patterns(
             interp, eager=False, elements=elements if composition == "operators" else {}
@@ -570,9 +576,9 @@ class Writer:
             "",
         ]
         for key, name in self.constraints.items():
-            head.append(f"constraint {name} = {key[0]} {{{', '.join(key[1:])}}}")
-        for key, name in self.dtypes.items():
-            head.append(f"dtypes {name} = {{{', '.join(f'{r}: {c}' for r, c in key)}}}")
+            head.append(f"constraint {name} = {key[0]} {{{', '.join(map(str, key[1:]))}}}")
+        for roles, name in self.dtypes.items():
+            head.append(f"dtypes {name} = {{{', '.join(f'{r}: {c}' for r, c in roles)}}}")
         head.append("dtypes io_any = {input: float, output: float}")
         fields = ["    outputs: consumers"] if composition == "operators" else []
         fields += [f"    scopes: {composition}"]
