@@ -70,7 +70,10 @@ def import_quantizer(
         phase(f"calling {models}")
         user_models.extend(load_models(models))
 
-    obs = observe(quantizer, graphs + user_models, modes, seconds, phase)
+    from ...live.probe.traces import pattern_cache
+
+    with pattern_cache():  # torchao's pattern traces once, not at every probe
+        obs = observe(quantizer, graphs + user_models, modes, seconds, phase)
     if not any(m.kind == "chain" for m in obs.matches) and not obs.matches:
         raise ImportFailure(
             f"{target}() returned a quantizer that annotated nothing on {obs.graphs} probe graphs"
@@ -215,8 +218,10 @@ def prove(
         try:
             analysis = resolve_specs(root, [spec], allow)
         except SpecError as exc:
+            errors = [d for d in exc.diagnostics if str(d.severity) == "error"]
             return "; ".join(
-                f"{d.span.line if d.span else 0}: {d.message}" for d in exc.diagnostics[:3]
+                f"{d.span.line if d.span else 0}: {d.message}"
+                for d in (errors or exc.diagnostics)[:3]
             )
         if not analysis.quantizers:
             return "no quantizer"

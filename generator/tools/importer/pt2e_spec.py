@@ -308,6 +308,8 @@ def _share_text(sh: Share) -> str:
 
 
 COMPOSITIONS = ("composable", "operators", "modules")
+# The binary ops a chain's other: says the other input of (scopes: operators)
+BINARY = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor"}
 
 
 class Unsayable(Exception):
@@ -517,7 +519,7 @@ class Writer:
             cfg = p.config
             lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
             keys = ["match: source"] if source else []
-            if source and p.other is not None:
+            if source and p.other is not None and BINARY & set(p.ops[1:]):
                 keys.append(f"other: {p.other}")
             if p.eager and eager:
                 keys.append("eager: true")
