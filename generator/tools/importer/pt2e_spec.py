@@ -438,27 +438,7 @@ class Writer:
             return self._scoped_text(interp, header, composition)
         from ...emit.pt2e import class_name as generated_class
 
-        body: list[str] = []
-        for p in interp.patterns:
-            ops = ", ".join(p.ops)
-            element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
-            lines = [f"    pattern {element} {{"]
-            if p.kind == "shared":
-                lines.append("        observation: shared_observer")
-            cfg = p.config
-            if cfg is not None:
-                lines.append(f"        dtypes: {self.dtype_config(cfg)}")
-            else:
-                lines.append("        dtypes: io_any")
-            keys = []
-            if p.eager:
-                keys.append("eager: true")
-            if p.when:
-                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
-            if keys:
-                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
-            lines.append("    }")
-            body.extend(lines)
+        body = self._patterns(interp, eager=True, elements={})
         stages = [
             f"                {{config: hooks.{c.name}, chains: [{', '.join(c.chains)}]}},"
             for c in interp.configs
@@ -516,6 +496,8 @@ class Writer:
             ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
             element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
             lines = [f"    pattern {element} {{"]
+            if p.kind == "shared":
+                lines.append("        observation: shared_observer")
             cfg = p.config
             lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
             keys = ["match: source"] if source else []
