@@ -33,7 +33,6 @@ from .pt2e_spec import (
     Writer,
     backend_name,
     interpret,
-    merge_conflict,
 )
 
 RANDOM_MODELS = 8
@@ -99,14 +98,11 @@ def import_quantizer(
     # language's other schemes with the same observed rules; the fewest differing graphs wins.
     tried: list[tuple[str, str]] = []  # (composition, what its proof found)
     best: tuple[int, str, str, str, engine.Result | None] | None = None
-    conflict = merge_conflict(interp)
     problems: list[str] = []
     for composition in COMPOSITIONS:
         if best is not None and best[0] == 0:
             break
-        if composition != "composable" and (not request["verify"] or conflict):
-            if request["verify"]:
-                tried.append((composition, f"not tried: {conflict}"))
+        if composition != "composable" and not request["verify"]:
             continue
         writer = Writer(name, hooks_module, target, cls)
         try:
@@ -132,7 +128,13 @@ def import_quantizer(
                 continue
             result = proved
             differ = len(result.differing)
-            tried.append((composition, f"{differ} of {len(result.graphs)} graphs differ"))
+            dropped = sum(bool(x.when) for x in [*interp.patterns, *interp.shares])
+            left = (
+                f" (without its {dropped} when: conditions: its base reads none)"
+                if composition == "modules" and dropped
+                else ""
+            )
+            tried.append((composition, f"{differ} of {len(result.graphs)} graphs differ{left}"))
         if best is None or differ < best[0]:
             best = (differ, composition, spec_text, hooks_text, result)
             problems = writer.problems

@@ -23,6 +23,7 @@ function, by its dotted path) and the conditions.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -334,21 +335,26 @@ def _source_element(op: str) -> str | None:
     return min(found, key=lambda k: (rank(k), k)) if found else None
 
 
-def merge_conflict(interp: Interpretation) -> str | None:
-    """Why the observed configs cannot be one global config (two give one role different
-    specs), or None: ``scopes: operators`` and ``modules`` are tried with that config."""
+def split_configs(interp: Interpretation) -> tuple[list[Config], list[tuple[str, str]]]:
+    """The observed configs as one global config and operator-type configs, for ``scopes:
+    operators`` and ``modules``: the configs by how many chains use them (the global config
+    takes each role from the first that has it), and (ATen op, config) for the chains of a
+    config that gives a role another spec than the global one."""
     from .pt2e_observe import _spec_key
 
-    seen: dict[str, Any] = {}
-    for c in interp.configs:
+    order = sorted(interp.configs, key=lambda c: -len(c.chains))
+    merged: dict[str, Any] = {}
+    for c in order:
         for role, spec in c.specs.items():
-            if spec is None:
-                continue
-            key = _spec_key(spec)
-            if role in seen and seen[role] != key:
-                return f"the configs give {role} different specs"
-            seen[role] = key
-    return None
+            if spec is not None:
+                merged.setdefault(role, _spec_key(spec))
+    per_op = []
+    for c in order:
+        if any(
+            spec is not None and _spec_key(spec) != merged[role] for role, spec in c.specs.items()
+        ):
+            per_op += [(op, c.name) for op in c.chains]
+    return order, per_op
 
 
 def _any_spec(interp: Interpretation) -> Any:
@@ -523,7 +529,12 @@ class Writer:
             raise Unsayable(f"no module class or function exports to {', '.join(missing)}")
         conditions = [p.when for p in interp.patterns] + [sh.when for sh in interp.shares]
         if composition == "modules" and any(conditions):
-            raise Unsayable("its base reads no when: and the observed rules have conditions")
+            # its base reads no when: the rules are tried without their conditions
+            interp = dataclasses.replace(
+                interp,
+                patterns=[dataclasses.replace(p, when=[]) for p in interp.patterns],
+                shares=[dataclasses.replace(sh, when=[]) for sh in interp.shares],
+            )
         body = self._patterns(
             interp, eager=False, elements=elements if composition == "operators" else {}
         )
@@ -610,17 +621,22 @@ class Writer:
         if interp.shares and composition == "composable":
             lines += self.sharing(interp.shares, imports)
         if composition != "composable":
-            names = ", ".join(c.name for c in interp.configs)
+            order, per_op = split_configs(interp)
+            names = ", ".join(c.name for c in order)
+            ops = "".join(f"        (torch.ops.{op}, {c}),\n" for op, c in per_op)
             lines += [
                 "",
                 "def configure(quantizer):",
-                f'    """The observed configs merged into the global config (scopes: {composition})."""',
+                f'    """The observed configs (scopes: {composition}): merged into the global',
+                '    config, but for the ops of a config that differs from it: operator types."""',
                 "    fields = {}",
                 f"    for config in ({names},):",
                 "        for f in ('input_activation', 'output_activation', 'weight', 'bias'):",
                 "            if fields.get(f) is None:",
                 "                fields[f] = getattr(config, f)",
                 "    quantizer.set_global(QuantizationConfig(**fields, is_qat=False))",
+                f"    for op, config in (\n{ops}    ):",
+                "        quantizer.set_operator_type(op, config)",
                 "    return quantizer",
                 "",
             ]
