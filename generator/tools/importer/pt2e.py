@@ -128,7 +128,8 @@ def import_quantizer(
                 continue
             result = proved
             differ = len(result.differing)
-            dropped = sum(bool(x.when) for x in [*interp.patterns, *interp.shares])
+            dropped = sum(bool(p.when) for p in interp.patterns)
+            dropped += sum(bool(sh.when) for sh in interp.shares)
             left = (
                 f" (without its {dropped} when: conditions: its base reads none)"
                 if composition == "modules" and dropped
