@@ -538,7 +538,10 @@ class Writer:
         body = self._patterns(
             interp, eager=False, elements=elements if composition == "operators" else {}
         )
+        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
         for sh in interp.shares:
+            if sh.op in singles:
+                continue  # a pattern of its own already (one op, one pattern of the spec)
             spec = sh.spec if sh.spec is not None else _any_spec(interp)
             c = self.constraint(spec)
             key = (("input", c), ("output", c))
