@@ -253,3 +253,41 @@ def test_bad_targets_are_one_line_and_exit_2(subjects) -> None:
     assert run.stderr.strip() == (
         "bcfg compare: calling subjects:raises() failed: ValueError: no licence"
     ), run.stderr
+
+
+def test_torchaos_pattern_traces_are_made_once_a_run(monkeypatch) -> None:
+    # QAT annotators re-trace fixed pattern functions at every call (ExecuTorch's XNNPACK:
+    # seconds a graph); the probe run hands out one trace's copies (live/probe/traces.py)
+    import torch
+    from torchao.quantization.pt2e import utils
+    from torchao.quantization.pt2e.export_utils import WrapperModule
+    from torchao.quantization.pt2e.quantizer import Quantizer
+
+    traces, calls = [], []
+    real = utils._get_aten_graph_module_for_pattern
+
+    def counting(*args, **kwargs):
+        traces.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(utils, "_get_aten_graph_module_for_pattern", counting)
+
+    def pattern(x):
+        return torch.relu(x) * 3.0
+
+    class Tracing(Quantizer):
+        def annotate(self, model):
+            traced = utils._get_aten_graph_module_for_pattern(
+                WrapperModule(pattern), (torch.randn(2),)
+            )
+            calls.append(traced)
+            return model
+
+        def validate(self, model):
+            pass
+
+    result = _compare(Tracing(), Tracing(), probes=["linear", "conv2d->relu"])
+    assert all(g.a_error is None for g in result.graphs), result.graphs
+    assert len(calls) == 8  # two graphs, both sides, each twice
+    assert len(traces) <= 1  # traced once (or never: an earlier test of the process did)
+    assert len({id(c) for c in calls}) == 8  # each call its own copy

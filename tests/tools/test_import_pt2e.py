@@ -10,6 +10,7 @@ and production quantizers are test_import_pt2e_full.py's (slow).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -167,3 +168,52 @@ def test_the_hooks_module_imports_with_conditions_on_shared_ops() -> None:
     exec(compile(text, "x_hooks.py", "exec"), namespace)  # noqa: S102
     name = namespace["SHARED"]["aten.cat.default"][3]
     assert callable(namespace[name])
+
+
+X86 = """
+def get_quantizer():
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
+
+    q = X86InductorQuantizer()
+    q.set_global(get_default_x86_inductor_quantization_config())
+    return q
+"""
+
+
+def test_the_composition_is_chosen_by_generate_and_test(tmp_path) -> None:
+    # torchao's X86 Inductor flags a pattern's output (_is_output_of_quantized_pattern), which
+    # the composable scheme does not: scopes: operators with outputs: consumers does, and wins
+    (tmp_path / "pyproject.toml").write_text("[tool.bcfg]\n")
+    (tmp_path / "x86_subject.py").write_text(X86)
+    probes = ["conv2d->relu", "conv2d->max_pool2d", "linear", "linear->tanh", "conv2d->view"]
+    probes += ["conv->add", "conv->add_->relu"]  # other: quantized; an in-place add has none
+    run = bcfg_import(
+        tmp_path, "x86_subject:get_quantizer", "-o", "x.bcfg", "--format", "json", probes=probes
+    )
+    assert run.returncode in (0, 1), run.stderr
+    report = json.loads((tmp_path / "x.proof.json").read_text())
+    tried = {c["scopes"]: c["result"] for c in report["compositions"]}
+    # modules is tried too while operators leaves a graph differing (a random model's)
+    assert list(tried)[:2] == ["composable", "operators"]
+    counts = {c: int(r.split()[0]) for c, r in tried.items() if r[0].isdigit()}
+    assert counts["composable"] > counts["operators"]
+    assert min(counts.values()) == counts["operators"]
+    assert report["composition"] == "operators"
+    assert sum(g["status"] == "differ" for g in report["graphs"]) == counts["operators"]
+    probes = {g["name"]: g["status"] for g in report["graphs"] if g["kind"] == "probe"}
+    assert probes["conv->add"] == "same" and probes["conv->add_->relu"] == "same"
+    spec = (tmp_path / "x.bcfg").read_text()
+    assert "    scopes: operators\n" in spec and "    outputs: consumers\n" in spec
+    assert "by generate-and-test: composable:" in spec
+    assert "def configure(quantizer):" in (tmp_path / "x_hooks.py").read_text()
+
+
+def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:
+    from generator.tools.importer.pt2e_spec import _source_element
+
+    assert _source_element("aten.conv2d.default") == "torch.nn.Conv2d"
+    assert _source_element("aten.add.Tensor") == "operator.add"
+    assert _source_element("aten.no_such_op.default") is None

@@ -223,13 +223,17 @@ def compare(
     progress: Callable[[str], None] = lambda s: None,
     twice: bool = True,
 ) -> Result:
-    """Both quantizers on every graph in every export mode."""
+    """Both quantizers on every graph in every export mode (torchao's pattern traces once:
+    ``live.probe.traces``)."""
+    from ...live.probe.traces import pattern_cache
+
     start = time.monotonic()
     results = []
-    for graph in graphs:
-        for strict in modes:
-            progress(f"comparing on {graph.name} ({'strict' if strict else 'non-strict'})")
-            results.append(compare_graph(qa, qb, graph, strict, seconds, twice))
+    with pattern_cache():
+        for graph in graphs:
+            for strict in modes:
+                progress(f"comparing on {graph.name} ({'strict' if strict else 'non-strict'})")
+                results.append(compare_graph(qa, qb, graph, strict, seconds, twice))
     return Result(names[0], names[1], results, time.monotonic() - start)
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import tempfile
 import time
@@ -26,7 +27,13 @@ from ...diagnostics import SpecError
 from ...live.targets import ImportFailure
 from ..compare import engine, render
 from .pt2e_observe import observe
-from .pt2e_spec import Writer, backend_name, interpret
+from .pt2e_spec import (
+    COMPOSITIONS,
+    Unsayable,
+    Writer,
+    backend_name,
+    interpret,
+)
 
 RANDOM_MODELS = 8
 
@@ -62,7 +69,10 @@ def import_quantizer(
         phase(f"calling {models}")
         user_models.extend(load_models(models))
 
-    obs = observe(quantizer, graphs + user_models, modes, seconds, phase)
+    from ...live.probe.traces import pattern_cache
+
+    with pattern_cache():  # torchao's pattern traces once, not at every probe
+        obs = observe(quantizer, graphs + user_models, modes, seconds, phase)
     if not any(m.kind == "chain" for m in obs.matches) and not obs.matches:
         raise ImportFailure(
             f"{target}() returned a quantizer that annotated nothing on {obs.graphs} probe graphs"
@@ -71,7 +81,6 @@ def import_quantizer(
     interp = interpret(obs)
     cls = type(quantizer).__name__
     name = backend_name(cls)
-    writer = Writer(name, hooks_module, target, cls)
     header = [
         f"{cls}, imported by probing {target} (bcfg import): {obs.graphs} probe graphs, "
         f"{len(obs.matches)} matches,",
@@ -81,27 +90,78 @@ def import_quantizer(
           + interp.hooks],
         *[f"not reproduced: {n}" for n in interp.notes],
     ]  # fmt: skip
-    spec_text = writer.spec_text(interp, header)
-    hooks_text = writer.hooks_text(interp)
-    notes = [f"warning: {p}" for p in dict.fromkeys(writer.problems)]
-    notes += [f"warning: {n}" for n in interp.notes]
+    notes = [f"warning: {n}" for n in interp.notes]
     notes += [f"warning: {g}: {why}" for g, why in obs.failures[:5]]
     if len(obs.failures) > 5:
         notes.append(f"warning: the quantizer failed on {len(obs.failures)} probe graphs in all")
+    # The composition by generate-and-test: composable first; while graphs differ, the
+    # language's other schemes with the same observed rules; the fewest differing graphs wins.
+    tried: list[tuple[str, str]] = []  # (composition, what its proof found)
+    best: tuple[int, str, str, str, engine.Result | None] | None = None
+    problems: list[str] = []
+    for composition in COMPOSITIONS:
+        if best is not None and best[0] == 0:
+            break
+        if composition != "composable" and not request["verify"]:
+            continue
+        writer = Writer(name, hooks_module, target, cls)
+        try:
+            spec_text = writer.spec_text(interp, header, composition)
+        except Unsayable as exc:
+            tried.append((composition, f"not tried: {exc}"))
+            continue
+        hooks_text = writer.hooks_text(interp, composition)
+        result = None
+        differ = 0
+        if request["verify"]:
+            phase(f"proving the spec (scopes: {composition}) against the original")
+            proved = prove(
+                quantizer, spec_text, hooks_text, hooks_module, name, graphs + user_models,
+                modes, seconds, project, phase, composition,
+            )  # fmt: skip
+            if isinstance(proved, str):
+                tried.append((composition, f"does not generate: {proved}"))
+                if composition == "composable":
+                    raise RuntimeError(
+                        f"the spec bcfg wrote for {target} does not generate: {proved}"
+                    )
+                continue
+            result = proved
+            differ = len(result.differing)
+            dropped = sum(bool(p.when) for p in interp.patterns)
+            dropped += sum(bool(sh.when) for sh in interp.shares)
+            left = (
+                f" (without its {dropped} when: conditions: its base reads none)"
+                if composition == "modules" and dropped
+                else ""
+            )
+            tried.append((composition, f"{differ} of {len(result.graphs)} graphs differ{left}"))
+        if best is None or differ < best[0]:
+            best = (differ, composition, spec_text, hooks_text, result)
+            problems = writer.problems
+    assert best is not None
+    differ, composition, spec_text, hooks_text, result = best
+    if len(tried) > 1:
+        chosen = f"composition: scopes: {composition}, by generate-and-test: " + "; ".join(
+            f"{c}: {what}" for c, what in tried
+        )
+        notes.insert(0, chosen)
+        spec_text = f"# {chosen}\n{spec_text}"
+    notes = [f"warning: {p}" for p in dict.fromkeys(problems)] + notes
     files = {str(spec_path): spec_text, str(hooks_path): hooks_text}
     verified = None
-    differ = 0
-    if request["verify"]:
-        phase("proving the spec: its generated quantizer against the original")
-        result = prove(
-            quantizer, spec_text, hooks_text, hooks_module, name, graphs + user_models,
-            modes, seconds, project, phase,
-        )  # fmt: skip
-        if isinstance(result, str):
-            raise RuntimeError(f"the spec bcfg wrote for {target} does not generate: {result}")
+    if result is not None:
         report = render.render(result, fmt)
+        if fmt == "json":
+            data = json.loads(report)
+            data["compositions"] = [{"scopes": c, "result": what} for c, what in tried]
+            data["composition"] = composition
+            report = json.dumps(data, indent=1) + "\n"
+        else:
+            report = "".join(f"scopes: {c}: {what}\n" for c, what in tried) + (
+                f"kept: scopes: {composition}\n\n" + report
+            )
         files[str(report_path)] = report
-        differ = len(result.differing)
         same = len(result.graphs) - differ
         verified = (
             f"proved: the generated quantizer annotates as {target}() on all {same} graphs "
@@ -146,6 +206,7 @@ def prove(
     seconds: float,
     project: Project,
     phase: Callable[[str], None],
+    composition: str = "composable",
 ) -> engine.Result | str:
     """Generate the spec in a scratch folder and compare its quantizer with ``original``;
     the spec's errors (a bug of the import) as a string."""
@@ -160,13 +221,19 @@ def prove(
         try:
             analysis = resolve_specs(root, [spec], allow)
         except SpecError as exc:
+            errors = [d for d in exc.diagnostics if str(d.severity) == "error"]
             return "; ".join(
-                f"{d.span.line if d.span else 0}: {d.message}" for d in exc.diagnostics[:3]
+                f"{d.span.line if d.span else 0}: {d.message}"
+                for d in (errors or exc.diagnostics)[:3]
             )
         if not analysis.quantizers:
             return "no quantizer"
         getter = build_quantizer(analysis.quantizers[0], root)
         generated = getter()
+        if composition != "composable":
+            import importlib
+
+            importlib.import_module(proof_module).configure(generated)
         graphs = graphs + engine.random_graphs(RANDOM_MODELS)
         return engine.compare(
             original, generated, graphs, modes, seconds, ("original", "generated"), phase

@@ -30,6 +30,9 @@ class Match:
     specs: dict[str, Any] = field(default_factory=dict)  # role -> live spec
     eager: bool = False  # shared: annotated though its input is not quantized
     form: tuple = ()  # shared: (first input's spec, the other inputs', the output's), see _form
+    # chain: a binary op after the first whose other input is a node: "quantized" where that
+    # input has a spec, "float" where not (scopes: operators says it with other:)
+    other: str | None = None
 
     def key(self, roles: tuple[str, ...] = ("input", "weight", "bias", "output")) -> tuple:
         """The config a chain match uses: its roles' specs as plain data."""
@@ -156,6 +159,9 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
             if uq is None or last in uq.input_qspec_map or user.op != "call_function":
                 break
             inside.add(user)
+            rest = [a for a in flat_inputs(user) if a is not last]
+            if rest:
+                m.other = "quantized" if any(a in uq.input_qspec_map for a in rest) else "float"
             m.ops += (op_name(user),)
             last, out = user, uq.output_qspec
         m.specs["output"] = out

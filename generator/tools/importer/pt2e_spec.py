@@ -23,6 +23,7 @@ function, by its dotted path) and the conditions.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -108,6 +109,7 @@ class Pattern:
     when: list[str] = field(default_factory=list)
     eager: bool = False
     alternatives: int = 0  # other configs observed for these ops (not reproduced)
+    other: str | None = None  # the binary op's other input, as most matches had it
 
 
 @dataclass
@@ -163,7 +165,9 @@ def interpret(obs: Observations) -> Interpretation:
         cfg = config_of(rep.key(), rep.specs)
         if ops[0] not in cfg.chains:
             cfg.chains.append(ops[0])
-        p = Pattern(ops, "chain", cfg, alternatives=len(others))
+        others_seen = Counter(m.other for m in ms if m.other is not None)
+        other = others_seen.most_common(1)[0][0] if others_seen else None
+        p = Pattern(ops, "chain", cfg, alternatives=len(others), other=other)
         if others:
             notes.append(
                 f"{' -> '.join(ops)}: {len(others)} other configs seen on some probes "
@@ -304,6 +308,62 @@ def _share_text(sh: Share) -> str:
     return text + ("; even after an unquantized op" if sh.eager else "; after a quantized op")
 
 
+COMPOSITIONS = ("composable", "operators", "modules")
+# The binary ops a chain's other: says the other input of (scopes: operators)
+BINARY = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor"}
+
+
+class Unsayable(Exception):
+    """The observed rules cannot be written under a composition (why, in its message)."""
+
+
+def _source_element(op: str) -> str | None:
+    """The module class, else function, that torch.export turns into the ATen op ``op``
+    alone (``aten.conv2d.default`` -> ``torch.nn.Conv2d``): a chain's element under
+    ``scopes: operators``, which finds chains by source partitions."""
+    from ...semantics.aten_ops import MAPPING
+
+    full = "torch.ops." + op
+    found = [k for k, v in MAPPING.items() if len(v) == 1 and full in v[0] and "." in k]
+
+    def rank(k: str) -> int:
+        last = k.rsplit(".", 1)[-1]
+        if k.startswith("torch.nn.") and last[:1].isupper() and "functional" not in k:
+            return 0
+        return 1 if k.startswith("torch.nn.functional.") else 2 if k.startswith("operator.") else 3
+
+    return min(found, key=lambda k: (rank(k), k)) if found else None
+
+
+def split_configs(interp: Interpretation) -> tuple[list[Config], list[tuple[str, str]]]:
+    """The observed configs as one global config and operator-type configs, for ``scopes:
+    operators`` and ``modules``: the configs by how many chains use them (the global config
+    takes each role from the first that has it), and (ATen op, config) for the chains of a
+    config that gives a role another spec than the global one."""
+    from .pt2e_observe import _spec_key
+
+    order = sorted(interp.configs, key=lambda c: -len(c.chains))
+    merged: dict[str, Any] = {}
+    for c in order:
+        for role, spec in c.specs.items():
+            if spec is not None:
+                merged.setdefault(role, _spec_key(spec))
+    per_op = []
+    for c in order:
+        if any(
+            spec is not None and _spec_key(spec) != merged[role] for role, spec in c.specs.items()
+        ):
+            per_op += [(op, c.name) for op in c.chains]
+    return order, per_op
+
+
+def _any_spec(interp: Interpretation) -> Any:
+    for c in interp.configs:
+        if c.specs.get("input") is not None:
+            return c.specs["input"]
+    return None
+
+
 def _ident(op: str) -> str:
     return re.sub(r"\W+", "_", op.removeprefix("aten.")).strip("_")
 
@@ -373,30 +433,18 @@ class Writer:
             self.dtypes[key] = f"d{len(self.dtypes)}"
         return self.dtypes[key]
 
-    def spec_text(self, interp: Interpretation, header: list[str]) -> str:
+    def spec_text(
+        self, interp: Interpretation, header: list[str], composition: str = "composable"
+    ) -> str:
+        """The spec under one of ``COMPOSITIONS``: ``composable`` (stages of the observed
+        configs, sharing by the hooks' mixin) or ``operators``/``modules`` (the language's
+        other schemes: shared ops are ``shared_observer`` patterns after quantized inputs, and
+        the observed configs are merged into the global config ``hooks.configure`` sets)."""
+        if composition != "composable":
+            return self._scoped_text(interp, header, composition)
         from ...emit.pt2e import class_name as generated_class
 
-        body: list[str] = []
-        for p in interp.patterns:
-            ops = ", ".join(p.ops)
-            element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
-            lines = [f"    pattern {element} {{"]
-            if p.kind == "shared":
-                lines.append("        observation: shared_observer")
-            cfg = p.config
-            if cfg is not None:
-                lines.append(f"        dtypes: {self.dtype_config(cfg)}")
-            else:
-                lines.append("        dtypes: io_any")
-            keys = []
-            if p.eager:
-                keys.append("eager: true")
-            if p.when:
-                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
-            if keys:
-                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
-            lines.append("    }")
-            body.extend(lines)
+        body = self._patterns(interp, eager=True, elements={})
         stages = [
             f"                {{config: hooks.{c.name}, chains: [{', '.join(c.chains)}]}},"
             for c in interp.configs
@@ -445,7 +493,100 @@ class Writer:
         ]
         return "\n".join(out)
 
-    def hooks_text(self, interp: Interpretation) -> str:
+    def _patterns(
+        self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
+    ) -> list[str]:
+        body: list[str] = []
+        for p in interp.patterns:
+            source = len(p.ops) > 1 and bool(elements)
+            ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
+            element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
+            lines = [f"    pattern {element} {{"]
+            if p.kind == "shared":
+                lines.append("        observation: shared_observer")
+            cfg = p.config
+            lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
+            keys = ["match: source"] if source else []
+            if source and p.other is not None and BINARY & set(p.ops[1:]):
+                keys.append(f"other: {p.other}")
+            if p.eager and eager:
+                keys.append("eager: true")
+            if p.when:
+                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
+            if keys:
+                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
+            lines.append("    }")
+            body.extend(lines)
+        return body
+
+    def _scoped_text(self, interp: Interpretation, header: list[str], composition: str) -> str:
+        # scopes: operators finds a chain by its elements' source partitions: each ATen op is
+        # written as the module class (or function) torch.export turns into it
+        chains = [p for p in interp.patterns if len(p.ops) > 1]
+        elements = {op: _source_element(op) for p in chains for op in p.ops}
+        if composition == "operators" and None in elements.values():
+            missing = sorted(op for op, e in elements.items() if e is None)
+            raise Unsayable(f"no module class or function exports to {', '.join(missing)}")
+        conditions = [p.when for p in interp.patterns] + [sh.when for sh in interp.shares]
+        if composition == "modules" and any(conditions):
+            # its base reads no when: the rules are tried without their conditions
+            interp = dataclasses.replace(
+                interp,
+                patterns=[dataclasses.replace(p, when=[]) for p in interp.patterns],
+                shares=[dataclasses.replace(sh, when=[]) for sh in interp.shares],
+            )
+        body = self._patterns(
+            interp, eager=False, elements=elements if composition == "operators" else {}
+        )
+        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
+        for sh in interp.shares:
+            if sh.op in singles:
+                continue  # a pattern of its own already (one op, one pattern of the spec)
+            spec = sh.spec if sh.spec is not None else _any_spec(interp)
+            c = self.constraint(spec)
+            key = (("input", c), ("output", c))
+            if key not in self.dtypes:
+                self.dtypes[key] = f"d{len(self.dtypes)}"
+            whens = [] if sh.eager or composition == "modules" else ["input_quantized"]
+            if sh.when:
+                whens.append(f"hooks.when_shared_{_ident(sh.op)}")
+            when = (
+                ""
+                if not whens
+                else (
+                    f"\n        pt2e: {{when: {whens[0] if len(whens) == 1 else '[' + ', '.join(whens) + ']'}}}"
+                )
+            )
+            body += [
+                f"    pattern {sh.op} {{",
+                "        observation: shared_observer",
+                f"        dtypes: {self.dtypes[key]}{when}",
+                "    }",
+            ]
+        head = [
+            *(f"# {h}" if h else "#" for h in header),
+            "#",
+            "# Configure the generated quantizer with hooks.configure(quantizer): it sets the",
+            "# observed configs, merged, as the global config (the language has no words for",
+            f"# a configured getter under scopes: {composition}).",
+            "",
+            f"alias hooks = {self.hooks_module}",
+            "",
+        ]
+        for key, name in self.constraints.items():
+            head.append(f"constraint {name} = {key[0]} {{{', '.join(map(str, key[1:]))}}}")
+        for roles, name in self.dtypes.items():
+            head.append(f"dtypes {name} = {{{', '.join(f'{r}: {c}' for r, c in roles)}}}")
+        head.append("dtypes io_any = {input: float, output: float}")
+        fields = ["    outputs: consumers"] if composition == "operators" else []
+        fields += [f"    scopes: {composition}"]
+        fields += ["    transform: hooks.transform"] if interp.transform else []
+        return "\n".join(
+            [*head, "", f"quantizer {self.name} {{", *fields, "    fx: false", "}", "",
+             f"backend {self.name} {{", *body, "}", ""]
+        )  # fmt: skip
+
+    def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
         lines = [
             f'"""What the spec {self.name}.bcfg cannot say, imported by probing {self.target}.',
@@ -480,8 +621,28 @@ class Writer:
                 fields["bias"] = self.python_spec(bias, imports)
             args = ", ".join(f"{k}={v}" for k, v in fields.items())
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
-        if interp.shares:
+        if interp.shares and composition == "composable":
             lines += self.sharing(interp.shares, imports)
+        if composition != "composable":
+            order, per_op = split_configs(interp)
+            names = ", ".join(c.name for c in order)
+            ops = "".join(f"        (torch.ops.{op}, {c}),\n" for op, c in per_op)
+            lines += [
+                "",
+                "def configure(quantizer):",
+                f'    """The observed configs (scopes: {composition}): merged into the global',
+                '    config, but for the ops of a config that differs from it: operator types."""',
+                "    fields = {}",
+                f"    for config in ({names},):",
+                "        for f in ('input_activation', 'output_activation', 'weight', 'bias'):",
+                "            if fields.get(f) is None:",
+                "                fields[f] = getattr(config, f)",
+                "    quantizer.set_global(QuantizationConfig(**fields, is_qat=False))",
+                f"    for op, config in (\n{ops}    ):",
+                "        quantizer.set_operator_type(op, config)",
+                "    return quantizer",
+                "",
+            ]
         if interp.transform:
             module, _, function = self.target.partition(":")
             lines += [
@@ -504,6 +665,12 @@ class Writer:
                 lines.append(f"def {fname}(node):")
                 lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
                 lines.append("")
+                if composition != "composable":
+                    lines += [
+                        f"def {fname[1:]}(node, nodes=None):",
+                        f"    return {fname}(node)",
+                        "",
+                    ]
             written = set()
             for p in interp.patterns:
                 if not p.when or p.ops[0] in written:
