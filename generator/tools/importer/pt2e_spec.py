@@ -667,8 +667,8 @@ class Writer:
                 lines.append("")
                 if composition != "composable":
                     lines += [
-                        f"def {fname[1:]}(node, nodes=None):",
-                        f"    return {fname}(node)",
+                        f"def {fname[1:]}(match):",
+                        f"    return {fname}(match.node)",
                         "",
                     ]
             written = set()
@@ -676,8 +676,8 @@ class Writer:
                 if not p.when or p.ops[0] in written:
                     continue
                 written.add(p.ops[0])
-                lines.append(f"def when_{_ident(p.ops[0])}(node, nodes=None):")
-                lines.append(f"    return {' and '.join(f'_{c}(node)' for c in p.when)}")
+                lines.append(f"def when_{_ident(p.ops[0])}(match):")
+                lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.when)}")
                 lines.append("")
             used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
             for check in sorted(used):
