@@ -258,6 +258,18 @@ def _sweeps() -> dict[str, Build]:
         ),
         "embedding": lambda: (nn.Embedding(10, 4), (torch.tensor([[1, 2, 3]]),)),
         "int_add": lambda: (_fn(lambda s, x: x.argmax(1) + x.argmax(1)), (_x(2, 4),)),
+        **_contexts(),
+    }
+
+
+def _contexts() -> dict[str, Build]:
+    """Ops in the contexts production checks read: fan-out, a module called twice, shared
+    ops between quantized ones, cat, residual adds, fixed-qparams outputs."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    return {
         "fan_out": lambda: (
             _fn(lambda s, x: (lambda y: (F.relu(y), y + 1.0))(s.c(x)), c=nn.Conv2d(4, 4, 1)),
             (_x(1, 4, 8, 8),),
