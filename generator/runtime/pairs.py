@@ -124,6 +124,11 @@ def annotated(node: Node) -> bool:
     return KEY in node.meta and node.meta[KEY]._annotated
 
 
+def _tensor_or_unknown(node: Node) -> bool:
+    """Whether ``node``'s value is a tensor, or not recorded (a graph without values)."""
+    return "val" not in node.meta or isinstance(node.meta["val"], torch.Tensor)
+
+
 class PairQuantizer(Quantizer):
     """One (pattern, config) pair: ``rule`` annotated with ``config`` wherever it matches."""
 
@@ -176,6 +181,10 @@ class PairQuantizer(Quantizer):
         if failed is not None:
             name = getattr(failed, "__name__", "a condition")
             return Decline(Reason.SKIP, f"a when: condition ({name}) rules the match out")
+        if not self.float_activations:
+            missing = self.not_a_tensor(nodes[0])
+            if missing is not None:
+                return Decline(Reason.NON_FLOAT_INPUT, missing)
         anchored = self.anchored(nodes)
         if any(n is None for n in anchored):
             why = (
@@ -184,6 +193,17 @@ class PairQuantizer(Quantizer):
             return Decline(Reason.SKIP, why)
         if any(n is not None and annotated(n) for n in anchored):
             return MATCHED_FIRST  # an earlier pair's (the report says which node it took)
+        return None
+
+    def not_a_tensor(self, first: Node) -> str | None:
+        """Why an argument ``inputs`` names is not a tensor of this graph (beyond the op's
+        arguments, a scalar, None), or None: torchao's prepare_pt2e observes nodes only."""
+        for i in self.rule.inputs:
+            arg = first.args[i] if i < len(first.args) else None
+            items = arg if isinstance(arg, (list, tuple)) else [arg]
+            if not items or not all(isinstance(x, Node) and _tensor_or_unknown(x) for x in items):
+                what = "no argument" if i >= len(first.args) else f"{arg!r}, not a tensor"
+                return f"argument {i} of {first.name} (inputs) is {what} in this graph"
         return None
 
     def output_node(self, nodes: list[Node]) -> Node | None:

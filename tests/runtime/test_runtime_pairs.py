@@ -247,3 +247,26 @@ def test_the_report_is_worked_out_when_read_from_what_the_annotate_left(made):
     assert late == early
     got = {e["node"]: (e["reason"], e["quantized"]) for e in early}
     assert got["relu"] == ("annotated", True) and got["addmm"][1] is False, got
+
+
+def test_an_input_that_is_no_tensor_of_the_graph_declines_the_match(made):
+    """Issue 52.9: ``inputs`` naming an argument the op does not have, or one that is a
+    scalar in this graph, declined the match with an IndexError or annotated the scalar (and
+    prepare_pt2e crashed inside torchao): now a decline with the reason, nothing annotated."""
+    rules, PairQuantizer, graph, _ = made
+    config = symmetric_config("per_tensor")
+    addmm = rules["aten.addmm.default"]
+    gm, nodes = graph()
+    beyond = PairQuantizer(dataclasses.replace(addmm, inputs=(5,)), config)
+    beyond.annotate(gm)
+    (match,) = beyond.last_matches
+    assert match.decline.reason == "non_float_input"
+    assert match.decline.detail == "argument 5 of addmm (inputs) is no argument in this graph"
+    assert "quantization_annotation" not in nodes["addmm"].meta
+    gm, nodes = graph()
+    nodes["addmm"].args = (2.0, *nodes["addmm"].args[1:])
+    scalar = PairQuantizer(dataclasses.replace(addmm, inputs=(0,), bias=None), config)
+    scalar.annotate(gm)
+    (match,) = scalar.last_matches
+    assert match.decline.detail == "argument 0 of addmm (inputs) is 2.0, not a tensor in this graph"
+    assert "quantization_annotation" not in nodes["addmm"].meta
