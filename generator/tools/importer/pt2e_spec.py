@@ -588,7 +588,20 @@ class Writer:
 
     def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
-        lines = [
+        lines = self.hooks_header() + self.config_lines(interp, imports)
+        if interp.shares and composition == "composable":
+            lines += self.sharing(interp.shares, imports)
+        if composition != "composable":
+            lines += _configure_lines(interp, composition)
+        if interp.transform:
+            lines += self.transform_lines()
+        lines += _when_lines(interp, composition)
+        text = "\n".join(lines)
+        return text.replace("#IMPORTS", "\n".join(sorted(imports)))
+
+    def hooks_header(self) -> list[str]:
+        """The hooks module's docstring and imports (``#IMPORTS`` is replaced at the end)."""
+        return [
             f'"""What the spec {self.name}.bcfg cannot say, imported by probing {self.target}.',
             "",
             "Each object is named in the spec; bcfg import wrote this module.",
@@ -607,6 +620,10 @@ class Writer:
             "#IMPORTS",
             "",
         ]
+
+    def config_lines(self, interp: Interpretation, imports: set[str]) -> list[str]:
+        """One ``QuantizationConfig`` per observed config (a derived bias gets its function)."""
+        lines: list[str] = []
         for c in interp.configs:
             fields = {}
             for role, attr in (("input", "input_activation"), ("output", "output_activation"),
@@ -621,69 +638,24 @@ class Writer:
                 fields["bias"] = self.python_spec(bias, imports)
             args = ", ".join(f"{k}={v}" for k, v in fields.items())
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
-        if interp.shares and composition == "composable":
-            lines += self.sharing(interp.shares, imports)
-        if composition != "composable":
-            order, per_op = split_configs(interp)
-            names = ", ".join(c.name for c in order)
-            ops = "".join(f"        (torch.ops.{op}, {c}),\n" for op, c in per_op)
-            lines += [
-                "",
-                "def configure(quantizer):",
-                f'    """The observed configs (scopes: {composition}): merged into the global',
-                '    config, but for the ops of a config that differs from it: operator types."""',
-                "    fields = {}",
-                f"    for config in ({names},):",
-                "        for f in ('input_activation', 'output_activation', 'weight', 'bias'):",
-                "            if fields.get(f) is None:",
-                "                fields[f] = getattr(config, f)",
-                "    quantizer.set_global(QuantizationConfig(**fields, is_qat=False))",
-                f"    for op, config in (\n{ops}    ):",
-                "        quantizer.set_operator_type(op, config)",
-                "    return quantizer",
-                "",
-            ]
-        if interp.transform:
-            module, _, function = self.target.partition(":")
-            lines += [
-                "_ORIGINAL = []",
-                "",
-                "",
-                "def transform(model):",
-                f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
-                "    if not _ORIGINAL:",
-                f"        import {module} as _target",
-                "",
-                f"        _ORIGINAL.append(_target.{function}())",
-                "    return _ORIGINAL[0].transform_for_annotation(model)",
-                "",
-            ]
-        whens = [(f"_when_shared_{_ident(sh.op)}", sh.when) for sh in interp.shares if sh.when]
-        if any(p.when for p in interp.patterns) or whens:
-            lines += PRELUDE.strip("\n").splitlines() + [""]
-            for fname, checks in whens:
-                lines.append(f"def {fname}(node):")
-                lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
-                lines.append("")
-                if composition != "composable":
-                    lines += [
-                        f"def {fname[1:]}(match):",
-                        f"    return {fname}(match.node)",
-                        "",
-                    ]
-            written = set()
-            for p in interp.patterns:
-                if not p.when or p.ops[0] in written:
-                    continue
-                written.add(p.ops[0])
-                lines.append(f"def when_{_ident(p.ops[0])}(match):")
-                lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.when)}")
-                lines.append("")
-            used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
-            for check in sorted(used):
-                lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
-        text = "\n".join(lines)
-        return text.replace("#IMPORTS", "\n".join(sorted(imports)))
+        return lines
+
+    def transform_lines(self) -> list[str]:
+        """``transform``: the original quantizer's own transform_for_annotation."""
+        module, _, function = self.target.partition(":")
+        return [
+            "_ORIGINAL = []",
+            "",
+            "",
+            "def transform(model):",
+            f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
+            "    if not _ORIGINAL:",
+            f"        import {module} as _target",
+            "",
+            f"        _ORIGINAL.append(_target.{function}())",
+            "    return _ORIGINAL[0].transform_for_annotation(model)",
+            "",
+        ]
 
     def sharing(self, shares: list[Share], imports: set[str]) -> list[str]:
         rows = []
@@ -838,3 +810,58 @@ class Writer:
             "    )",
             "",
         ]
+
+
+def _configure_lines(interp: Interpretation, composition: str) -> list[str]:
+    """``configure``: the observed configs for a composition other than composable (the
+    global config merged from them, operator types for the ops of a config that differs)."""
+    order, per_op = split_configs(interp)
+    names = ", ".join(c.name for c in order)
+    ops = "".join(f"        (torch.ops.{op}, {c}),\n" for op, c in per_op)
+    return [
+        "",
+        "def configure(quantizer):",
+        f'    """The observed configs (scopes: {composition}): merged into the global',
+        '    config, but for the ops of a config that differs from it: operator types."""',
+        "    fields = {}",
+        f"    for config in ({names},):",
+        "        for f in ('input_activation', 'output_activation', 'weight', 'bias'):",
+        "            if fields.get(f) is None:",
+        "                fields[f] = getattr(config, f)",
+        "    quantizer.set_global(QuantizationConfig(**fields, is_qat=False))",
+        f"    for op, config in (\n{ops}    ):",
+        "        quantizer.set_operator_type(op, config)",
+        "    return quantizer",
+        "",
+    ]
+
+
+def _when_lines(interp: Interpretation, composition: str) -> list[str]:
+    """The ``when:`` conditions of patterns and shares, with the checks they use (none
+    when no pattern or share has a condition)."""
+    whens = [(f"_when_shared_{_ident(sh.op)}", sh.when) for sh in interp.shares if sh.when]
+    if not any(p.when for p in interp.patterns) and not whens:
+        return []
+    lines = PRELUDE.strip("\n").splitlines() + [""]
+    for fname, checks in whens:
+        lines.append(f"def {fname}(node):")
+        lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
+        lines.append("")
+        if composition != "composable":
+            lines += [
+                f"def {fname[1:]}(match):",
+                f"    return {fname}(match.node)",
+                "",
+            ]
+    written = set()
+    for p in interp.patterns:
+        if not p.when or p.ops[0] in written:
+            continue
+        written.add(p.ops[0])
+        lines.append(f"def when_{_ident(p.ops[0])}(match):")
+        lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.when)}")
+        lines.append("")
+    used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
+    for check in sorted(used):
+        lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
+    return lines
