@@ -57,7 +57,7 @@ from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
-from .validate import disallowed, required
+from .validate import disallowed, refuse, required
 from .values import KEY, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
@@ -596,14 +596,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
     def validate(self, model: GraphModule) -> None:
         """Raise ValueError, as SpecQuantizer does, if a stage's config is one a pattern's
         dtype configs or ``weight_qscheme`` refuse and the match was left float for it."""
-        problems = self.problems()
-        if problems:
-            lines = "\n".join(f"  {p}" for p in problems)
-            raise ValueError(
-                f"{self.backend} quantizer: {len(problems)} pattern(s) of {self.spec} "
-                f"do not allow the quantization config they matched with, and were left "
-                f"float:\n{lines}"
-            )
+        refuse(self, self.problems(), ", and were left float")
         if self.validation == "one_device":
             one_device(model)
 

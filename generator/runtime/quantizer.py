@@ -12,7 +12,7 @@ from . import report, transforms
 from .annotate import ANNOTATORS, follow, propagate
 from .graph import reindex
 from .scopes import Scope, all_nodes, both, module_scopes
-from .validate import rejections
+from .validate import refuse, rejections
 from .values import STRUCTURAL, Rule
 
 __all__ = ["SpecQuantizer"]
@@ -126,13 +126,7 @@ class SpecQuantizer(report.Reports, Quantizer):
 
     def validate(self, model: GraphModule) -> None:
         """Raise ValueError if a config annotated a pattern whose dtype configs do not allow it."""
-        problems = self.problems()
-        if problems:
-            lines = "\n".join(f"  {p}" for p in problems)
-            raise ValueError(
-                f"{self.backend} quantizer: {len(problems)} pattern(s) of {self.spec} "
-                f"do not allow the quantization config they matched with:\n{lines}"
-            )
+        refuse(self, self.problems())
 
     def problems(self) -> list[str]:
         """Why each config the last ``annotate`` used is not allowed by its pattern (empty: all are)."""

@@ -10,7 +10,19 @@ import torch
 
 from .values import Allows, Quant, Rule, is_dynamic
 
-__all__ = ["disallowed", "rejections", "required"]
+__all__ = ["disallowed", "refuse", "rejections", "required"]
+
+
+def refuse(quantizer: Any, problems: Sequence[str], outcome: str = "") -> None:
+    """Raise the ValueError of a quantizer's ``validate`` for ``problems`` (none: nothing):
+    its patterns that do not allow the config they matched with (``outcome``: what
+    happened to them, after a comma)."""
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise ValueError(
+            f"{quantizer.backend} quantizer: {len(problems)} pattern(s) of {quantizer.spec} "
+            f"do not allow the quantization config they matched with{outcome}:\n{lines}"
+        )
 
 
 def rejections(
