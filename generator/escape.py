@@ -200,16 +200,21 @@ def _deep(value: Any, escape: Callable[[str], str]) -> Any:
         return value
     if type(value) is str:  # noqa: E721  (a subclass is text made for its place: Markup)
         return escape(value)
+    # What escaping leaves as it was is returned as it is: no copy of what did not change.
     if isinstance(value, (tuple, list)):
         items = [_deep(v, escape) for v in value]
+        if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)):
+            return value
         return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
     if isinstance(value, dict):
         return {_deep(k, escape): _deep(v, escape) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {
-            f.name: _deep(getattr(value, f.name), escape)
-            for f in dataclasses.fields(value)
-            if f.init
-        }
-        return dataclasses.replace(value, **changes)
+        changes = {}
+        for f in dataclasses.fields(value):
+            if f.init:
+                old = getattr(value, f.name)
+                new = _deep(old, escape)
+                if new is not old:
+                    changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
     return value

@@ -294,32 +294,33 @@ def _rhs_with_omits(line: _Line) -> list[_Line] | None:
 def _right_hand_split(line: _Line, omit: frozenset[int] = frozenset()) -> list[_Line]:
     """Split at the last bracket pair not in ``omit``, as black's ``_first_right_hand_split``."""
     leaves = line.src.leaves
-    closing = next(
-        (
-            i
-            for i in range(line.hi - 1, line.lo - 1, -1)
-            if leaves[i].value in _CLOSING and i not in omit
-        ),
-        None,
-    )
-    if closing is None:
-        raise _CannotSplit
-    opening = line.src.match[closing]
-    if opening < line.lo:
-        raise _CannotSplit
+    start = line.hi - 1
+    while True:  # an empty pair joins the tail, and the search goes on to its left
+        closing = next(
+            (
+                i
+                for i in range(start, line.lo - 1, -1)
+                if leaves[i].value in _CLOSING and i not in omit
+            ),
+            None,
+        )
+        if closing is None:
+            raise _CannotSplit
+        opening = line.src.match[closing]
+        if opening < line.lo:
+            raise _CannotSplit
+        if opening + 1 != closing:
+            break
+        start = opening - 1
     head = _Line(line.src, line.lo, opening + 1, line.depth, False)
     tail = _Line(line.src, closing, line.hi, line.depth, False, line.add_comma)
-    if opening + 1 == closing:
-        if len(str(tail).strip()) < 3:
-            raise _CannotSplit  # "splitting brackets on an empty body is not worth it"
-        raise Unsupported("split at empty brackets")
     body = _Line(line.src, opening + 1, closing, line.depth + 1, True)
     if opening in line.src.atom and COMMA in _delimiters(body).values():
         body = _Line(line.src, opening + 1, closing, line.depth + 1, True, should_split_rhs=True)
     return [head, body, tail]
 
 
-def _check_literals(text: str) -> None:
+def check_literals(text: str) -> None:
     """Reject text black would change without splitting: quotes, numbers, ``**``."""
     rest = _STRING.sub('""', text)
     if "'" in rest or "\\" in text or "**" in rest or not text.isascii():
@@ -340,20 +341,21 @@ def list_item(text: str, depth: int) -> list[str]:
     """Lay out one element of an exploded list: ``text`` without its trailing comma."""
     line = "    " * depth + text + ","
     if len(line) <= LINE_LENGTH:
-        _check_literals(text)
+        check_literals(text)
         return [line]
     src = _Source(text)
     return _transform(_Line(src, 0, len(src.leaves), depth, True, add_comma=True))
 
 
 def statement(text: str, depth: int) -> list[str]:
-    """Lay out a simple statement: ``name = value``, ``return value``, ``raise value``.
+    """Lay out a simple statement: ``name = value``, ``return value``, ``raise value``, or a
+    call (``self.add_stage(...)``, ``quantizers.append(...)``).
 
     Other statements are supported only while they fit on one line.
     """
     line = "    " * depth + text
     if len(line) <= LINE_LENGTH:
-        _check_literals(text)
+        check_literals(text)
         return [line]
     src = _Source(text)
     leaves = src.leaves
@@ -362,8 +364,12 @@ def statement(text: str, depth: int) -> list[str]:
         value = 1
     elif len(leaves) > 2 and leaves[0].kind == "name" and leaves[1].value == "=":
         value = 2
+    elif leaves[0].kind == "name" and leaves[-1].value == ")" and "=" not in _top(src):
+        # A call: black adds no invisible parentheses; it splits at the right-hand
+        # bracket, trying to omit trailers, as inside brackets.
+        return _transform(_Line(src, 0, len(leaves), depth, False))
     else:
-        raise Unsupported("only assignments, return and raise are split")
+        raise Unsupported("only assignments, return, raise and calls are split")
     if value == len(leaves):
         raise Unsupported("no value")
     whole = _Line(src, 0, len(leaves), depth, False)
@@ -382,6 +388,19 @@ def statement(text: str, depth: int) -> list[str]:
     if not _fits(split[0]):
         raise Unsupported("head too long: black would try omitting trailers")
     return [s for part in split for s in _transform(part)]
+
+
+def _top(src: _Source) -> list[str]:
+    """The values of the leaves outside every bracket."""
+    out, level = [], 0
+    for leaf in src.leaves:
+        if leaf.value in _CLOSING:
+            level -= 1
+        if level == 0:
+            out.append(leaf.value)
+        if leaf.value in _OPENING:
+            level += 1
+    return out
 
 
 def from_import(module: str, names: list[str]) -> list[str]:

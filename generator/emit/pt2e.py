@@ -230,6 +230,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     spec_file = safe_text(q.spec_file)
     own = next((c for c in q.classes if c.name == cls), None)
     init, others = _class_sources(q, own, cls, base, names)
+    init = frag.block(init)
+    others = ["\n".join(frag.block(c.split("\n"))) for c in others]
     mixins = [] if own is None else [_sym(s, names) for s in own.mixins]
     exports = ", ".join(layout.string(n) for n in [cls, *exported, getter])
     source = (
@@ -256,7 +258,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             count=len(q.rules),
         )
     )
-    whole = not frag.fast or not _plain(spec_file) or bool(q.classes)
+    whole = not frag.fast or not _plain(spec_file)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
 
@@ -308,7 +310,7 @@ def _constructor(
     for p in c.params:
         if p.path is not None:
             lines.append(f"    if {p.name} is None:")
-            lines.append(f"        {p.name} = {names.need('load_object')}({p.path!r})")
+            lines.append(f"        {p.name} = {names.need('load_object')}({layout.string(p.path)})")
     if c.init is not None:
         call = ", ".join(["self", *(p.name for p in c.params)])
         lines.append(f"    {_sym(c.init, names)}({call})")

@@ -55,7 +55,9 @@ def refusals(c: m.QuantClass, spec: str, names: _Names) -> list[str]:
     lines = []
     for p in c.params:
         if p.fixed:
-            args = [repr(c.name), repr(p.name), p.name, repr(p.value), layout.string(spec)]
+            value = layout.string(p.value) if isinstance(p.value, str) else repr(p.value)
+            args = [layout.string(c.name), layout.string(p.name), p.name, value]
+            args.append(layout.string(spec))
             lines.append(f"    {names.need('refuse')}({', '.join(args)})")
     return lines
 
@@ -76,7 +78,7 @@ def _defaults(c: m.QuantClass, names: _Names) -> list[str]:
     lines = []
     for p in c.params:
         if p.path is not None:
-            made = f"{names.need('load_object')}({p.path!r})"
+            made = f"{names.need('load_object')}({layout.string(p.path)})"
         elif p.calls is not None:
             made = _call(p.calls, c, names) if p.calls else "[]"
         else:
@@ -96,7 +98,10 @@ def _call(function: str, c: m.QuantClass, names: _Names) -> str:
 
 def config_source(ref: m.ClassStage, names: _Names) -> str:
     """A config: the parameter, or the object by dotted path, loaded."""
-    return ref.param or f"{names.need('load_object')}({ref.path!r})"
+    if ref.param is not None:
+        return ref.param
+    assert ref.path is not None, "a stage's config is a parameter or a path"
+    return f"{names.need('load_object')}({layout.string(ref.path)})"
 
 
 def _pairs(c: m.QuantClass, names: _Names, pair: str) -> list[str]:
@@ -126,6 +131,6 @@ def _pairs(c: m.QuantClass, names: _Names, pair: str) -> list[str]:
             if p.qat is not None:
                 value = f"{config_source(p.qat, names)} if {QAT} else {value}"
             lines.append(f"{config} = {value}")
-        pattern = f"{names.need('load_object')}({p.pattern!r})()"
+        pattern = f"{names.need('load_object')}({layout.string(p.pattern)})()"
         lines.append(f"{LIST}.append({pair}({pattern}, {config}))")
     return lines

@@ -135,6 +135,30 @@ class Fragments:
 
         return self._lay("stmt", text, depth, lambda: layout.statement(text, depth), wrap)
 
+    def block(self, lines: list[str]) -> list[str]:
+        """Indented source lines (a class, a constructor) laid out line by line: blank lines
+        kept, a compound statement's header (``def``, ``class``, ``if``) hugged or exploded
+        as black does, every other line a simple statement at its depth."""
+        out: list[str] = []
+        for line in lines:
+            text = line.lstrip(" ")
+            depth = (len(line) - len(text)) // 4
+            if not text:
+                out.append("")
+            elif text.endswith(":") and text.split(" ", 1)[0] in _HEADERS:
+                out += self.header(text, depth)
+            else:
+                out += self.statement(text, depth)
+        return out
+
+    def header(self, text: str, depth: int) -> list[str]:
+        """A compound statement's header at ``depth``."""
+
+        def wrap() -> list[str]:
+            return black_format(nest(text + "\n    pass", depth)).splitlines()[depth:-1]
+
+        return self._lay("head", text, depth, lambda: _header(text, depth), wrap)
+
     def function(self, fn: dict) -> list[str]:
         """A module-level function: name, params, one-line doc, body lines."""
 
@@ -155,6 +179,32 @@ class Fragments:
             ).splitlines()
 
         return self._lay("def", repr(fn), 0, lay, wrap)
+
+
+_HEADERS = frozenset({"def", "class", "if", "elif", "else:", "for", "while", "with"})
+
+
+def _header(text: str, depth: int) -> list[str]:
+    """A compound statement's header: as written if it fits, else a ``def``'s parameters
+    hugged on one line, or one a line with a trailing comma, as black splits them."""
+    line = "    " * depth + text
+    if len(line) <= layout.LINE_LENGTH:
+        layout.check_literals(text)
+        return [line]
+    if not text.startswith("def ") or "(" not in text:
+        raise layout.Unsupported("a long header other than a def")
+    head, rest = text.split("(", 1)
+    params, close = rest.rsplit(")", 1)
+    if any(c in params for c in "()[]{}\\'\"") or params.endswith(","):
+        raise layout.Unsupported("parameters with brackets, strings or a trailing comma")
+    pad = "    " * (depth + 1)
+    first, last = "    " * depth + f"{head}(", "    " * depth + f"){close}"
+    if len(pad + params) <= layout.LINE_LENGTH:
+        return [first, pad + params, last]
+    items = [pad + p.strip() + "," for p in params.split(",")]
+    if any(len(i) > layout.LINE_LENGTH for i in items):
+        raise layout.Unsupported("a parameter too long for a line")
+    return [first, *items, last]
 
 
 def nest(text: str, depth: int) -> str:

@@ -61,9 +61,13 @@ def _fragment(rnd: random.Random) -> tuple[str, str]:
         + f"({expr(1)})"
         + "".join(f".m{ident(3, 30)}({expr(1)})" for _ in range(rnd.choice([0, 1, 2, 4])))
     )
-    kind = rnd.choice(["item", "item", "assign", "return"])
+    if rnd.random() < 0.3:  # an empty call after a call, as ``load_object("...")()``
+        chain += "()"
+    kind = rnd.choice(["item", "item", "assign", "return", "call"])
     if kind == "item":
         return kind, f"({chain})"
+    if kind == "call":
+        return "assign", chain  # a statement that is a call: ``self.add_stage(...)``
     if kind == "assign":
         return kind, f"v{ident(1, 20)} = {rnd.choice([chain, expr(1)])}"
     return kind, f"return {chain}"
@@ -73,7 +77,7 @@ def test_layout_agrees_with_black_on_random_fragments():
     rnd = random.Random(20261121)
     black_frag = pysource.Fragments(fast=False)
     checked = 0
-    for _ in range(300):
+    for _ in range(400):
         kind, text = _fragment(rnd)
         depth = rnd.choice([1, 2, 3])
         try:

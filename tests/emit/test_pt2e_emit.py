@@ -28,6 +28,32 @@ def test_render_is_deterministic_and_black(xnnpack):
     assert pysource.black_format(body) == body
 
 
+def test_every_quantizer_is_laid_out_as_black_would_without_black(analysis, monkeypatch):
+    """Class-heavy modules (``classes:``, pairs lists) too: layout lays out their statements
+    and headers, black only the odd fragment it does not model (a conditional expression),
+    never a whole module; the text is black's."""
+    from generator.emit import pt2e
+
+    formatted: list[int] = []
+    black_format = pysource.black_format
+
+    def counting(source: str) -> str:
+        formatted.append(source.count("\n"))
+        return black_format(source)
+
+    monkeypatch.setattr(pt2e, "black_format", counting)
+    monkeypatch.setattr(pysource, "black_format", counting)
+    pysource.Fragments._memo.clear()
+    assert len(analysis.quantizers) >= 11
+    for q in analysis.quantizers:
+        formatted.clear()
+        fast = render_quantizer(q, fast=True)
+        assert max(formatted, default=0) < 10, (q.module, formatted)  # fragments only
+        assert fast == render_quantizer(q, fast=False), q.module
+        body = fast.split("\n", 2)[2]
+        assert black_format(body) == body, q.module
+
+
 def test_the_runtime_is_the_package_verbatim_under_the_header():
     """generated/_bcfg_pt2e/ holds every module of generator/runtime, body for body (formatted
     as the repository's Python is: tests/test_style.py)."""
