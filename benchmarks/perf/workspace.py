@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/perf/ -> the repository
 PY = sys.executable
 # The console script next to this Python (pip install -e .), as pre-commit and CI run bcfg.
 SCRIPT = Path(PY).parent / "bcfg"

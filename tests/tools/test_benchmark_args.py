@@ -49,3 +49,15 @@ def test_saved_figures_are_still_read(tmp_path):
     path.write_text(json.dumps(saved))
     figures, rounds = pt2e_scale.from_json([path])
     assert (figures.limit, rounds) == (5.0, 1)
+
+
+def test_every_benchmark_finds_the_repository():
+    """Each benchmark module's REPO is the repository root (benchmarks/run.py's workspaces copy
+    its pyproject.toml: when run.py was split into benchmarks/perf/, perf/workspace.py kept
+    ``parent.parent``, and every run ended in FileNotFoundError before measuring anything)."""
+    import importlib
+
+    for name in ["perf.workspace", "pt2e_scale", "pt2e_report", "pt2e_report_scale"]:
+        module = importlib.import_module(f"benchmarks.{name}")
+        assert (module.REPO / "pyproject.toml").is_file(), name
+        assert (module.REPO / "generator").is_dir(), name
