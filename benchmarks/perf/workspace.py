@@ -4,6 +4,7 @@ other revisions, and running commands in them."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +61,10 @@ class Workspace:
             shutil.copy(ACME / "specs" / "acme_npu.bcfg", self.dir / "specs")
             pyproject = self.dir / "pyproject.toml"
             text = pyproject.read_text(encoding="utf-8")
-            pyproject.write_text(text.replace("allow = []", 'allow = ["acme_ops"]'))
+            allowed, n = re.subn(r"(?m)^allow = \[", 'allow = ["acme_ops", ', text)
+            if n != 1:
+                raise SystemExit("pyproject.toml has no one [tool.bcfg] allow line to extend")
+            pyproject.write_text(allowed.replace(', ]', ']'))
         self.cache = root / f"{name}-cache"
 
     def env(self) -> dict[str, str]:
