@@ -357,6 +357,9 @@ def statement(text: str, depth: int) -> list[str]:
     if len(line) <= LINE_LENGTH:
         check_literals(text)
         return [line]
+    wrapped = _conditional(text, depth)
+    if wrapped is not None:
+        return wrapped
     src = _Source(text)
     leaves = src.leaves
     first = leaves[0].value
@@ -372,6 +375,13 @@ def statement(text: str, depth: int) -> list[str]:
         raise Unsupported("only assignments, return, raise and calls are split")
     if value == len(leaves):
         raise Unsupported("no value")
+    if value == len(leaves) - 1 and first != "raise":
+        # One atom: black wraps it in its parentheses if it then fits, else leaves the line.
+        check_literals(text)
+        body = "    " * (depth + 1) + leaves[value].value
+        if len(body) > LINE_LENGTH:
+            return [line]
+        return ["    " * depth + text[: leaves[value].start] + "(", body, "    " * depth + ")"]
     whole = _Line(src, 0, len(leaves), depth, False)
     if first != "raise":
         # Black wraps the value in invisible parentheses and drops them again
@@ -388,6 +398,44 @@ def statement(text: str, depth: int) -> list[str]:
     if not _fits(split[0]):
         raise Unsupported("head too long: black would try omitting trailers")
     return [s for part in split for s in _transform(part)]
+
+
+_ASSIGNED = re.compile(r"(return |[A-Za-z_][A-Za-z0-9_]* = )(.*)")
+
+
+def _conditional(text: str, depth: int) -> list[str] | None:
+    """``name = a if c else b`` (or ``return ...``) as black splits it, or None if ``text``
+    is not of that shape: the value in parentheses, on one line if it fits there, else cut
+    before ``if`` and ``else`` (black's ternary delimiters), each part laid out in turn."""
+    m = _ASSIGNED.fullmatch(text)
+    if m is None or " if " not in m.group(2):
+        return None
+    parts, level, start, pos = [], 0, 0, 0
+    value = m.group(2)
+    for tok in _TOKEN.finditer(value):
+        pos = tok.end()
+        v = tok.group()
+        if v in _OPENING:
+            level += 1
+        elif v in _CLOSING:
+            level -= 1
+        elif level == 0 and v in ("if", "else") and tok.lastgroup == "name":
+            parts.append(value[start : tok.start()].strip())
+            start = tok.start()
+    parts.append(value[start:].strip())
+    if pos != len(value) or [p.split(" ", 1)[0] for p in parts[1:]] != ["if", "else"]:
+        raise Unsupported("a conditional expression of another shape")
+    for part in parts:
+        check_literals(part)
+    inner = "    " * (depth + 1)
+    out = ["    " * depth + m.group(1) + "("]
+    if len(inner + value) <= LINE_LENGTH:
+        out.append(inner + value)
+    else:
+        for part in parts:
+            src = _Source(part)
+            out += _transform(_Line(src, 0, len(src.leaves), depth + 1, True))
+    return [*out, "    " * depth + ")"]
 
 
 def _top(src: _Source) -> list[str]:

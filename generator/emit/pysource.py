@@ -147,9 +147,21 @@ class Fragments:
                 out.append("")
             elif text.endswith(":") and text.split(" ", 1)[0] in _HEADERS:
                 out += self.header(text, depth)
+            elif text.startswith('"""') and text.endswith('"""') and len(text) > 6:
+                out += self.docstring(text, depth)
             else:
                 out += self.statement(text, depth)
         return out
+
+    def docstring(self, text: str, depth: int) -> list[str]:
+        """A one-line docstring at ``depth``, however long: black never wraps one."""
+        return self._lay(
+            "doc",
+            text,
+            depth,
+            lambda: _docstring(text, depth),
+            lambda: _docstring(text, depth, True),
+        )
 
     def header(self, text: str, depth: int) -> list[str]:
         """A compound statement's header at ``depth``."""
@@ -205,6 +217,16 @@ def _header(text: str, depth: int) -> list[str]:
     if any(len(i) > layout.LINE_LENGTH for i in items):
         raise layout.Unsupported("a parameter too long for a line")
     return [first, *items, last]
+
+
+def _docstring(text: str, depth: int, black: bool = False) -> list[str]:
+    """A one-line docstring, however long: black never wraps one (it may strip or pad one)."""
+    try:
+        if not black:
+            return [layout.docstring(text[3:-3], depth)]
+    except layout.Unsupported:
+        pass
+    return black_format(nest(text, depth)).splitlines()[depth:]
 
 
 def nest(text: str, depth: int) -> str:

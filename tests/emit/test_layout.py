@@ -68,6 +68,9 @@ def _fragment(rnd: random.Random) -> tuple[str, str]:
         return kind, f"({chain})"
     if kind == "call":
         return "assign", chain  # a statement that is a call: ``self.add_stage(...)``
+    if rnd.random() < 0.2:  # a conditional value, or one atom
+        value = rnd.choice([f"{expr(1)} if {name()} else {expr(1)}", f'"{ident(40, 90)}"'])
+        return "assign", f"v{ident(1, 20)} = {value}"
     if kind == "assign":
         return kind, f"v{ident(1, 20)} = {rnd.choice([chain, expr(1)])}"
     return kind, f"return {chain}"
