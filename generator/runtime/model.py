@@ -121,6 +121,16 @@ class Context:
             hit = memo[key] = bool(check(tensor))
         return hit
 
+    def tag(self, node: Node, *path: str, value: Any = True) -> None:
+        """The slot of a hook that changes graph meta (hooks API 1): set
+        ``node.meta[path[0]]...[path[-1]] = value``, making the dicts on the way (Cortex-M's
+        ``tag(n, "custom", "cortex_m", "skip_quantized_max_pool2d")``). A condition changes
+        meta only through it."""
+        meta: dict[str, Any] = node.meta
+        for key in path[:-1]:
+            meta = meta.setdefault(key, {})
+        meta[path[-1]] = value
+
 
 # A ``when:`` condition (and ``weights_only_when:``): whether it holds for a match.
 Check = Callable[[Context], bool]

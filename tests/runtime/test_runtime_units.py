@@ -158,3 +158,15 @@ def test_hooks_use_the_hooks_api_not_the_runtimes_classes_or_meta_keys():
     hooks = "\n".join(p.read_text() for p in sorted(ROOT.glob("specs/hooks/*.py")))
     for private in ("__mro__", api.MATCHED, api.INFO, api.NO_TFA, "_LAYOUT"):
         assert private not in hooks, private
+    assert 'meta["custom"]' not in hooks  # a condition tags meta through its slot (match.tag)
+
+
+def test_a_condition_tags_meta_through_its_slot():
+    from generator.runtime.model import Context
+
+    n = _graph()
+    match = Context([n["relu"]])
+    match.tag(n["relu"], "custom", "cortex_m", "skip_quantized_max_pool2d")
+    match.tag(n["relu"], "custom", "cortex_m", "other", value=3)
+    want = {"skip_quantized_max_pool2d": True, "other": 3}
+    assert n["relu"].meta["custom"] == {"cortex_m": want}
