@@ -54,6 +54,7 @@ from .annotate import output_spec, weight_spec
 from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
+from .matcher import LongestChains
 from .model import Accessors, Context, Decline, Match, Reason, Validated, failing, first_ops, view
 from .objects import load_object
 from .validate import disallowed, refuse, required
@@ -146,8 +147,9 @@ def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> N
     node.meta[NO_TFA] = not quantized
 
 
-class Matcher:
-    """ExecuTorch's PatternMatcher over a support table (see the module docstring)."""
+class Matcher(LongestChains):
+    """ExecuTorch's PatternMatcher over a support table (see the module docstring): the
+    matcher family's longest chains, with the scheme's checks of a chain (``validate``)."""
 
     def __init__(
         self,
@@ -160,6 +162,7 @@ class Matcher:
         self.rules, self.accepts, self.checked = rules, accepts, checked
         self.quantizable, self.params = quantizable, params
         self.longest = max((len(k) for k in rules), default=0)
+        self.table = rules
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
@@ -188,44 +191,12 @@ class Matcher:
             n.meta[MATCHED] = True
         return Match(nodes)
 
-    def longest_at(self, queue: list[Node]) -> list[Node]:
-        if queue[0].op in ("placeholder", "output"):
-            return queue[:1]
-        for end in range(len(queue), 0, -1):
-            if tuple(n.target for n in queue[:end]) in self.rules:
-                return queue[:end]
-        return []
-
-    def dequeue(self, queue: list[Node], config: Any) -> list[Match]:
-        """The matches tried at the front of ``queue`` (the last accepted), which they leave."""
-        tried: list[Match] = []
-        if config is None:
-            node = queue.pop(0)
-            if node.meta.get(MATCHED, False):
-                return [Match([node], MATCHED_FIRST)]
-            node.meta[MATCHED] = True
-            return [Match([node])]
-        end = len(queue)
-        while end > 0 and not (tried and tried[-1].accepted):
-            found = self.longest_at(queue[:end])
-            end = len(found) - 1
-            if found:
-                tried.append(self.validate(found, config))
-        del queue[: len(tried[-1].nodes) if tried and tried[-1].accepted else 1]
-        return tried
-
-    def matches(self, nodes: Iterator[Node], config: Any) -> Iterator[Match]:
-        node, queue = next(nodes, None), []
-        while node is not None:
-            queue.append(node)
-            after = next(nodes, None)
-            users = list(node.users)
-            if len(users) != 1 or users[0] is not after:
-                while queue:
-                    yield from self.dequeue(queue, config)
-            elif len(queue) >= self.longest:
-                yield from self.dequeue(queue, config)
-            node = after
+    def alone(self, node: Node) -> Match:
+        """A node's match under a stage whose config is None: marked, unless matched before."""
+        if node.meta.get(MATCHED, False):
+            return Match([node], MATCHED_FIRST)
+        node.meta[MATCHED] = True
+        return Match([node])
 
 
 def _parameter(node: Node, index: int) -> bool:
