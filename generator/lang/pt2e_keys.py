@@ -271,6 +271,32 @@ PAIRS = frozenset({Scopes.PAIRS})
 
 
 @dataclass(frozen=True)
+class Witness:
+    """A key at work: ``base``'s runtime annotates ``graph`` (a tiny graph of
+    ``tests/runtime/test_key_witnesses.py``) with one rule of ``rule``'s fields (of
+    ``quantizer``'s class attributes, configured by ``calls``, each with the ``config`` named
+    appended; none: the global config), once as it is and once with ``setting`` (of the
+    key's ``lands``: Rule fields, or a quantizer field's class attributes); what it
+    annotates, declines or refuses must differ. Data only: ATen ops as
+    ``"aten.NAME.OVERLOAD"``, objects by dotted path, hooks by name."""
+
+    base: Scopes
+    graph: str
+    setting: tuple[tuple[str, Any], ...]
+    rule: tuple[tuple[str, Any], ...] = ()
+    quantizer: tuple[tuple[str, Any], ...] = ()
+    calls: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    config: str = ""
+
+
+LINEAR: tuple[tuple[str, Any], ...] = (
+    ("chain", (("aten.linear.default",),)),
+    ("weight", 1),
+    ("bias", 2),
+)
+
+
+@dataclass(frozen=True)
 class Key:
     """One pt2e key or quantizer field."""
 
@@ -292,6 +318,12 @@ class Key:
     value: str = ""  # the docs' value column, if not the kind's words
     close_meaning: bool = False  # a did-you-mean also says what the words mean
     syntax: str = ""  # what a syntax error says the value must be, if not its words
+    # A graph and a setting that show the part reading the key at work (every row a runtime
+    # part reads has one: tests/runtime/test_key_witnesses.py).
+    witness: Witness | None = None
+    # Settings that contradict this key's: (its value, another key of the pattern, that
+    # key's value, why); a pattern that sets both is an error at this key.
+    conflicts: tuple[tuple[Any, str, Any, str], ...] = ()
 
     @property
     def expects(self) -> str:
@@ -333,6 +365,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         "quantizer",
         grade=empty_narrows,
         syntax="an ATen op, a list of them, or a tuple of those for a chain",
+        witness=Witness(
+            Scopes.MODULES,
+            "linear",
+            (("chain", (("aten.linear.default",),)),),
+            (("chain", (("aten.relu.default",),)),),
+        ),
     ),
     Key(
         "match",
@@ -346,6 +384,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         "functions); a chain by source is for `scopes: operators`",
         words=Match,
         needs=(Need.IN_ORDER,),
+        witness=Witness(
+            Scopes.MODULES,
+            "cat",
+            (("sources", ("torch.nn.Conv2d",)),),
+            (("kind", "shared"), ("chain", (("aten.cat.default",),))),
+        ),
     ),
     Key(
         "eager",
@@ -357,6 +401,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         "a `shared_observer` pattern is annotated in order, not only propagated",
         needs=(Need.SHARED_OBSERVER,),
         grade=true_widens,
+        witness=Witness(
+            Scopes.MODULES,
+            "cat",
+            (("kind", "shared"),),
+            (("kind", "propagate"), ("chain", (("aten.cat.default",),))),
+        ),
     ),
     Key(
         "skip",
@@ -376,6 +426,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         arity=("node", "model"),
         value="`large_scalar`, `depthwise`, `grouped`, `relu_user`, a function, or a list",
         syntax="a skip predicate, like large_scalar, or a list of them",
+        witness=Witness(
+            Scopes.MODULES,
+            "depthwise",
+            (("skip", ("depthwise",)),),
+            (("chain", (("aten.conv2d.default",),)), ("weight", 1), ("bias", 2)),
+        ),
     ),
     Key(
         "annotate",
@@ -387,6 +443,9 @@ PT2E_TABLE: tuple[Key, ...] = (
         "annotates the pattern itself, `fn(model, config, accept) -> bool` (see below)",
         what="annotate function",
         arity=("model", "config", "accept"),
+        witness=Witness(
+            Scopes.MODULES, "linear", (("kind", "hook"), ("annotate", "annotate_inputs")), LINEAR
+        ),
     ),
     Key(
         "weight_axis",
@@ -398,6 +457,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "the weight spec's channel axis for this pattern, instead of the config's (transposed "
         "convs: `1`, their output channels); below the weight's rank",
         needs=(Need.WEIGHTED_CHAIN,),
+        witness=Witness(Scopes.MODULES, "linear", (("weight_axis", 1),), LINEAR),
     ),
     Key(
         "qparams",
@@ -411,6 +471,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         "ops; else the first)",
         words=QParams,
         needs=(Need.EAGER_SHARED,),
+        witness=Witness(
+            Scopes.MODULES,
+            "cat_after_linear",
+            (("qparams", "quantized"),),
+            (("kind", "shared"), ("chain", (("aten.cat.default",),))),
+        ),
     ),
     Key(
         "any_float",
@@ -424,6 +490,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.IN_ORDER,),
         grade=true_widens,
         value="`true`, `false` (default)",
+        witness=Witness(Scopes.MODULES, "linear_bf16", (("any_float", True),), LINEAR),
     ),
     Key(
         "other",
@@ -437,6 +504,17 @@ PT2E_TABLE: tuple[Key, ...] = (
         words=Other,
         needs=(Need.BINARY_OP,),
         meaning="quantized: the binary op's other input gets the input spec; float: nothing",
+        witness=Witness(
+            Scopes.OPERATORS,
+            "conv_add",
+            (("other", "quantized"),),
+            (
+                ("chain", (("aten.conv2d.default",), ("aten.add.Tensor",))),
+                ("weight", 1),
+                ("bias", 2),
+                ("partitions", (("torch.nn.Conv2d", "operator.add"),)),
+            ),
+        ),
     ),
     Key(
         "when",
@@ -452,6 +530,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         arity=("match",),
         value="a condition or a list",
         syntax="a condition, like inputs_quantized, or a list of them",
+        witness=Witness(
+            Scopes.PAIRS,
+            "add",
+            (("when", ("inputs_quantized",)),),
+            (("chain", (("aten.add.Tensor",),)),),
+        ),
     ),
     Key(
         "opt_in",
@@ -463,6 +547,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "only an operator-type or module-name config annotates it, never the global one "
         "(X86's matmul)",
         grade=true_narrows,
+        witness=Witness(Scopes.OPERATORS, "linear", (("opt_in", True),), LINEAR),
     ),
     Key(
         "reused_weight",
@@ -482,6 +567,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         meaning="match: a match is quantized whether an earlier match quantized its weight or "
         "not; decline: it is left to the rules after",
         value="`match`, `decline` (default: the quantizer's, below)",
+        witness=Witness(Scopes.MODULES, "linear_twice", (("reused_weight", "decline"),), LINEAR),
     ),
     Key(
         "operator_types",
@@ -496,6 +582,14 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.OPERATOR_TYPE_PATTERNS,),
         value="a list of ATen overloads; `[]` (default: the pattern's first op's)",
         syntax="ATen overloads, like [aten.conv2d.default]",
+        witness=Witness(
+            Scopes.MODULES,
+            "linear",
+            (("operator_types", ("aten.relu.default",)),),
+            LINEAR,
+            (("operator_type", "patterns"),),
+            (("set_operator_type", ("aten.relu.default",)),),
+        ),
     ),
     Key(
         "qat_config",
@@ -516,6 +610,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         "required_if_dynamic: static configs, and dynamic ones that are QAT configs",
         value="`optional`, `required`, `required_if_dynamic` (default: `required` for a chain "
         "through batch norm, else `optional`)",
+        witness=Witness(Scopes.MODULES, "linear", (("qat", True),), LINEAR),
     ),
     Key(
         "scope",
@@ -532,6 +627,13 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.IN_ORDER,),
         meaning="all_ops: every op of a match must be in the config's scope; first_op: its "
         "first op; none: the pattern matches anywhere, with each config in turn",
+        witness=Witness(
+            Scopes.MODULES,
+            "linear",
+            (("scope", "none"),),
+            LINEAR,
+            calls=(("set_module_name", ("elsewhere",)),),
+        ),
     ),
     Key(
         "inputs",
@@ -547,6 +649,9 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.IN_ORDER,),
         value="an index or a list of them; `0` (default)",
         syntax="an argument index, like 1, or a list of them, like [0, 1]",
+        witness=Witness(
+            Scopes.PAIRS, "add2", (("inputs", (0, 1)),), (("chain", (("aten.add.Tensor",),)),)
+        ),
     ),
     Key(
         "output_index",
@@ -562,6 +667,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.IN_ORDER,),
         value="an index; unset (default): the last op",
         syntax="an index into the op's outputs, like 0",
+        witness=Witness(
+            Scopes.PAIRS,
+            "pool_indices",
+            (("output_index", 0),),
+            (("chain", (("aten.max_pool2d_with_indices.default",),)),),
+        ),
     ),
     Key(
         "bias_spec",
@@ -579,6 +690,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.WEIGHTED_CHAIN,),
         meaning="derived: int32, scale input scale times weight scale; config: the config's "
         "bias spec",
+        witness=Witness(Scopes.PAIRS, "linear", (("bias_spec", "config"),), LINEAR),
     ),
     Key(
         "none_bias",
@@ -590,6 +702,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         "a bias argument written as `None` is annotated too, as ExecuTorch's linear does "
         "(its conv skips it)",
         needs=(Need.WEIGHTED_CHAIN,),
+        witness=Witness(
+            Scopes.PAIRS,
+            "conv_no_bias",
+            (("none_bias", True),),
+            (("chain", (("aten.conv2d.default",),)), ("weight", 1), ("bias", 2)),
+        ),
     ),
     Key(
         "parameters",
@@ -605,6 +723,11 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.WEIGHTED_CHAIN,),
         grade=ranked("quantized", "float"),
         meaning="quantized: the weight and bias get specs; float: only activations do",
+        witness=Witness(Scopes.PAIRS, "linear", (("parameters", "float"),), LINEAR),
+        conflicts=(
+            (Parameters.FLOAT, "bias_spec", BiasSpec.CONFIG, "a float bias gets no spec"),
+            (Parameters.FLOAT, "none_bias", True, "a float bias is not annotated, None or not"),
+        ),
     ),
     Key(
         "weights_only_when",
@@ -623,6 +746,13 @@ PT2E_TABLE: tuple[Key, ...] = (
         arity=("match",),
         value="a function or a list",
         syntax="a condition, a function named by its dotted path, or a list of them",
+        witness=Witness(
+            Scopes.PAIRS,
+            "linear",
+            (("weights_only_when", ("inputs_quantized",)),),
+            LINEAR,
+            config="weights_only",
+        ),
     ),
     Key(
         "weights",
@@ -638,6 +768,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.IN_ORDER,),
         what="weights function",
         arity=("node", "config"),
+        witness=Witness(Scopes.PAIRS, "linear", (("weights", "weight_only"),), LINEAR),
     ),
     Key(
         "output_qscheme",
@@ -654,6 +785,13 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.TRIED,),
         grade=ranked("any", "affine"),
         meaning="any: every output spec; affine: a symmetric output spec refuses the config",
+        witness=Witness(
+            Scopes.COMPOSABLE,
+            "linear",
+            (("output_qscheme", "affine"),),
+            LINEAR,
+            config="symmetric_output",
+        ),
     ),
     Key(
         "given",
@@ -670,6 +808,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         grade=any_change_narrows,
         value="a record of parameter: `true`, `false`, `none`, a number or a string",
         syntax="a record of constructor parameters, like {use_explicit_layout: true}",
+        witness=Witness(Scopes.COMPOSABLE, "linear", (("given", (("flag", True),)),), LINEAR),
     ),
     Key(
         "weight_qscheme",
@@ -686,6 +825,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.WEIGHTED_CHAIN,),
         grade=required_narrows,
         meaning="any: every weight spec; per_channel or per_tensor: the weight's qscheme",
+        witness=Witness(Scopes.MODULES, "linear", (("weight_qscheme", "per_tensor"),), LINEAR),
     ),
 )
 
@@ -701,6 +841,12 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         what="transform",
         arity=("model",),
         syntax="a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
+        witness=Witness(
+            Scopes.MODULES,
+            "add",
+            (("transforms", ("add_to_mul",)),),
+            (("chain", (("aten.add.Tensor",),)),),
+        ),
     ),
     Key(
         "outputs",
@@ -717,6 +863,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "quantized consumers observe a pattern's output",
         close_meaning=True,
         grade=ranked("patterns", "consumers"),
+        witness=Witness(Scopes.MODULES, "linear", (("outputs", "consumers"),), LINEAR),
     ),
     Key(
         "scopes",
@@ -767,6 +914,13 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "what `set_operator_type` selects",
         words=OperatorType,
         grade=any_change_narrows,
+        witness=Witness(
+            Scopes.MODULES,
+            "linear",
+            (("operator_type", "patterns"),),
+            (*LINEAR, ("operator_types", ("aten.relu.default",))),
+            calls=(("set_operator_type", ("aten.relu.default",)),),
+        ),
     ),
     Key(
         "configs",
@@ -842,6 +996,12 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         words=Validate,
         meaning="none: nothing; one_device: each op's tensor inputs on one device",
         grade=ranked("none", "one_device"),
+        witness=Witness(
+            Scopes.COMPOSABLE,
+            "two_devices",
+            (("validation", "one_device"),),
+            (("chain", (("aten.add.Tensor",),)),),
+        ),
     ),
     Key(
         "classes",
@@ -932,22 +1092,23 @@ PAIR_RECORD: dict[str, tuple[str, str]] = {
 PT2E_KEY: dict[str, Key] = {k.word: k for k in PT2E_TABLE}
 QUANTIZER_KEY: dict[str, Key] = {k.word: k for k in QUANTIZER_TABLE}
 
-# The Rule attributes that are not a key's (the pattern and its dtype configs say them):
-# every base reads them.
-STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"})
+# The Rule attributes no key sets alone (the pattern and its dtype configs say them), with the
+# bases that read each, as a key's row says it: the composable and pairs bases match by ATen
+# op only and try a chain with any config its dtypes allow (not ``sources``, not ``qat``); the
+# operators base configures by module type (``roots``) and finds a chain by source partitions
+# (``partitions``).
+PATTERN_FIELDS: dict[str, frozenset[Scopes]] = {
+    **dict.fromkeys(("name", "kind", "chain", "weight", "bias", "allows"), ALL),
+    **dict.fromkeys(("sources", "qat"), BOTH),
+    **dict.fromkeys(("roots", "partitions"), OPERATORS),
+}
+STRUCTURAL = frozenset(f for f, bases in PATTERN_FIELDS.items() if bases == ALL)
 
 
 def honoured(base: Scopes) -> frozenset[str]:
-    """The Rule attributes a runtime base reads: the structural ones, and those of its keys.
-
-    The runtime states the same set as a class attribute (``SpecQuantizer.honours``,
-    ``OperatorScopedQuantizer.honours``), and the roots an operator-scoped quantizer
-    configures by module type (``roots``) and the chains it finds by source partitions
-    (``partitions``, of ``match: source`` on a chain); the consistency test compares them.
+    """The Rule attributes a runtime base reads: of the pattern, and of its keys; one rule,
+    the rows' ``bases``, for every base. The runtime states the same set as a class
+    attribute (``SpecQuantizer.honours`` and the others); the consistency test compares them.
     """
     own = {a for k in PT2E_TABLE if base in k.bases for a in k.lands}
-    extra = {"roots", "partitions"} if base is Scopes.OPERATORS else set()
-    # The composable and pairs bases match by ATen op only: a rule found by source is refused;
-    # they try a chain with any config its dtypes allow, QAT or not (qat_config is not their key).
-    without = {"sources", "qat"} if base in (Scopes.COMPOSABLE, Scopes.PAIRS) else set()
-    return frozenset((STRUCTURAL | own | extra) - without)
+    return frozenset({f for f, bases in PATTERN_FIELDS.items() if base in bases} | own)

@@ -19,7 +19,7 @@ from .graph import index, is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at, chain_ends
 from .values import KEY, Accept, Rule
 
-__all__ = ["ANNOTATORS", "Annotator", "follow", "propagate"]
+__all__ = ["ANNOTATORS", "Annotator", "follow", "propagate", "share_first", "write"]
 
 # An annotator: (model, rule, config, scope's accept, outputs of quantized patterns
 # or None, the ops that share their input's observer, the quantizer's recorder or None)
@@ -90,7 +90,7 @@ def annotate_chain(
         chain = chain_at(node, rule)
         if chain is None:
             continue
-        root, last = chain[0], chain[-1]
+        root = chain[0]
         found = roles(root, rule)
         params = [n for n, role in found if role != "input"]
         checked = params if rule.reused_weight == "decline" else []
@@ -103,23 +103,43 @@ def annotate_chain(
             if rec is not None:
                 rec.declined(rule, chain, why.reason, why.detail)
             continue
-        output = output_spec(rule, config)
-        if outputs is not None:
-            outputs.add(last)
-            if not isinstance(output, FixedQParamsQuantizationSpec):
-                output = None  # observed by the consumers' input specs
-        root.meta[KEY] = QuantizationAnnotation(
-            input_qspec_map={n: specs[role] for n, role in found},
-            output_qspec=output if root is last else None,
-            _annotated=True,
-        )
-        if root is not last:
-            last.meta[KEY] = QuantizationAnnotation(output_qspec=output, _annotated=True)
-        mark(params)
+        write(chain, rule, config, outputs, found, specs)
         if rec is not None:
             rec.matched(rule, chain)
         done = True
     return done
+
+
+def write(
+    chain: list[Node],
+    rule: Rule,
+    config: Any,
+    outputs: set[Node] | None = None,
+    found: list[tuple[Node, str]] | None = None,
+    specs: dict[str, Any] | None = None,
+) -> None:
+    """Annotate one match of a chain rule with ``config`` (the annotator part, for a
+    composition that matches and checks by itself): its first op's inputs by role
+    (``roles``), its last op's output (None, but a fixed-qparams spec, when ``outputs``
+    collects them: consumers observe them); its weight and bias are marked."""
+    root, last = chain[0], chain[-1]
+    found = roles(root, rule) if found is None else found
+    if specs is None:
+        specs = {"input": config.input_activation, "weight": weight_spec(rule, config)}
+        specs["bias"] = config.bias
+    output = output_spec(rule, config)
+    if outputs is not None:
+        outputs.add(last)
+        if not isinstance(output, FixedQParamsQuantizationSpec):
+            output = None  # observed by the consumers' input specs
+    root.meta[KEY] = QuantizationAnnotation(
+        input_qspec_map={n: specs[role] for n, role in found},
+        output_qspec=output if root is last else None,
+        _annotated=True,
+    )
+    if root is not last:
+        last.meta[KEY] = QuantizationAnnotation(output_qspec=output, _annotated=True)
+    mark([n for n, role in found if role != "input"])
 
 
 def share_first(

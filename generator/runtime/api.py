@@ -5,9 +5,10 @@ One signature per hook kind (the key that names it):
 
 * condition (``when:``, ``weights_only_when:``): ``fn(match) -> bool``, ``match`` a
   ``Context`` (exported here, for a mixin that asks a rule's conditions itself) (``node``, ``nodes``, ``config``, ``quantizable``, ``params``,
-  ``model``; ``layout(tensor, check)``: a layout check, memoized). A condition should
-  not change the graph (Cortex-M's ``tag_unlowerable_pool`` still tags a node's meta: a
-  slot of its own for such hooks is still to come).
+  ``model``; ``layout(tensor, check)``: a layout check, memoized). A condition does
+  not change the graph, but for meta, through its slot: ``match.tag(node, *path,
+  value=True)`` (Cortex-M's ``tag_unlowerable_pool``); no hook writes ``node.meta`` of a
+  condition's match itself.
 * skip predicate (``skip:``): ``fn(node, model) -> bool``, of an activation input.
 * annotate function (``annotate:``): ``fn(model, config, accept) -> bool``.
 * transform (``transform:``): ``fn(model) -> model``.

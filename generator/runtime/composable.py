@@ -25,7 +25,7 @@ that scheme, with the spec's rules as its support table:
   a dtype config fixes (softmax), the input's observer for a ``shared_observer``
   rule (pooling), or for an op after one in a chain, the observer of that op's
   input. Under ``configs: validated`` the config's own specs are read through
-  its accessors (``read``), which may refuse them, as ExecuTorch reads them.
+  its accessors (``model.Validated``), which may refuse them, as ExecuTorch reads them.
 * **Shared ops** (``shared_observer`` patterns that only propagate) then form
   clusters of connected shared ops; a cluster next to an annotated op shares
   one spec, the first spec found around it, rooted at the first float input
@@ -45,7 +45,6 @@ import torch
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import (
     QuantizationAnnotation,
-    QuantizationSpecBase,
     Quantizer,
     SharedQuantizationSpec,
 )
@@ -55,7 +54,8 @@ from .annotate import output_spec, weight_spec
 from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
-from .model import Context, Decline, Match, Reason, failing, first_ops
+from .matcher import LongestChains
+from .model import Accessors, Context, Decline, Match, Reason, Validated, failing, first_ops, view
 from .objects import load_object
 from .validate import disallowed, refuse, required
 from .values import KEY, Rule
@@ -147,8 +147,9 @@ def mark(node: Node, inputs: dict[Node, Any], output: Any, quantized: bool) -> N
     node.meta[NO_TFA] = not quantized
 
 
-class Matcher:
-    """ExecuTorch's PatternMatcher over a support table (see the module docstring)."""
+class Matcher(LongestChains):
+    """ExecuTorch's PatternMatcher over a support table (see the module docstring): the
+    matcher family's longest chains, with the scheme's checks of a chain (``validate``)."""
 
     def __init__(
         self,
@@ -161,6 +162,7 @@ class Matcher:
         self.rules, self.accepts, self.checked = rules, accepts, checked
         self.quantizable, self.params = quantizable, params
         self.longest = max((len(k) for k in rules), default=0)
+        self.table = rules
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
@@ -176,7 +178,7 @@ class Matcher:
                 why = f"a when: condition ({names}) rules the match out"
                 return Match(nodes, Decline(Reason.SKIP, why))
             if self.checked and rule.allows:  # ExecuTorch's checks read both activations
-                read(config, "input_activation", True), read(config, "output_activation", True)
+                Validated(config).input(), Validated(config).output()
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
                 return Match(nodes, Decline(Reason.NOT_TRIED, "; ".join(refused)))
@@ -189,44 +191,12 @@ class Matcher:
             n.meta[MATCHED] = True
         return Match(nodes)
 
-    def longest_at(self, queue: list[Node]) -> list[Node]:
-        if queue[0].op in ("placeholder", "output"):
-            return queue[:1]
-        for end in range(len(queue), 0, -1):
-            if tuple(n.target for n in queue[:end]) in self.rules:
-                return queue[:end]
-        return []
-
-    def dequeue(self, queue: list[Node], config: Any) -> list[Match]:
-        """The matches tried at the front of ``queue`` (the last accepted), which they leave."""
-        tried: list[Match] = []
-        if config is None:
-            node = queue.pop(0)
-            if node.meta.get(MATCHED, False):
-                return [Match([node], MATCHED_FIRST)]
-            node.meta[MATCHED] = True
-            return [Match([node])]
-        end = len(queue)
-        while end > 0 and not (tried and tried[-1].accepted):
-            found = self.longest_at(queue[:end])
-            end = len(found) - 1
-            if found:
-                tried.append(self.validate(found, config))
-        del queue[: len(tried[-1].nodes) if tried and tried[-1].accepted else 1]
-        return tried
-
-    def matches(self, nodes: Iterator[Node], config: Any) -> Iterator[Match]:
-        node, queue = next(nodes, None), []
-        while node is not None:
-            queue.append(node)
-            after = next(nodes, None)
-            users = list(node.users)
-            if len(users) != 1 or users[0] is not after:
-                while queue:
-                    yield from self.dequeue(queue, config)
-            elif len(queue) >= self.longest:
-                yield from self.dequeue(queue, config)
-            node = after
+    def alone(self, node: Node) -> Match:
+        """A node's match under a stage whose config is None: marked, unless matched before."""
+        if node.meta.get(MATCHED, False):
+            return Match([node], MATCHED_FIRST)
+        node.meta[MATCHED] = True
+        return Match([node])
 
 
 def _parameter(node: Node, index: int) -> bool:
@@ -235,11 +205,6 @@ def _parameter(node: Node, index: int) -> bool:
         u.target in PARAMETER_TARGETS and len(u.args) > index and u.args[index] is node
         for u in node.users
     )
-
-
-def _bias(config: Any, node: Node) -> Any:
-    bias = config.bias
-    return bias(node) if callable(bias) and not isinstance(bias, QuantizationSpecBase) else bias
 
 
 def _inputs(node: Node, nodes: list[Node]) -> Iterator[tuple[Node, str]]:
@@ -263,57 +228,43 @@ def annotate_match(
     nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
 ) -> None:
     """Annotate an accepted match with ``config`` (None: mark it not quantized); ``checked``:
-    the config's own specs are read through its validating accessors (``read``)."""
+    the config's own specs are read through its validating accessors (``model.Validated``)."""
+    specs = view(config, "validated" if checked else "spec")
     for node in nodes:
         inputs: dict[Node, Any] = {}
         for arg, role in _inputs(node, nodes):
             if not config:
                 inputs[arg] = None
             elif role == "weight":
-                own = read(config, "weight", checked)
+                own = specs.weight()
                 inputs[arg] = own if rule is None else weight_spec(rule, config)
             elif role == "bias":
-                inputs[arg] = _bias(config, node)
+                inputs[arg] = specs.bias(node)
             else:
-                inputs[arg] = read(config, "input_activation", checked)
+                inputs[arg] = specs.input()
         output = None
         if all(u not in nodes for u in node.users) and float_out(node) and config:
             output = _output(node, rule, config, shares, checked)
         mark(node, inputs, output, config is not None)
 
 
-# configs: validated: each field a spec reads, and the accessor that validates it.
-ACCESSORS = {
-    "input_activation": "get_input_act_qspec",
-    "output_activation": "get_output_act_qspec",
-    "weight": "get_weight_qspec",
-}
-
-
-def read(config: Any, field: str, checked: bool) -> Any:
-    """``config``'s spec ``field``; ``checked`` (``configs: validated``): through the config's
-    accessor of it, called without a node, which returns the same spec or raises for one it
-    does not support (ExecuTorch's Arm QuantizationConfig: ``ValueError``, a non-per-tensor
-    activation), where ExecuTorch's Cortex-M quantizer reads it."""
-    return getattr(config, ACCESSORS[field])() if checked else getattr(config, field)
-
-
 def ask_config(nodes: list[Node], config: Any) -> None:
     """Annotate a match by the config's own accessors (ExecuTorch's Arm QuantizationConfig:
     ``get_input_act_qspec(node, input)``, ``get_weight_qspec(node)``, ``get_bias_qspec(node)``,
     ``get_output_act_qspec(node)``), which say what each op's inputs and output get."""
+    specs = Accessors(config)
     for node in nodes:
         inputs: dict[Node, Any] = {}
         for arg, role in _inputs(node, nodes):
             if role == "weight":
-                inputs[arg] = config.get_weight_qspec(node)
+                inputs[arg] = specs.weight(node)
             elif role == "bias":
-                inputs[arg] = config.get_bias_qspec(node)
+                inputs[arg] = specs.bias(node)
             else:
-                inputs[arg] = config.get_input_act_qspec(node, arg)
+                inputs[arg] = specs.input(node, arg)
         output = None
         if all(u not in nodes for u in node.users) and float_out(node):
-            output = config.get_output_act_qspec(node)
+            output = specs.output(node)
         mark(node, inputs, output, True)
 
 
@@ -328,7 +279,8 @@ def _output(
         if isinstance(first.args[0], Node):
             return SharedQuantizationSpec(first.args[0])
     spec = config.output_activation if rule is None else output_spec(rule, config)
-    return read(config, "output_activation", checked) if spec is config.output_activation else spec
+    own = spec is config.output_activation
+    return view(config, "validated" if checked else "spec").output() if own else spec
 
 
 def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[Match]:
@@ -588,7 +540,9 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         config = None if self.global_stage is None else self.global_stage.config
         if config is None:
             return None
-        return read(config, "input_activation", self.config_accessors or self.config_validated)
+        return view(
+            config, "validated" if self.config_accessors or self.config_validated else "spec"
+        ).input()
 
     # What validate(model) checks: "none", or "one_device" (each op's inputs on one device).
     validation = "none"
@@ -625,7 +579,7 @@ def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], con
     if rule.output_qscheme != "affine" or config is None:
         return True
     if q.config_accessors:
-        spec = config.get_output_act_qspec(nodes[-1])
+        spec = Accessors(config).output(nodes[-1])
     else:
         spec = output_spec(rule, config)
     return spec is not None and getattr(spec, "qscheme", None) not in SYMMETRIC

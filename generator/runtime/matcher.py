@@ -10,7 +10,7 @@ each partition's users instead of from every pair of partitions.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from torch.fx import GraphModule, Node
@@ -18,11 +18,13 @@ from torch.fx.passes.utils.source_matcher_utils import SourcePartition
 from torchao.quantization.pt2e import graph_utils
 
 from .graph import index, is_op
+from .model import Match
 from .values import Accept, Rule
 
 T = TypeVar("T")
 
 __all__ = [
+    "LongestChains",
     "candidates",
     "chain_at",
     "chain_ends",
@@ -134,3 +136,55 @@ def sequences(
     for first in typed[0] if typed else ():
         extend([first], 1)
     return out
+
+
+class LongestChains:
+    """Where the chains of a support table match (ExecuTorch's PatternMatcher): a run of
+    nodes, each the only user of the one before, is cut from the front into the longest
+    chains of ``table`` (tuples of targets); a placeholder or the output is a match of its
+    own. A subclass says whether a chain found is accepted (``validate``; a declined one is
+    tried shorter) and what a node is under a config of None (``alone``)."""
+
+    table: Any = {}
+    longest = 0
+
+    def validate(self, nodes: list[Node], config: Any) -> Match:
+        raise NotImplementedError
+
+    def alone(self, node: Node) -> Match:
+        raise NotImplementedError
+
+    def longest_at(self, queue: list[Node]) -> list[Node]:
+        if queue[0].op in ("placeholder", "output"):
+            return queue[:1]
+        for end in range(len(queue), 0, -1):
+            if tuple(n.target for n in queue[:end]) in self.table:
+                return queue[:end]
+        return []
+
+    def dequeue(self, queue: list[Node], config: Any) -> list[Match]:
+        """The matches tried at the front of ``queue`` (the last accepted), which they leave."""
+        if config is None:
+            return [self.alone(queue.pop(0))]
+        tried: list[Match] = []
+        end = len(queue)
+        while end > 0 and not (tried and tried[-1].accepted):
+            found = self.longest_at(queue[:end])
+            end = len(found) - 1
+            if found:
+                tried.append(self.validate(found, config))
+        del queue[: len(tried[-1].nodes) if tried and tried[-1].accepted else 1]
+        return tried
+
+    def matches(self, nodes: Iterator[Node], config: Any) -> Iterator[Match]:
+        node, queue = next(nodes, None), []
+        while node is not None:
+            queue.append(node)
+            after = next(nodes, None)
+            users = list(node.users)
+            if len(users) != 1 or users[0] is not after:
+                while queue:
+                    yield from self.dequeue(queue, config)
+            elif len(queue) >= self.longest:
+                yield from self.dequeue(queue, config)
+            node = after

@@ -12,13 +12,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from torch.fx import GraphModule, Node
+from torchao.quantization.pt2e.quantizer import QuantizationSpecBase
 
 from .graph import index
 
-__all__ = ["Check", "Context", "Decline", "Match", "Reason", "failing", "first_ops"]
+__all__ = [
+    "Accessors",
+    "Check",
+    "ConfigView",
+    "Context",
+    "Decline",
+    "Fields",
+    "Match",
+    "Reason",
+    "Validated",
+    "failing",
+    "first_ops",
+    "view",
+]
 
 
 class Reason(StrEnum):
@@ -121,6 +135,16 @@ class Context:
             hit = memo[key] = bool(check(tensor))
         return hit
 
+    def tag(self, node: Node, *path: str, value: Any = True) -> None:
+        """The slot of a hook that changes graph meta (hooks API 1): set
+        ``node.meta[path[0]]...[path[-1]] = value``, making the dicts on the way (Cortex-M's
+        ``tag(n, "custom", "cortex_m", "skip_quantized_max_pool2d")``). A condition changes
+        meta only through it."""
+        meta: dict[str, Any] = node.meta
+        for key in path[:-1]:
+            meta = meta.setdefault(key, {})
+        meta[path[-1]] = value
+
 
 # A ``when:`` condition (and ``weights_only_when:``): whether it holds for a match.
 Check = Callable[[Context], bool]
@@ -134,3 +158,83 @@ def first_ops(rules: Sequence[Any]) -> frozenset[Any]:
 def failing(checks: Sequence[Check], context: Context) -> Check | None:
     """The first of ``checks`` that does not hold for ``context``'s match, or None."""
     return next((c for c in checks if not c(context)), None)
+
+
+class ConfigView(Protocol):
+    """What the runtime reads of a quantization config, whatever its class: the spec each
+    role of a match's op gets (``node``: the op; ``arg``: the input; None: the config's
+    own, for any op). ``view(config, how)`` gives the adapter of a config."""
+
+    def input(self, node: Node | None = None, arg: Node | None = None) -> Any: ...
+    def output(self, node: Node | None = None) -> Any: ...
+    def weight(self, node: Node | None = None) -> Any: ...
+    def bias(self, node: Node | None = None) -> Any: ...
+
+
+class Fields:
+    """A config read by its fields: torchao's ``QuantizationConfig``, Cadence's (ExecuTorch's
+    ``xnnpack_quantizer_utils`` one), ExecuTorch Arm's under ``configs: spec``. A bias that is
+    a function of the op (no spec) is called with it."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def input(self, node: Node | None = None, arg: Node | None = None) -> Any:
+        return self.config.input_activation
+
+    def output(self, node: Node | None = None) -> Any:
+        return self.config.output_activation
+
+    def weight(self, node: Node | None = None) -> Any:
+        return self.config.weight
+
+    def bias(self, node: Node | None = None) -> Any:
+        bias = self.config.bias
+        spec = callable(bias) and not isinstance(bias, QuantizationSpecBase) and node is not None
+        return bias(node) if spec else bias
+
+
+class Validated(Fields):
+    """ExecuTorch Arm's config under ``configs: validated``: its specs through its validating
+    accessors, called without an op (``get_input_act_qspec()``: ``ValueError`` for a spec it
+    does not support), as ExecuTorch's Cortex-M reads them."""
+
+    __slots__ = ()
+
+    def input(self, node: Node | None = None, arg: Node | None = None) -> Any:
+        return self.config.get_input_act_qspec()
+
+    def output(self, node: Node | None = None) -> Any:
+        return self.config.get_output_act_qspec()
+
+    def weight(self, node: Node | None = None) -> Any:
+        return self.config.get_weight_qspec()
+
+
+class Accessors(Fields):
+    """ExecuTorch Arm's config under ``configs: accessors``: its accessors say what each op's
+    inputs and output get (``get_input_act_qspec(node, input)`` and the rest)."""
+
+    __slots__ = ()
+
+    def input(self, node: Node | None = None, arg: Node | None = None) -> Any:
+        return self.config.get_input_act_qspec(node, arg)
+
+    def output(self, node: Node | None = None) -> Any:
+        return self.config.get_output_act_qspec(node)
+
+    def weight(self, node: Node | None = None) -> Any:
+        return self.config.get_weight_qspec(node)
+
+    def bias(self, node: Node | None = None) -> Any:
+        return self.config.get_bias_qspec(node)
+
+
+VIEWS: dict[str, type[Fields]] = {"spec": Fields, "validated": Validated, "accessors": Accessors}
+
+
+def view(config: Any, how: str = "spec") -> ConfigView:
+    """The adapter the runtime reads ``config`` through (a spec's ``configs:``)."""
+    return VIEWS[how](config)

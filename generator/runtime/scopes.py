@@ -19,7 +19,7 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 from .graph import is_op
 from .values import Accept
 
-__all__ = ["Scope", "module_scopes", "module_type_filter"]
+__all__ = ["Scope", "module_scopes", "module_type_filter", "ranked", "scope_of"]
 
 
 @dataclass
@@ -109,3 +109,22 @@ def module_scopes(
     )
     scopes.append(Scope("global", global_config, last))
     return scopes
+
+
+def ranked(levels: Sequence[tuple[str, Any, Callable[[Node], bool]]]) -> list[Scope]:
+    """Scopes in order of precedence, one a level ``(label, config, test of a node)``: a node
+    is in the first level whose test holds for it (a selector of a composition's own order,
+    as Qualcomm's: node name, then submodule, then per-op, then default)."""
+    tests = [test for _, _, test in levels]
+
+    def first(k: int) -> Callable[[Node], bool]:
+        return lambda n: tests[k](n) and not any(f(n) for f in tests[:k])
+
+    return [
+        Scope(label, config, all_nodes(first(k))) for k, (label, config, _) in enumerate(levels)
+    ]
+
+
+def scope_of(scopes: Sequence[Scope], nodes: Sequence[Node]) -> Scope | None:
+    """The first of ``scopes`` that accepts ``nodes``, or None."""
+    return next((s for s in scopes if s.accept(nodes)), None)

@@ -107,9 +107,7 @@ def tag_unlowerable_pool(match: Any) -> bool:
     n = match.node
     dilation = _ex().coerce_int_pair(n.args[4] if len(n.args) > 4 else (1, 1), (1, 1))
     if dilation != (1, 1) or (len(n.args) > 5 and bool(n.args[5])):
-        custom = n.meta.get("custom", {})
-        custom.setdefault("cortex_m", {})["skip_quantized_max_pool2d"] = True
-        n.meta["custom"] = custom
+        match.tag(n, "custom", "cortex_m", "skip_quantized_max_pool2d")
     return True
 
 

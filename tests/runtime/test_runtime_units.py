@@ -158,3 +158,50 @@ def test_hooks_use_the_hooks_api_not_the_runtimes_classes_or_meta_keys():
     hooks = "\n".join(p.read_text() for p in sorted(ROOT.glob("specs/hooks/*.py")))
     for private in ("__mro__", api.MATCHED, api.INFO, api.NO_TFA, "_LAYOUT"):
         assert private not in hooks, private
+    assert 'meta["custom"]' not in hooks  # a condition tags meta through its slot (match.tag)
+
+
+def test_a_condition_tags_meta_through_its_slot():
+    from generator.runtime.model import Context
+
+    n = _graph()
+    match = Context([n["relu"]])
+    match.tag(n["relu"], "custom", "cortex_m", "skip_quantized_max_pool2d")
+    match.tag(n["relu"], "custom", "cortex_m", "other", value=3)
+    want = {"skip_quantized_max_pool2d": True, "other": 3}
+    assert n["relu"].meta["custom"] == {"cortex_m": want}
+
+
+def test_the_runtime_reads_a_config_through_its_view():
+    """``model.ConfigView``: a config's fields (torchao's, Cadence's), or ExecuTorch Arm's
+    accessors without an op (configs: validated) or per op (configs: accessors)."""
+    from generator.runtime.model import view
+
+    class Arm:
+        input_activation, output_activation, weight, bias = "in", "out", "w", None
+
+        def get_input_act_qspec(self, node=None, arg=None):
+            return ("in", node, arg)
+
+        def get_output_act_qspec(self, node=None):
+            return ("out", node)
+
+        def get_weight_qspec(self, node=None):
+            return ("w", node)
+
+        def get_bias_qspec(self, node=None):
+            return ("b", node)
+
+    c = Arm()
+    assert (view(c).input(), view(c).output(), view(c).weight(), view(c).bias()) == (
+        "in",
+        "out",
+        "w",
+        None,
+    )
+    assert view(c, "validated").input("n") == ("in", None, None)
+    assert view(c, "validated").output("n") == ("out", None)
+    assert view(c, "accessors").input("n", "a") == ("in", "n", "a")
+    assert view(c, "accessors").bias("n") == ("b", "n")
+    c.bias = lambda node: ("derived", node)  # a bias that is a function of the op
+    assert view(c).bias("n") == ("derived", "n") and view(c).bias() is c.bias

@@ -604,6 +604,10 @@ CHECKS = {
         "pt2e_pairs_key_pattern",
         "none_bias: true applies to a chain whose first op has a weight",
     ),
+    "pt2e: keys of one pattern that contradict each other (conflicts)": (
+        "pt2e_pairs_conflicts",
+        "parameters: float contradicts bias_spec: config of the same pattern",
+    ),
     "pt2e: a key on a pattern that only propagates": (
         "pt2e_unhonoured_keys",
         "skip applies to patterns annotated in order; pattern 'view' only propagates",

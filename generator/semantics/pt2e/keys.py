@@ -115,6 +115,16 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
             if problem is not None:
                 message, hint = problem
                 raise fail_key(ctx, c, word, f"{said(key, value)} applies to {message}", hint)
+        for mine, other, theirs, why in key.conflicts:
+            if value == mine and other in opts.set_keys() and getattr(opts, other) == theirs:
+                raise fail_key(
+                    ctx,
+                    c,
+                    word,
+                    f"{said(key, value)} contradicts {said(PT2E_KEY[other], theirs)} of the "
+                    f"same pattern: {why}, so the runtime would never read {other}",
+                    f"remove {other}, or {word}",
+                )
     if opts.weight_axis is not None:
         _check_rank(ctx, c, opts.weight_axis, d)
     if s.scopes is Scopes.PAIRS:
