@@ -268,6 +268,8 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
             notes.append(f"weight axis {r.weight_axis}")
         if r.weight_qscheme != "any":  # a config giving another weight spec is refused
             notes.append(f"{r.weight_qscheme.replace('_', '-')} weights only")
+        if r.activation_qscheme != "any":  # a config giving other activation specs is refused
+            notes.append(f"{r.activation_qscheme} activations only")
         if r.given:  # in an instance's table only when constructed with these values
             notes.append("given: " + ", ".join(f"{k}={_spec_word(v)}" for k, v in r.given))
         out[id(c)] = tuple(notes)

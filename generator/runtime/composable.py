@@ -57,7 +57,7 @@ from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
-from .validate import disallowed, refuse, required
+from .validate import SYMMETRIC, disallowed, refuse, required
 from .values import KEY, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
@@ -463,6 +463,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         {
             *("name", "kind", "chain", "weight", "bias", "allows"),
             *("weight_axis", "when", "output_qscheme", "given", "weight_qscheme"),
+            "activation_qscheme",
         }
     )
 
@@ -615,8 +616,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
 
 
 # --- The spec's checks of a composable quantizer (output_qscheme, validate: one_device). ---
-
-SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
 
 
 def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], config: Any) -> bool:

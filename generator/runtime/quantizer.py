@@ -46,7 +46,7 @@ class SpecQuantizer(report.Reports, Quantizer):
     # PT2E keys says the same, and bcfg refuses such a spec at the key).
     honours: frozenset[str] = STRUCTURAL | {
         *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
-        *("operator_types", "qat_if_dynamic", "scope", "weight_qscheme"),
+        *("operator_types", "qat_if_dynamic", "scope", "weight_qscheme", "activation_qscheme"),
     }
 
     def __init__(self) -> None:

@@ -56,9 +56,17 @@ PER_CHANNEL = (
 
 
 def required(rule: Rule, config: Any) -> str:
-    """Why ``config``'s weight spec is not what the rule requires (``weight_qscheme``:
-    per-channel on the rule's channel axis, or per-tensor); empty if it is."""
-    if rule.weight_qscheme == "any" or rule.weight is None or config is None:
+    """Why ``config`` is not what the rule requires of its specs: ``weight_qscheme`` (the
+    weight per channel on the rule's channel axis, or per tensor) and ``activation_qscheme``
+    (the quantized activations symmetric or affine); empty if it is."""
+    if config is None:
+        return ""
+    return weight_required(rule, config) or activation_required(rule, config)
+
+
+def weight_required(rule: Rule, config: Any) -> str:
+    """Why ``config``'s weight spec is not what ``weight_qscheme`` requires; empty if it is."""
+    if rule.weight_qscheme == "any" or rule.weight is None:
         return ""
     spec = getattr(config, "weight", None)
     qscheme = getattr(spec, "qscheme", None)
@@ -73,6 +81,30 @@ def required(rule: Rule, config: Any) -> str:
     axis = getattr(spec, "ch_axis", None)
     if per_channel and rule.weight_axis is None and axis not in (None, 0):
         return f"weight.ch_axis is {axis}, the spec's weights are per channel on axis 0"
+    return ""
+
+
+SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+AFFINE = (torch.per_tensor_affine, torch.per_channel_affine)
+
+
+def activation_required(rule: Rule, config: Any) -> str:
+    """Why one of ``config``'s quantized activation specs is not what ``activation_qscheme``
+    requires (a float one, None or float32, is the dtypes' business); empty if none."""
+    want = rule.activation_qscheme
+    if want == "any":
+        return ""
+    for field in ("input_activation", "output_activation"):
+        spec = getattr(config, field, None)
+        dtype = getattr(spec, "dtype", None)
+        if spec is None or (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            continue
+        qscheme = getattr(spec, "qscheme", None)
+        if qscheme not in (SYMMETRIC if want == "symmetric" else AFFINE):
+            return (
+                f"{field}.qscheme is {qscheme}, the spec requires {want} activations "
+                f"(activation_qscheme: {want})"
+            )
     return ""
 
 

@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
+    ActivationQscheme,
     Api,
     BiasSpec,
     Configs,
@@ -313,6 +314,7 @@ class PT2EOptions:
     output_qscheme: OutputQscheme = OutputQscheme.ANY
     given: tuple[tuple[str, Any], ...] = ()  # constructor parameters selecting the pattern
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
+    activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -504,6 +506,8 @@ class Rule:
     given: tuple[tuple[str, Any], ...] = ()
     # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
+    # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
+    activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 

@@ -423,13 +423,15 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
 def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
     """A shared_observer op without dtype configs shares its input's quantization under any
     config (the runtime and compat quantize it: the cell said "never quantized", issue 53.5);
-    weight_qscheme says which weights a config must give (issue 53.3)."""
+    weight_qscheme and activation_qscheme say which weights and activations a config must
+    give (issue 53.3)."""
     (tmp_path / "specs").mkdir()
     spec = """\
         dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
         quantizer b { scopes: composable  fx: false }
         backend b {
             pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+            pattern aten.conv2d.default { dtypes: s  pt2e: {activation_qscheme: symmetric} }
             pattern aten.view.default { observation: shared_observer }
         }
         """
@@ -438,6 +440,7 @@ def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
     shared = "any config: shares its input's quantization (shared_observer)"
     assert _column(out, "aten.view.default", "b (PT2E only)") == shared
     assert "per-channel weights only" in _column(out, "aten.linear.default", "b (PT2E only)")
+    assert "symmetric activations only" in _column(out, "aten.conv2d.default", "b (PT2E only)")
 
 
 def test_an_aten_op_sorts_by_its_name_beside_the_functions_of_that_name(tmp_path):

@@ -161,3 +161,48 @@ def test_weight_qscheme_refuses_a_config_whose_weight_breaks_it(tmp_path, scopes
         assert "the spec requires per-channel weights (weight_qscheme: per_channel)" in str(
             exc.value
         )
+
+
+ACTIVATION_SPEC = WEIGHT_SPEC.replace("weight_qscheme: per_channel", "activation_qscheme: symmetric")
+
+
+def symmetric_activations(config):
+    """``config`` with its activation specs made symmetric (zero point 0)."""
+    import dataclasses
+
+    def sym(spec):
+        return dataclasses.replace(spec, qscheme=torch.per_tensor_symmetric)
+
+    return dataclasses.replace(
+        config,
+        input_activation=sym(config.input_activation),
+        output_activation=sym(config.output_activation),
+    )
+
+
+@pytest.mark.parametrize("scopes", ["modules", "composable"])
+def test_activation_qscheme_refuses_a_config_whose_activations_break_it(tmp_path, scopes):
+    """``activation_qscheme: symmetric`` (a hardware whose activations have zero point 0): a
+    config with affine activations (XNNPACK's) is refused by validate, saying which pattern,
+    which spec and why; the same config with symmetric activations is not. Without the key
+    the affine config passed without a word (issue 53.3)."""
+    from tests.live.pt2e_support import generate, symmetric_config
+
+    get = generate(tmp_path, ACTIVATION_SPEC.replace("SCOPES", scopes))
+    model = nn.Sequential(nn.Linear(4, 4))
+    affine = symmetric_config("per_channel")
+    for config, refused in ((affine, True), (symmetric_activations(affine), False)):
+        gm = exported(model, torch.randn(2, 4))
+        q = get()
+        q.set_global(config) if scopes == "modules" else q.set_global_stage(config)
+        q.annotate(gm)
+        if not refused:
+            q.validate(gm)
+            continue
+        with pytest.raises(ValueError) as exc:
+            q.validate(gm)
+        assert "aten.linear.default" in str(exc.value)
+        assert (
+            "input_activation.qscheme is torch.per_tensor_affine, the spec requires symmetric "
+            "activations (activation_qscheme: symmetric)"
+        ) in str(exc.value)

@@ -542,6 +542,8 @@ def test_pt2e_keys_that_quantize_fewer_nodes_are_narrowing():
         "pt2e: {qat_config: required}": linear,
         "pt2e: {qat_config: required_if_dynamic}": linear,
         "pt2e: {reused_weight: decline}": linear,
+        "pt2e: {weight_qscheme: per_channel}": linear,
+        "pt2e: {activation_qscheme: symmetric}": linear,
     }
     for keys, pattern in cases.items():
         after = Q.replace(pattern, pattern.replace("}", f" {keys} }}"))
