@@ -57,7 +57,7 @@ from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .model import Context, Decline, Match, Reason, failing, first_ops
 from .objects import load_object
-from .validate import SYMMETRIC, disallowed, refuse, required
+from .validate import SYMMETRIC, disallowed, refuse, refuse_when_set, required
 from .values import KEY, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
@@ -511,6 +511,10 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         finder: Any = None,
         first: bool = False,
     ) -> ComposableSpecQuantizer:
+        rules = self.rules
+        if targets is not None:  # a stage sees the nodes calling its targets
+            rules = [r for r in rules if any(set(ops) & set(targets) for ops in r.chain)]
+        refuse_when_set(self, "add_stage", config, rules)
         self.stages.insert(0 if first else len(self.stages), Stage(config, targets, finder))
         return self
 
@@ -519,6 +523,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         return self
 
     def set_global_stage(self, config: Any) -> ComposableSpecQuantizer:
+        refuse_when_set(self, "set_global_stage", config, self.rules)
         self.global_stage = Stage(config)
         return self
 

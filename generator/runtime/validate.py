@@ -10,7 +10,7 @@ import torch
 
 from .values import Allows, Quant, Rule, is_dynamic
 
-__all__ = ["disallowed", "refuse", "rejections", "required"]
+__all__ = ["disallowed", "refuse", "refuse_when_set", "rejections", "required"]
 
 
 def refuse(quantizer: Any, problems: Sequence[str], outcome: str = "") -> None:
@@ -22,6 +22,32 @@ def refuse(quantizer: Any, problems: Sequence[str], outcome: str = "") -> None:
         raise ValueError(
             f"{quantizer.backend} quantizer: {len(problems)} pattern(s) of {quantizer.spec} "
             f"do not allow the quantization config they matched with{outcome}:\n{lines}"
+        )
+
+
+def refuse_when_set(quantizer: Any, method: str, config: Any, rules: Sequence[Rule]) -> None:
+    """Raise ValueError when ``config``, given to ``method`` (``set_global``, a stage), states
+    a weight spec or a quantized activation spec that no pattern of ``rules`` (those the
+    config could quantize) takes: each has a ``weight_qscheme`` or ``activation_qscheme``
+    that refuses it. A config some pattern takes is left to ``validate``, which judges the
+    patterns it did quantize; one leaving the weight float is a config for unweighted ops."""
+    if config is None:
+        return
+    for check, rules_of in (
+        (weight_required, [r for r in rules if r.weight is not None]),
+        (activation_required, [r for r in rules if r.kind != "propagate"]),
+    ):
+        if check is weight_required and getattr(config, "weight", None) is None:
+            continue
+        reasons = {r.name: check(r, config) for r in rules_of}
+        if not reasons or not all(reasons.values()):
+            continue
+        lines = "\n".join(f"  pattern {name}: {why}" for name, why in reasons.items())
+        raise ValueError(
+            f"{quantizer.backend} quantizer: {type(quantizer).__name__}.{method} was given a "
+            f"config that no pattern of {quantizer.spec} it could quantize takes:\n{lines}\n"
+            "Give a config whose specs these patterns take (their weight_qscheme and "
+            "activation_qscheme in the spec), or None to leave them float."
         )
 
 
