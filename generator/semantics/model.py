@@ -66,12 +66,22 @@ class Symbol:
     path: str
     kind: SymbolKind
     module: str = field(default="", compare=False)  # the module to import for it
+    # A pattern's plain Python function that FX's trace goes through (it records the ops
+    # the function calls): its FX pattern config never matches (checks, the matrix).
+    traced: bool = field(default=False, compare=False)
 
 
 # A pattern atom: a symbol, a method name, or an integer literal.
 Atom = Symbol | str | int
 # A pattern: an atom or a (nested) tuple of patterns.
 PatternValue = Atom | tuple["PatternValue", ...]
+
+
+def traced_functions(pattern: Any) -> list[Symbol]:
+    """The plain Python functions FX traces through among ``pattern``'s atoms."""
+    if isinstance(pattern, tuple):
+        return [s for p in pattern for s in traced_functions(p)]
+    return [pattern] if isinstance(pattern, Symbol) and pattern.traced else []
 
 
 def reversed_nested(pattern: Any) -> Any:
