@@ -436,6 +436,11 @@ def quantizer_module(backend: str) -> str:
     return f"{backend}_quantizer"
 
 
+def quantizer_class(backend: str) -> str:
+    """The quantizer class of backend ``backend``: ``my_backend`` -> ``MyBackendQuantizer``."""
+    return "".join(p[:1].upper() + p[1:] for p in backend.split("_") if p) + "Quantizer"
+
+
 @dataclass(frozen=True)
 class Quant:
     """A dtype a PT2E quantization spec may have, with its bounds; dtype None: not quantized.
