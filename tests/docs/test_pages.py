@@ -537,6 +537,27 @@ def _first(text: str) -> str:
     return text.split("\n", 1)[0]
 
 
+def test_every_production_guide_says_how_to_start_your_own_from_its_spec():
+    """Issue 53.8: each production guide (every target of tests/targets.py: torchao's and
+    ExecuTorch's, the four vendors' too) has a "Start your own from this spec" section that
+    names the target's spec and points to Your NPU, PT2E first; the vendor pages had none,
+    or one of their own words without either."""
+    from tests.targets import TARGETS
+
+    guides = REPO / "docs" / "guides" / "pt2e"
+    for target in TARGETS:
+        text = (guides / target.docs).read_text(encoding="utf-8")
+        found = re.search(r"^## Start your own from this spec\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        assert found, f"{target.docs} has no 'Start your own from this spec' section"
+        section = found.group(1)
+        assert f"`{target.spec}`" in section or f"specs/{target.name}.bcfg" in section, (
+            target.docs,
+            target.spec,
+        )
+        assert "](your-npu.md)" in section, target.docs
+        assert "bcfg generate" in section and "bcfg diff" in section, target.docs
+
+
 def test_every_program_on_a_page_is_run_by_a_test():
     programs = [
         (p.name, b.text)
