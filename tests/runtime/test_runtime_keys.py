@@ -140,35 +140,6 @@ WEIGHT_SPEC = """
 NO_TAKER = "        pattern aten.conv2d.default { dtypes: s }\n"
 
 
-@pytest.mark.parametrize("scopes", ["modules", "composable"])
-def test_weight_qscheme_refuses_a_config_whose_weight_breaks_it(tmp_path, scopes):
-    """``weight_qscheme: per_channel`` (a hardware that only runs per-channel weights): a
-    per-tensor weight config (one the conv takes, so set_global sets it) is refused by
-    validate for the linear it quantized, saying which pattern and why; a per-channel one
-    is not. Without the key, the per-tensor config passed without a word."""
-    from tests.live.pt2e_support import generate, symmetric_config
-
-    get = generate(tmp_path, WEIGHT_SPEC.replace("SCOPES", scopes))
-    model = nn.Sequential(nn.Linear(4, 4))
-    for config, refused in (
-        (symmetric_config("per_tensor"), True),
-        (symmetric_config("per_channel"), False),
-    ):
-        gm = exported(model, torch.randn(2, 4))
-        q = get()
-        q.set_global(config) if scopes == "modules" else q.set_global_stage(config)
-        q.annotate(gm)
-        if not refused:
-            q.validate(gm)
-            continue
-        with pytest.raises(ValueError) as exc:
-            q.validate(gm)
-        assert "aten.linear.default" in str(exc.value)
-        assert "the spec requires per-channel weights (weight_qscheme: per_channel)" in str(
-            exc.value
-        )
-
-
 ACTIVATION_SPEC = WEIGHT_SPEC.replace(
     "weight_qscheme: per_channel", "activation_qscheme: symmetric"
 )
@@ -188,17 +159,27 @@ def symmetric_activations(config):
 
 
 @pytest.mark.parametrize("scopes", ["modules", "composable"])
-def test_activation_qscheme_refuses_a_config_whose_activations_break_it(tmp_path, scopes):
-    """``activation_qscheme: symmetric`` (a hardware whose activations have zero point 0): a
-    config with affine activations (XNNPACK's) is refused by validate, saying which pattern,
-    which spec and why; the same config with symmetric activations is not. Without the key
-    the affine config passed without a word (issue 53.3)."""
+@pytest.mark.parametrize("key", ["weight_qscheme", "activation_qscheme"])
+def test_a_requirement_refuses_a_config_that_breaks_it_at_validate(tmp_path, scopes, key):
+    """``weight_qscheme: per_channel`` (a hardware that only runs per-channel weights) and
+    ``activation_qscheme: symmetric`` (activations with zero point 0, issue 53.3): a config
+    that breaks it (per-tensor weights; XNNPACK's affine activations), one the conv takes,
+    so set_global sets it, is refused by validate for the linear it quantized, saying which
+    pattern and why; one that keeps it is not. Without the key it passed without a word."""
     from tests.live.pt2e_support import generate, symmetric_config
 
-    get = generate(tmp_path, ACTIVATION_SPEC.replace("SCOPES", scopes))
+    spec, per_channel = WEIGHT_SPEC, symmetric_config("per_channel")
+    bad, good = symmetric_config("per_tensor"), per_channel
+    said = "the spec requires per-channel weights (weight_qscheme: per_channel)"
+    if key == "activation_qscheme":
+        spec, bad, good = ACTIVATION_SPEC, per_channel, symmetric_activations(per_channel)
+        said = (
+            "input_activation.qscheme is torch.per_tensor_affine, the spec requires symmetric "
+            "activations (activation_qscheme: symmetric)"
+        )
+    get = generate(tmp_path, spec.replace("SCOPES", scopes))
     model = nn.Sequential(nn.Linear(4, 4))
-    affine = symmetric_config("per_channel")
-    for config, refused in ((affine, True), (symmetric_activations(affine), False)):
+    for config, refused in ((bad, True), (good, False)):
         gm = exported(model, torch.randn(2, 4))
         q = get()
         q.set_global(config) if scopes == "modules" else q.set_global_stage(config)
@@ -208,11 +189,7 @@ def test_activation_qscheme_refuses_a_config_whose_activations_break_it(tmp_path
             continue
         with pytest.raises(ValueError) as exc:
             q.validate(gm)
-        assert "aten.linear.default" in str(exc.value)
-        assert (
-            "input_activation.qscheme is torch.per_tensor_affine, the spec requires symmetric "
-            "activations (activation_qscheme: symmetric)"
-        ) in str(exc.value)
+        assert "aten.linear.default" in str(exc.value) and said in str(exc.value)
 
 
 @pytest.mark.parametrize("scopes", ["modules", "composable"])
