@@ -350,9 +350,7 @@ def _configs(b: m.Backend, q: m.Quantizer | None = None) -> str:
     return f"{n}; PT2E quantizer {names}{'' if q.fx else ' (PT2E only)'}"
 
 
-def _backend_changes(
-    a: m.Backend, b: m.Backend, canon: _Canon, pt2e: bool = False
-) -> list[Change]:
+def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon, pt2e: bool = False) -> list[Change]:
     """The changes of a backend kept on both sides; ``pt2e``: it has a PT2E quantizer on
     either side (a change of ``observation`` grades by what the quantizer does)."""
     out: list[tuple[tuple[int, int, int], Change]] = []
