@@ -31,7 +31,9 @@ def refuse_when_set(quantizer: Any, method: str, config: Any, rules: Sequence[Ru
     config could quantize) takes: each has a ``weight_qscheme`` or ``activation_qscheme``
     that refuses it. A config some pattern takes is left to ``validate``, which judges the
     patterns it did quantize; one leaving the weight float is a config for unweighted ops."""
-    if config is None:
+    if config is None or all(
+        r.weight_qscheme == "any" and r.activation_qscheme == "any" for r in rules
+    ):  # nothing to refuse: the config is not read
         return
     for check, rules_of in (
         (weight_required, [r for r in rules if r.weight is not None]),
