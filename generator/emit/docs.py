@@ -268,6 +268,8 @@ def _pt2e_notes(b: m.Backend, q: m.Quantizer | None) -> dict[int, tuple[str, ...
             notes.append(f"weight axis {r.weight_axis}")
         if r.weight_qscheme != "any":  # a config giving another weight spec is refused
             notes.append(f"{r.weight_qscheme.replace('_', '-')} weights only")
+        if r.activation_qscheme != "any":  # a config giving other activation specs is refused
+            notes.append(f"{r.activation_qscheme} activations only")
         if r.given:  # in an instance's table only when constructed with these values
             notes.append("given: " + ", ".join(f"{k}={_spec_word(v)}" for k, v in r.given))
         out[id(c)] = tuple(notes)
@@ -320,7 +322,8 @@ def _row(
     examples: frozenset[str],
 ) -> Row:
     cells = tuple(
-        _cell(b.module, configs.get(b.module, []), notes.get(b.module, {})) for b in backends
+        _cell(b.module, configs.get(b.module, []), notes.get(b.module, {}), b.module not in notes)
+        for b in backends
     )
     groups: dict[tuple[m.PatternConfig, bool], list[str]] = {}
     for b in backends:
@@ -348,12 +351,18 @@ def _row(
     )
 
 
-def _cell(backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[str, ...]]) -> Cell:
+def _cell(
+    backend: str,
+    variants: list[m.PatternConfig],
+    notes: dict[int, tuple[str, ...]],
+    fx: bool = False,
+) -> Cell:
     """A backend's cell: its config of the pattern, or its variants' (each ``given:`` its
-    own), their dtype configs once each and each variant's notes, ``or`` between them."""
+    own), their dtype configs once each and each variant's notes, ``or`` between them.
+    ``fx``: an FX backend's, whose pattern may name a function FX traces through."""
     if not variants:
         return Cell(backend, (), (), "")
-    cells = [_one_cell(backend, c, notes) for c in variants]
+    cells = [_one_cell(backend, c, notes, fx) for c in variants]
     if len(cells) == 1:
         return cells[0]
     said = [", ".join(cell.notes) for cell in cells]
@@ -366,8 +375,14 @@ def _cell(backend: str, variants: list[m.PatternConfig], notes: dict[int, tuple[
     )
 
 
-def _one_cell(backend: str, c: m.PatternConfig, notes: dict[int, tuple[str, ...]]) -> Cell:
+def _one_cell(
+    backend: str, c: m.PatternConfig, notes: dict[int, tuple[str, ...]], fx: bool = False
+) -> Cell:
     extra = notes.get(id(c), ())
+    traced = m.traced_functions(c.pattern) if fx else []
+    if traced:  # FX records the ops the function calls: this config never matches under FX
+        names = ", ".join(words.spell(f.path) for f in traced)
+        extra += (f"FX never sees it: FX traces through {names}, a plain Python function",)
     if not c.dtype_configs:
         said = next((n for n in _STANDING if n in extra), None) or _without_dtypes(c)
         extra = tuple(n for n in extra if n not in _STANDING)

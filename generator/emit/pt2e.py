@@ -22,6 +22,7 @@ from ..lang.pt2e_keys import BASES
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import GENERATED_NAMES, RUNTIME_MODULE, RUNTIME_NAMES
+from ..semantics.model import quantizer_class as class_name
 from . import layout
 from .pt2e_pairs import config_source, pairs_constructor, pairs_source, refusals, signature
 from .pysource import (
@@ -41,11 +42,6 @@ _ATEN = "torch.ops.aten."
 # Module-level names of a quantizer module (builtins and keywords: Scope knows them); a
 # class or parameter of ``classes:`` may take none of them (semantics/pt2e/names.py).
 _RESERVED = GENERATED_NAMES
-
-
-def class_name(module: str) -> str:
-    """The quantizer class of backend ``module``: ``my_backend`` -> ``MyBackendQuantizer``."""
-    return "".join(p[:1].upper() + p[1:] for p in module.split("_") if p) + "Quantizer"
 
 
 def getter_name(module: str) -> str:

@@ -142,6 +142,15 @@ class WeightQscheme(StrEnum):
     PER_TENSOR = "per_tensor"
 
 
+class ActivationQscheme(StrEnum):
+    """What a pattern requires of a config's activation specs (input and output): anything,
+    symmetric ones (zero point 0: ``per_tensor_symmetric``) or affine ones."""
+
+    ANY = "any"
+    SYMMETRIC = "symmetric"
+    AFFINE = "affine"
+
+
 class Delegate(StrEnum):
     """The ExecuTorch delegate a quantizer's programs are lowered to (semantics/delegates.py
     says what each runs)."""
@@ -826,6 +835,23 @@ PT2E_TABLE: tuple[Key, ...] = (
         grade=required_narrows,
         meaning="any: every weight spec; per_channel or per_tensor: the weight's qscheme",
         witness=Witness(Scopes.MODULES, "linear", (("weight_qscheme", "per_tensor"),), LINEAR),
+    ),
+    Key(
+        "activation_qscheme",
+        "any (the default), symmetric or affine: the activation specs a config must give "
+        "the pattern; others are refused",
+        Kind.WORD,
+        ActivationQscheme.ANY,
+        ("activation_qscheme",),
+        frozenset({Scopes.MODULES, Scopes.COMPOSABLE}),
+        "the qscheme a config's quantized activation specs (input and output) must have: "
+        "`symmetric` (zero point 0) or `affine`; `validate` refuses a config that gives "
+        "another, saying which pattern and why (the dtypes say the activations' dtypes and "
+        "ranges)",
+        words=ActivationQscheme,
+        needs=(Need.TRIED,),
+        grade=required_narrows,
+        meaning="any: every activation spec; symmetric or affine: the activations' qscheme",
     ),
 )
 

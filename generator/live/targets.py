@@ -129,7 +129,10 @@ def find_function(target: str, allow: tuple[str, ...] | None = None) -> Callable
             raise ImportFailure(f"{where} has no attribute '{part}'")
         obj = nxt
     if not callable(obj):
-        raise ImportFailure(f"{target} is not a function (it is {type(obj).__name__})")
+        raise ImportFailure(
+            f"{target} is not a function (it is {type(obj).__name__}): name a function that "
+            f"returns it (def {func_path.rpartition('.')[2].lower()}(): return ...)"
+        )
     return obj
 
 

@@ -57,7 +57,7 @@ from .graph import float_tensor as float_out
 from .matcher import LongestChains
 from .model import Accessors, Context, Decline, Match, Reason, Validated, failing, first_ops, view
 from .objects import load_object
-from .validate import disallowed, refuse, required
+from .validate import SYMMETRIC, disallowed, refuse, refuse_when_set, required
 from .values import KEY, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
@@ -415,6 +415,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         {
             *("name", "kind", "chain", "weight", "bias", "allows"),
             *("weight_axis", "when", "output_qscheme", "given", "weight_qscheme"),
+            "activation_qscheme",
         }
     )
 
@@ -462,6 +463,10 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         finder: Any = None,
         first: bool = False,
     ) -> ComposableSpecQuantizer:
+        rules = self.rules
+        if targets is not None:  # a stage sees the nodes calling its targets
+            rules = [r for r in rules if any(set(ops) & set(targets) for ops in r.chain)]
+        refuse_when_set(self, "add_stage", config, rules)
         self.stages.insert(0 if first else len(self.stages), Stage(config, targets, finder))
         return self
 
@@ -470,6 +475,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         return self
 
     def set_global_stage(self, config: Any) -> ComposableSpecQuantizer:
+        refuse_when_set(self, "set_global_stage", config, self.rules)
         self.global_stage = Stage(config)
         return self
 
@@ -569,8 +575,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
 
 
 # --- The spec's checks of a composable quantizer (output_qscheme, validate: one_device). ---
-
-SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
 
 
 def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], config: Any) -> bool:

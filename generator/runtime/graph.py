@@ -24,6 +24,7 @@ from .values import KEY
 
 __all__ = [
     "GraphIndex",
+    "calls",
     "index",
     "is_annotated",
     "is_op",
@@ -44,6 +45,11 @@ def is_op(node: Node, ops: Collection[Any]) -> bool:
         return True
     packet = getattr(target, "overloadpacket", None)
     return packet is not None and packet in ops
+
+
+def calls(op: Any, ops: Collection[Any]) -> bool:
+    """Whether ``op`` (an overload, or a packet standing for all of its) is one of ``ops``."""
+    return any(op == o or getattr(o, "overloadpacket", None) == op for o in ops)
 
 
 def is_annotated(nodes: Iterable[Node]) -> bool:

@@ -10,9 +10,9 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import report, transforms
 from .annotate import ANNOTATORS, follow, propagate
-from .graph import reindex
+from .graph import calls, reindex
 from .scopes import Scope, all_nodes, both, module_scopes
-from .validate import refuse, rejections
+from .validate import refuse, refuse_when_set, rejections
 from .values import STRUCTURAL, Rule
 
 __all__ = ["SpecQuantizer"]
@@ -46,7 +46,7 @@ class SpecQuantizer(report.Reports, Quantizer):
     # PT2E keys says the same, and bcfg refuses such a spec at the key).
     honours: frozenset[str] = STRUCTURAL | {
         *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
-        *("operator_types", "qat_if_dynamic", "scope", "weight_qscheme"),
+        *("operator_types", "qat_if_dynamic", "scope", "weight_qscheme", "activation_qscheme"),
     }
 
     def __init__(self) -> None:
@@ -59,18 +59,26 @@ class SpecQuantizer(report.Reports, Quantizer):
         self._used: dict[tuple[int, str], Any] = {}
 
     def set_global(self, quantization_config: Any) -> SpecQuantizer:
+        refuse_when_set(self, "set_global", quantization_config, self.rules)
         self.global_config = quantization_config
         return self
 
     def set_operator_type(self, operator_type: Any, quantization_config: Any) -> SpecQuantizer:
+        if self.operator_type == "patterns":
+            rules = [r for r in self.rules if r.selected_by(operator_type)]
+        else:
+            rules = [r for r in self.rules if any(calls(operator_type, ops) for ops in r.chain)]
+        refuse_when_set(self, "set_operator_type", quantization_config, rules)
         self.operator_type_config[operator_type] = quantization_config
         return self
 
     def set_module_type(self, module_type: Any, quantization_config: Any) -> SpecQuantizer:
+        refuse_when_set(self, "set_module_type", quantization_config, self.rules)
         self.module_type_config[module_type] = quantization_config
         return self
 
     def set_module_name(self, module_name: str, quantization_config: Any) -> SpecQuantizer:
+        refuse_when_set(self, "set_module_name", quantization_config, self.rules)
         self.module_name_config[module_name] = quantization_config
         return self
 

@@ -10,7 +10,7 @@ import torch
 
 from .values import Allows, Quant, Rule, is_dynamic
 
-__all__ = ["disallowed", "refuse", "rejections", "required"]
+__all__ = ["disallowed", "refuse", "refuse_when_set", "rejections", "required"]
 
 
 def refuse(quantizer: Any, problems: Sequence[str], outcome: str = "") -> None:
@@ -22,6 +22,34 @@ def refuse(quantizer: Any, problems: Sequence[str], outcome: str = "") -> None:
         raise ValueError(
             f"{quantizer.backend} quantizer: {len(problems)} pattern(s) of {quantizer.spec} "
             f"do not allow the quantization config they matched with{outcome}:\n{lines}"
+        )
+
+
+def refuse_when_set(quantizer: Any, method: str, config: Any, rules: Sequence[Rule]) -> None:
+    """Raise ValueError when ``config``, given to ``method`` (``set_global``, a stage), states
+    a weight spec or a quantized activation spec that no pattern of ``rules`` (those the
+    config could quantize) takes: each has a ``weight_qscheme`` or ``activation_qscheme``
+    that refuses it. A config some pattern takes is left to ``validate``, which judges the
+    patterns it did quantize; one leaving the weight float is a config for unweighted ops."""
+    if config is None or all(
+        r.weight_qscheme == "any" and r.activation_qscheme == "any" for r in rules
+    ):  # nothing to refuse: the config is not read
+        return
+    for check, rules_of in (
+        (weight_required, [r for r in rules if r.weight is not None]),
+        (activation_required, [r for r in rules if r.kind != "propagate"]),
+    ):
+        if check is weight_required and getattr(config, "weight", None) is None:
+            continue
+        reasons = {r.name: check(r, config) for r in rules_of}
+        if not reasons or not all(reasons.values()):
+            continue
+        lines = "\n".join(f"  pattern {name}: {why}" for name, why in reasons.items())
+        raise ValueError(
+            f"{quantizer.backend} quantizer: {type(quantizer).__name__}.{method} was given a "
+            f"config that no pattern of {quantizer.spec} it could quantize takes:\n{lines}\n"
+            "Give a config whose specs these patterns take (their weight_qscheme and "
+            "activation_qscheme in the spec), or None to leave them float."
         )
 
 
@@ -56,9 +84,17 @@ PER_CHANNEL = (
 
 
 def required(rule: Rule, config: Any) -> str:
-    """Why ``config``'s weight spec is not what the rule requires (``weight_qscheme``:
-    per-channel on the rule's channel axis, or per-tensor); empty if it is."""
-    if rule.weight_qscheme == "any" or rule.weight is None or config is None:
+    """Why ``config`` is not what the rule requires of its specs: ``weight_qscheme`` (the
+    weight per channel on the rule's channel axis, or per tensor) and ``activation_qscheme``
+    (the quantized activations symmetric or affine); empty if it is."""
+    if config is None:
+        return ""
+    return weight_required(rule, config) or activation_required(rule, config)
+
+
+def weight_required(rule: Rule, config: Any) -> str:
+    """Why ``config``'s weight spec is not what ``weight_qscheme`` requires; empty if it is."""
+    if rule.weight_qscheme == "any" or rule.weight is None:
         return ""
     spec = getattr(config, "weight", None)
     qscheme = getattr(spec, "qscheme", None)
@@ -73,6 +109,30 @@ def required(rule: Rule, config: Any) -> str:
     axis = getattr(spec, "ch_axis", None)
     if per_channel and rule.weight_axis is None and axis not in (None, 0):
         return f"weight.ch_axis is {axis}, the spec's weights are per channel on axis 0"
+    return ""
+
+
+SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+AFFINE = (torch.per_tensor_affine, torch.per_channel_affine)
+
+
+def activation_required(rule: Rule, config: Any) -> str:
+    """Why one of ``config``'s quantized activation specs is not what ``activation_qscheme``
+    requires (a float one, None or float32, is the dtypes' business); empty if none."""
+    want = rule.activation_qscheme
+    if want == "any":
+        return ""
+    for field in ("input_activation", "output_activation"):
+        spec = getattr(config, field, None)
+        dtype = getattr(spec, "dtype", None)
+        if spec is None or (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            continue
+        qscheme = getattr(spec, "qscheme", None)
+        if qscheme not in (SYMMETRIC if want == "symmetric" else AFFINE):
+            return (
+                f"{field}.qscheme is {qscheme}, the spec requires {want} activations "
+                f"(activation_qscheme: {want})"
+            )
     return ""
 
 

@@ -109,6 +109,8 @@ class Rule:
     given: tuple[tuple[str, Any], ...] = ()
     # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
     weight_qscheme: str = "any"
+    # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
+    activation_qscheme: str = "any"
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.

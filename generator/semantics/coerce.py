@@ -25,7 +25,7 @@ from ..sources import Span
 from . import model as m
 from .checks import pattern_text
 from .context import Ctx, Fail
-from .facts import CACHED_TOPS, UnknownSymbol, exported_op
+from .facts import CACHED_TOPS, UnknownSymbol, exported_op, traced_through
 from .load import Program
 from .pt2e.values import KeyValues
 from .values import (
@@ -192,12 +192,15 @@ class Coercions(KeyValues):
         a pattern keyed by the function would never match. Its module stays the
         function's, so that the generated module imports it (registering the op).
         Only a project's or a package's function can be one; torch's are never looked at
-        (their facts come from the cache, without importing torch).
+        (their facts come from the cache, without importing torch). A plain Python function
+        FX traces through is marked ``traced`` (a warning for an FX backend; the matrix).
         """
         if sym.path.partition(".")[0] in CACHED_TOPS:
             return sym
         op = exported_op(sym.path, self.ctx.facts.allow)
         if op is None:
+            if traced_through(sym.path, self.ctx.facts.allow):
+                return m.Symbol(sym.path, sym.kind, sym.module, traced=True)
             return sym
         self.ctx.facts.lookup(op)  # registered: the function's module is imported
         return m.Symbol(op, m.SymbolKind.OP, sym.module)

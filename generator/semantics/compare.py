@@ -123,17 +123,18 @@ def compare(
         a, b = old.get(module), new.get(module)
         if a is None:
             assert b is not None
-            n = _configs(b)
+            n = _configs(b, new_q.get(module))
             out.append(Change(module, None, Action.ADDED, None, None, n, Severity.WIDENING, b.span))
         elif b is None:
-            n = _configs(a)
+            n = _configs(a, old_q.get(module))
             removed = Change(module, None, Action.REMOVED, None, n, None, Severity.NARROWING)
             out.append(replace(removed, was=a.span))
         else:
             qa, qb = old_q.get(module), new_q.get(module)
             out.extend(_fx_side_changes(a, b, qa, qb))
             out.extend(_quantizer_changes(module, qa, qb, canon))
-            out.extend(_order_changes(b, qa, qb, _backend_changes(a, b, canon), canon))
+            kept = _backend_changes(a, b, canon, qa is not None or qb is not None)
+            out.extend(_order_changes(b, qa, qb, kept, canon))
     return out
 
 
@@ -340,11 +341,18 @@ def _relative(partners: list[tuple[Any, bool]], shown: Callable[[Any], str], bas
     return "tried " + "; ".join(parts)
 
 
-def _configs(b: m.Backend) -> str:
-    return f"{len(b.configs)} pattern config{'s' if len(b.configs) != 1 else ''}"
+def _configs(b: m.Backend, q: m.Quantizer | None = None) -> str:
+    """A backend's size; with its PT2E quantizer (added or removed), the classes it exports."""
+    n = f"{len(b.configs)} pattern config{'s' if len(b.configs) != 1 else ''}"
+    if q is None:
+        return n
+    names = ", ".join(dict.fromkeys([m.quantizer_class(q.module), *(c.name for c in q.classes)]))
+    return f"{n}; PT2E quantizer {names}{'' if q.fx else ' (PT2E only)'}"
 
 
-def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon) -> list[Change]:
+def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon, pt2e: bool = False) -> list[Change]:
+    """The changes of a backend kept on both sides; ``pt2e``: it has a PT2E quantizer on
+    either side (a change of ``observation`` grades by what the quantizer does)."""
     out: list[tuple[tuple[int, int, int], Change]] = []
     if a.name != b.name:
         change = Change(
@@ -365,7 +373,7 @@ def _backend_changes(a: m.Backend, b: m.Backend, canon: _Canon) -> list[Change]:
             out.append(((j, 0, 0), _moved(b, a, old_index, j)))
         if a.configs[old_index] == c:  # the same config, down to where it was said: no row
             continue
-        for row in _config_rows(a.configs[old_index], c, canon):
+        for row in _config_rows(a.configs[old_index], c, canon, pt2e):
             out.append(((j, 1, 0), _placed(b.module, a.configs[old_index], c, row)))
     last_kept = -1
     for i, c in enumerate(a.configs):
@@ -502,7 +510,9 @@ def _where(a: m.PatternConfig, b: m.PatternConfig, row: _Row) -> Span | None:
 # ---------------------------------------------------------------- fields
 
 
-def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[_Row]:
+def _config_rows(
+    a: m.PatternConfig, b: m.PatternConfig, canon: _Canon, pt2e: bool = False
+) -> list[_Row]:
     rows: list[_Row] = []
     for spec in PATTERN_FIELDS:
         x, y = getattr(a, spec.attr), getattr(b, spec.attr)
@@ -517,6 +527,10 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
         after = _field_text(spec.kind, y, x)
         if spec.kind is FieldKind.PT2E:
             severity = _pt2e_severity(x, y)
+        elif spec.kind is FieldKind.OBSERVATION and pt2e and (x, y) == UNSHARED:
+            # PT2E: the op's output gets the config's own spec instead of its input's (the
+            # numerics change), and one without dtype configs is no longer quantized
+            severity = Severity.NARROWING
         elif x is None:
             severity = Severity.WIDENING
         elif y is None:
@@ -525,6 +539,10 @@ def _config_rows(a: m.PatternConfig, b: m.PatternConfig, canon: _Canon) -> list[
             severity = Severity.NEUTRAL
         rows.append(_Row(spec.word, before, after, severity))
     return rows
+
+
+# shared_observer -> different_observer, as the model holds them.
+UNSHARED = ("OUTPUT_SHARE_OBSERVER_WITH_INPUT", "OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT")
 
 
 def _pt2e_severity(x: m.PT2EOptions | None, y: m.PT2EOptions | None) -> Severity:

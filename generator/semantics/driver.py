@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..config import DEFAULT_ALLOW
 from ..diagnostics import Diagnostic, Severity, SpecError
@@ -114,9 +115,16 @@ def analyze_partial(
 
 
 def _fx_patterns(ctx: Ctx, backends: list[m.Backend]) -> None:
-    """FX's sequential patterns have 2 or 3 ops; 4 only in a PT2E-only backend (fx: false)."""
+    """FX's sequential patterns have 2 or 3 ops; 4 only in a PT2E-only backend (fx: false).
+    A plain Python function FX traces through never matches: a warning, once a place."""
+    warned: set[tuple[Any, str]] = set()
     for b in backends:
         for c in b.configs:
+            for fn in m.traced_functions(c.pattern):
+                where = c.field_span("pattern") or b.span
+                if (where, fn.path) not in warned:
+                    warned.add((where, fn.path))
+                    ctx.warning(where, *traced_through_message(fn.path))
             if isinstance(c.pattern, tuple) and not c.complex and len(c.pattern) > 3:
                 ctx.error(
                     c.origin.item if c.origin is not None else b.span,
@@ -125,6 +133,18 @@ def _fx_patterns(ctx: Ctx, backends: list[m.Backend]) -> None:
                     "write it as a 'complex' pattern, or make the backend PT2E-only with "
                     f"quantizer {b.module} {{ fx: false }}",
                 )
+
+
+def traced_through_message(path: str) -> tuple[str, str]:
+    """The warning and hint for a pattern naming ``path``, a plain Python function."""
+    name = path.rpartition(".")[2]
+    return (
+        f"FX traces through {path}, a plain Python function: prepare_fx records the torch ops "
+        "it calls, never the function, so this pattern's FX config never matches",
+        f"register it as an op (torch.library.custom_op) and name the op, or call "
+        f"torch.fx.wrap('{name}') at the top of its module so FX keeps the call; under PT2E, "
+        "torch.export goes through it too: name the ops it exports as (pt2e: {aten: ...})",
+    )
 
 
 def _unique_modules(ctx: Ctx, backends: list[m.Backend], quantizers: list[m.Quantizer]) -> None:

@@ -398,6 +398,24 @@ def exported_op(path: str, allow: tuple[str, ...]) -> str | None:
     return f"torch.ops.{ns}.{name}.default"
 
 
+def traced_through(path: str, allow: tuple[str, ...]) -> bool:
+    """Whether FX's symbolic trace goes through the function at ``path`` (a plain Python
+    ``def``: it records the torch ops the function calls, never the function), rather than
+    recording the call: false for an op, a builtin, a class, and a function ``torch.fx.wrap``
+    made a leaf in its module."""
+    import inspect
+
+    try:
+        obj = resolve(path, allow).obj
+    except UnknownSymbol:
+        return False
+    if not inspect.isfunction(obj):
+        return False
+    fx = sys.modules.get("torch.fx._symbolic_trace")
+    wrapped = getattr(fx, "_wrapped_fns_to_patch", {})
+    return (id(obj.__globals__), obj.__name__) not in wrapped
+
+
 def op_in_other_namespace(name: str) -> str | None:
     """``torch.ops.NS.name.default`` for an op called ``name`` registered in a namespace other
     than torch's ``aten`` (a ``torch.library`` op of the modules imported by now: a user's

@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..lang.pt2e_keys import (
+    ActivationQscheme,
     Api,
     BiasSpec,
     Configs,
@@ -65,12 +66,22 @@ class Symbol:
     path: str
     kind: SymbolKind
     module: str = field(default="", compare=False)  # the module to import for it
+    # A pattern's plain Python function that FX's trace goes through (it records the ops
+    # the function calls): its FX pattern config never matches (checks, the matrix).
+    traced: bool = field(default=False, compare=False)
 
 
 # A pattern atom: a symbol, a method name, or an integer literal.
 Atom = Symbol | str | int
 # A pattern: an atom or a (nested) tuple of patterns.
 PatternValue = Atom | tuple["PatternValue", ...]
+
+
+def traced_functions(pattern: Any) -> list[Symbol]:
+    """The plain Python functions FX traces through among ``pattern``'s atoms."""
+    if isinstance(pattern, tuple):
+        return [s for p in pattern for s in traced_functions(p)]
+    return [pattern] if isinstance(pattern, Symbol) and pattern.traced else []
 
 
 def reversed_nested(pattern: Any) -> Any:
@@ -313,6 +324,7 @@ class PT2EOptions:
     output_qscheme: OutputQscheme = OutputQscheme.ANY
     given: tuple[tuple[str, Any], ...] = ()  # constructor parameters selecting the pattern
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
+    activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -424,6 +436,11 @@ def quantizer_module(backend: str) -> str:
     return f"{backend}_quantizer"
 
 
+def quantizer_class(backend: str) -> str:
+    """The quantizer class of backend ``backend``: ``my_backend`` -> ``MyBackendQuantizer``."""
+    return "".join(p[:1].upper() + p[1:] for p in backend.split("_") if p) + "Quantizer"
+
+
 @dataclass(frozen=True)
 class Quant:
     """A dtype a PT2E quantization spec may have, with its bounds; dtype None: not quantized.
@@ -504,6 +521,8 @@ class Rule:
     given: tuple[tuple[str, Any], ...] = ()
     # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
+    # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
+    activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 

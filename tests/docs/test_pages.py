@@ -53,8 +53,11 @@ def shown_after(page: str, starting: str, lang: str = "python") -> str:
     raise AssertionError(f"{page}: no {lang} block starts with {starting!r}")
 
 
-def run_program(cwd: Path, source: str, cache: Path, name: str = "program.py") -> str:
-    """Run a page's program from ``cwd`` (where ``generated/`` is); its standard output."""
+def run_program(
+    cwd: Path, source: str, cache: Path, name: str = "program.py", quiet: bool = False
+) -> str:
+    """Run a page's program from ``cwd`` (where ``generated/`` is); its standard output.
+    ``quiet``: its standard error has no line of torchao's import (the page says so)."""
     script = cwd / name
     script.write_text(source, encoding="utf-8")
     done = subprocess.run(
@@ -66,6 +69,7 @@ def run_program(cwd: Path, source: str, cache: Path, name: str = "program.py") -
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
+    assert not quiet or "Failed to load" not in done.stderr, done.stderr
     return done.stdout
 
 
@@ -470,8 +474,15 @@ def test_the_executorch_program_deploys_as_shown(tmp_path, cache):
 # --------------------------------------------------------------------------- your NPU, PT2E first
 
 YOUR_NPU = "guides/pt2e/your-npu.md"
-YOUR_NPU_QUANTIZE = "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e"
-YOUR_NPU_REFUSED = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+YOUR_NPU_FIRST = "from generated.npu_quantizer import NpuQuantizer  # first: "
+YOUR_NPU_QUANTIZE = (
+    f"{YOUR_NPU_FIRST}it keeps torchao's import quiet\n\n"
+    "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e"
+)
+YOUR_NPU_REFUSED = (
+    f"{YOUR_NPU_FIRST}it keeps torchao's import quiet\n\n"
+    "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+)
 
 
 def test_your_npu_guides_project_generates_quantizes_and_refuses_as_shown(tmp_path, cache):
@@ -487,7 +498,7 @@ def test_your_npu_guides_project_generates_quantizes_and_refuses_as_shown(tmp_pa
     assert "per-channel weights only" in (root / "docs" / "README.md").read_text()
     for name, starting in (("quantize.py", YOUR_NPU_QUANTIZE), ("refused.py", YOUR_NPU_REFUSED)):
         assert programs[name].startswith(starting)
-        out = run_program(root, programs[name], cache, name)
+        out = run_program(root, programs[name], cache, name, quiet=True)
         assert matches(shown_after(YOUR_NPU, starting), out), (name, out)
 
 
@@ -535,6 +546,27 @@ NOT_RUN = {
 
 def _first(text: str) -> str:
     return text.split("\n", 1)[0]
+
+
+def test_every_production_guide_says_how_to_start_your_own_from_its_spec():
+    """Issue 53.8: each production guide (every target of tests/targets.py: torchao's and
+    ExecuTorch's, the four vendors' too) has a "Start your own from this spec" section that
+    names the target's spec and points to Your NPU, PT2E first; the vendor pages had none,
+    or one of their own words without either."""
+    from tests.targets import TARGETS
+
+    guides = REPO / "docs" / "guides" / "pt2e"
+    for target in TARGETS:
+        text = (guides / target.docs).read_text(encoding="utf-8")
+        found = re.search(r"^## Start your own from this spec\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        assert found, f"{target.docs} has no 'Start your own from this spec' section"
+        section = found.group(1)
+        assert f"`{target.spec}`" in section or f"specs/{target.name}.bcfg" in section, (
+            target.docs,
+            target.spec,
+        )
+        assert "](your-npu.md)" in section, target.docs
+        assert "bcfg generate" in section and "bcfg diff" in section, target.docs
 
 
 def test_every_program_on_a_page_is_run_by_a_test():

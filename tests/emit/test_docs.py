@@ -423,13 +423,15 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
 def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
     """A shared_observer op without dtype configs shares its input's quantization under any
     config (the runtime and compat quantize it: the cell said "never quantized", issue 53.5);
-    weight_qscheme says which weights a config must give (issue 53.3)."""
+    weight_qscheme and activation_qscheme say which weights and activations a config must
+    give (issue 53.3)."""
     (tmp_path / "specs").mkdir()
     spec = """\
         dtypes s = {input: qint8, output: qint8, weight: qint8, bias: float}
         quantizer b { scopes: composable  fx: false }
         backend b {
             pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+            pattern aten.conv2d.default { dtypes: s  pt2e: {activation_qscheme: symmetric} }
             pattern aten.view.default { observation: shared_observer }
         }
         """
@@ -438,6 +440,7 @@ def test_a_pt2e_only_targets_cell_says_what_its_quantizer_does(tmp_path):
     shared = "any config: shares its input's quantization (shared_observer)"
     assert _column(out, "aten.view.default", "b (PT2E only)") == shared
     assert "per-channel weights only" in _column(out, "aten.linear.default", "b (PT2E only)")
+    assert "symmetric activations only" in _column(out, "aten.conv2d.default", "b (PT2E only)")
 
 
 def test_an_aten_op_sorts_by_its_name_beside_the_functions_of_that_name(tmp_path):
@@ -467,3 +470,45 @@ def test_an_aten_op_sorts_by_its_name_beside_the_functions_of_that_name(tmp_path
         "`torch.sigmoid`",
         "`torch.tanh`",
     ], rows
+
+
+def test_a_function_fx_traces_through_is_a_warning_and_a_cell_that_says_so(tmp_path, monkeypatch):
+    """A pattern naming a plain Python function (not a torch.library op): FX's trace goes
+    through it and records the ops it calls, so its FX config never matches. generate warns
+    at the pattern, and the matrix's FX cell says FX never sees it (issue 53.2: the matrix
+    listed it as supported in FX + PT2E); a function torch.fx.wrap made a leaf, which FX
+    records as a call, is neither."""
+    from generator.config import DEFAULT_ALLOW
+
+    (tmp_path / "npu_fns.py").write_text(textwrap.dedent("""\
+            import torch
+
+            def act(x):
+                return torch.relu(x) * 2
+
+            def leaf(x):
+                return torch.relu(x) * 2
+
+            torch.fx.wrap("leaf")
+            """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "specs").mkdir()
+    spec = """\
+        dtypes s = {input: quint8, output: quint8}
+        backend b {
+            pattern npu_fns.act { dtypes: s  pt2e: {aten: aten.relu.default} }
+            pattern npu_fns.leaf { dtypes: s  pt2e: {aten: aten.relu.default} }
+        }
+        """
+    (tmp_path / "specs" / "b.bcfg").write_text(textwrap.dedent(spec))
+    a = resolve_specs(tmp_path, [tmp_path / "specs" / "b.bcfg"], (*DEFAULT_ALLOW, "npu_fns"))
+    said = [w.message for w in a.warnings]
+    assert [s for s in said if "FX traces through" in s] == [
+        "FX traces through npu_fns.act, a plain Python function: prepare_fx records the torch "
+        "ops it calls, never the function, so this pattern's FX config never matches"
+    ]
+    out = render_docs(a.backends, "specs", a.pt2e_only, a.quantizers)
+    assert "FX never sees it: FX traces through npu_fns.act" in _column(
+        out, "npu_fns.act", "b (FX)"
+    )
+    assert "FX never sees it" not in _column(out, "npu_fns.leaf", "b (FX)")

@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("torchao", reason="the PT2E runtime needs torchao (pip install '.[pt2e]')")
 
+import dataclasses  # noqa: E402
+
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -131,23 +133,53 @@ WEIGHT_SPEC = """
     quantizer t { fx: false  scopes: SCOPES }
     backend t {
         pattern aten.linear.default { dtypes: s  pt2e: {weight_qscheme: per_channel} }
+        pattern aten.conv2d.default { dtypes: s }
     }
 """
+# Every pattern requires: a config that breaks it is one no pattern takes.
+NO_TAKER = "        pattern aten.conv2d.default { dtypes: s }\n"
+
+
+ACTIVATION_SPEC = WEIGHT_SPEC.replace(
+    "weight_qscheme: per_channel", "activation_qscheme: symmetric"
+)
+
+
+def symmetric_activations(config):
+    """``config`` with its activation specs made symmetric (zero point 0)."""
+
+    def sym(spec):
+        return dataclasses.replace(spec, qscheme=torch.per_tensor_symmetric)
+
+    return dataclasses.replace(
+        config,
+        input_activation=sym(config.input_activation),
+        output_activation=sym(config.output_activation),
+    )
 
 
 @pytest.mark.parametrize("scopes", ["modules", "composable"])
-def test_weight_qscheme_refuses_a_config_whose_weight_breaks_it(tmp_path, scopes):
-    """``weight_qscheme: per_channel`` (a hardware that only runs per-channel weights): a
-    per-tensor weight config is refused by validate, saying which pattern and why; a
-    per-channel one is not. Without the key, the per-tensor config passed without a word."""
+@pytest.mark.parametrize("key", ["weight_qscheme", "activation_qscheme"])
+def test_a_requirement_refuses_a_config_that_breaks_it_at_validate(tmp_path, scopes, key):
+    """``weight_qscheme: per_channel`` (a hardware that only runs per-channel weights) and
+    ``activation_qscheme: symmetric`` (activations with zero point 0, issue 53.3): a config
+    that breaks it (per-tensor weights; XNNPACK's affine activations), one the conv takes,
+    so set_global sets it, is refused by validate for the linear it quantized, saying which
+    pattern and why; one that keeps it is not. Without the key it passed without a word."""
     from tests.live.pt2e_support import generate, symmetric_config
 
-    get = generate(tmp_path, WEIGHT_SPEC.replace("SCOPES", scopes))
+    spec, per_channel = WEIGHT_SPEC, symmetric_config("per_channel")
+    bad, good = symmetric_config("per_tensor"), per_channel
+    said = "the spec requires per-channel weights (weight_qscheme: per_channel)"
+    if key == "activation_qscheme":
+        spec, bad, good = ACTIVATION_SPEC, per_channel, symmetric_activations(per_channel)
+        said = (
+            "input_activation.qscheme is torch.per_tensor_affine, the spec requires symmetric "
+            "activations (activation_qscheme: symmetric)"
+        )
+    get = generate(tmp_path, spec.replace("SCOPES", scopes))
     model = nn.Sequential(nn.Linear(4, 4))
-    for config, refused in (
-        (symmetric_config("per_tensor"), True),
-        (symmetric_config("per_channel"), False),
-    ):
+    for config, refused in ((bad, True), (good, False)):
         gm = exported(model, torch.randn(2, 4))
         q = get()
         q.set_global(config) if scopes == "modules" else q.set_global_stage(config)
@@ -157,7 +189,56 @@ def test_weight_qscheme_refuses_a_config_whose_weight_breaks_it(tmp_path, scopes
             continue
         with pytest.raises(ValueError) as exc:
             q.validate(gm)
-        assert "aten.linear.default" in str(exc.value)
-        assert "the spec requires per-channel weights (weight_qscheme: per_channel)" in str(
-            exc.value
-        )
+        assert "aten.linear.default" in str(exc.value) and said in str(exc.value)
+
+
+@pytest.mark.parametrize("scopes", ["modules", "composable"])
+def test_a_config_no_pattern_takes_is_refused_when_set(tmp_path, scopes):
+    """A config whose weights or activations break the requirement of every pattern it
+    could quantize is refused by the setter itself, naming the method, the pattern and
+    why; one a pattern takes, or one for unweighted ops (weight None), is set (issue 53.3:
+    before, only validate refused it, after annotating)."""
+    from tests.live.pt2e_support import generate, symmetric_config
+
+    for sub in "wat":
+        (tmp_path / sub).mkdir()
+    api = scopes if scopes == "modules" else "composable  api: composable"
+    weights = generate(tmp_path / "w", WEIGHT_SPEC.replace(NO_TAKER, "").replace("SCOPES", api))
+    activations = generate(
+        tmp_path / "a", ACTIVATION_SPEC.replace(NO_TAKER, "").replace("SCOPES", api)
+    )
+    per_tensor, per_channel = symmetric_config("per_tensor"), symmetric_config("per_channel")
+    setters = ["set_global"] if scopes == "modules" else ["set_global_stage", "add_stage"]
+    if scopes == "modules":
+        setters += ["set_module_type", "set_module_name", "set_operator_type"]
+    else:  # ExecuTorch's composable API: its setters add stages
+        setters += ["set_global", "set_module_type", "set_module_name"]
+    first = {
+        "set_module_type": nn.Linear,
+        "set_module_name": "0",
+        "set_operator_type": aten.linear.default,
+    }
+    for get, bad, good, said in (
+        (weights, per_tensor, per_channel, "requires per-channel weights"),
+        (activations, per_channel, symmetric_activations(per_channel), "symmetric activations"),
+    ):
+        for setter in setters:
+            args = (first[setter],) if setter in first else ()
+            getattr(get(), setter)(*args, good)
+            with pytest.raises(ValueError) as exc:
+                getattr(get(), setter)(*args, bad)
+            method = setter
+            if scopes == "composable" and setter in ("set_global", *first):
+                # set_global's stage; a node finder's stage
+                method = "set_global_stage" if setter == "set_global" else "add_stage"
+            assert f".{method} was given a config that no pattern" in str(exc.value)
+            assert "pattern aten.linear.default: " in str(exc.value) and said in str(exc.value)
+    activation_only = dataclasses.replace(per_tensor, weight=None)
+    q = weights()
+    q.set_global(activation_only) if scopes == "modules" else q.add_stage(activation_only)
+    # set_operator_type of an op no requiring pattern has, or a config the conv takes:
+    # not refused (validate judges the patterns it quantized)
+    if scopes == "modules":
+        weights().set_operator_type(aten.relu.default, per_tensor)
+    taker = generate(tmp_path / "t", WEIGHT_SPEC.replace("SCOPES", scopes))()
+    taker.set_global(per_tensor) if scopes == "modules" else taker.add_stage(per_tensor)

@@ -542,6 +542,8 @@ def test_pt2e_keys_that_quantize_fewer_nodes_are_narrowing():
         "pt2e: {qat_config: required}": linear,
         "pt2e: {qat_config: required_if_dynamic}": linear,
         "pt2e: {reused_weight: decline}": linear,
+        "pt2e: {weight_qscheme: per_channel}": linear,
+        "pt2e: {activation_qscheme: symmetric}": linear,
     }
     for keys, pattern in cases.items():
         after = Q.replace(pattern, pattern.replace("}", f" {keys} }}"))
@@ -585,3 +587,56 @@ def test_the_fx_side_dropped_or_given_back_is_a_change():
     (a, qa), (b, qb) = quantized(Q), quantized(pt2e_only)
     changes = compare(a, b, None, (qa, qb))
     assert changes[0].where is not None and changes[0].where.line == 3  # the quantizer
+
+
+def test_a_backend_added_with_a_quantizer_names_its_classes():
+    """Issue 53.10: "backend added" said its patterns only; with a PT2E quantizer it names
+    the classes a user imports (the generated one and those of classes:), and PT2E only."""
+    spec = """
+    dtypes w8 = {input: qint8, output: qint8, weight: qint8, bias: float}
+    quantizer n {
+        fx: false  scopes: composable
+        classes: [{name: NpuQuantizer, params: {config: none}, stages: [{config: config}]}]
+    }
+    backend n { pattern aten.linear.default { dtypes: w8 } }
+    """
+    empty = ([], [])
+    b, qb = quantized(spec)
+    added = rows(compare(empty[0], b, lambda p: FACTS.lookup(p).identity, (empty[1], qb)))
+    assert added == [
+        (
+            "n",
+            None,
+            "added",
+            None,
+            None,
+            "1 pattern config; PT2E quantizer NQuantizer, NpuQuantizer (PT2E only)",
+            "widening",
+        )
+    ]
+    removed = rows(compare(b, empty[0], lambda p: FACTS.lookup(p).identity, (qb, empty[1])))
+    assert removed[0][4] == "1 pattern config; PT2E quantizer NQuantizer, NpuQuantizer (PT2E only)"
+
+
+def test_shared_observer_to_different_observer_narrows_under_pt2e():
+    """Issue 53.10: under PT2E, shared_observer -> different_observer gives the op's output
+    the config's own spec instead of its input's (numerics change; one without dtypes is no
+    longer quantized): narrowing, where it was graded neutral. A backend without a PT2E
+    quantizer keeps neutral (FX observes the output either way)."""
+    relu = "pattern nn.ReLU { observation: shared_observer  dtypes: w8  pt2e: {aten: aten.relu.default} }"
+    own = relu.replace("shared_observer", "different_observer")
+    assert pt2e_diff(Q.replace(relu, own)) == [
+        (
+            "q",
+            "nn.ReLU",
+            "changed",
+            "observation",
+            "shared_observer",
+            "different_observer",
+            "narrowing",
+        )
+    ]
+    fx_only = Q.replace(
+        "quantizer q { transform: scalars_to_tensors(aten.add.Tensor, aten.mul.Tensor) }", ""
+    )
+    assert [r[-1] for r in pt2e_diff(fx_only.replace(relu, own), before=fx_only)] == ["neutral"]

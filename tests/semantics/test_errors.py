@@ -91,6 +91,10 @@ CHECKS = {
         "aten_op_other_namespace",
         "did you mean 'torch.ops.onednn.qconv2d_pointwise.default'?",
     ),
+    "pattern: a plain Python function FX traces through (warning)": (
+        "pattern_traced_function",
+        "warning: FX traces through specs.hooks.cadence.tensor_add, a plain Python function",
+    ),
     "symbol: bare unknown name": ("unknown_name", "did you mean 'nn.Linear'?"),
     "symbol: not on the allow-list": ("disallowed_module", "'os' is not an allowed module"),
     "kind: function where a module class is needed": (

@@ -296,7 +296,11 @@ def test_prepare_fx_failing_is_exit_2_with_torchs_message(run):
             "expected MODULE:FUNCTION (like mypkg.backend:get_config), got 'compat_user'",
         ),
         ("compat_user:nope", "compat_user has no attribute 'nope'"),
-        ("compat_user:NOT_CALLABLE", "compat_user:NOT_CALLABLE is not a function (it is int)"),
+        (
+            "compat_user:NOT_CALLABLE",
+            "compat_user:NOT_CALLABLE is not a function (it is int): name a function that "
+            "returns it (def not_callable(): return ...)",
+        ),
         ("compat_user:raises", "calling compat_user:raises() failed: RuntimeError: boom"),
         ("compat_user:exits", "calling compat_user:exits() failed: it called sys.exit(3)"),
         (

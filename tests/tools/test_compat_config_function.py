@@ -70,3 +70,18 @@ def test_a_config_the_configuring_function_returns_is_the_global_config(base, tm
         "m:f(quantizer) configured the quantizer; it set no global config: an op no other "
         "setting selects is left float"
     )
+
+
+def test_a_config_the_quantizer_refuses_when_set_is_a_clear_error(tmp_path):
+    """A config no pattern takes (weight_qscheme: per_channel, a per-tensor weight config)
+    is refused by set_global itself: compat says so, naming the function and the pattern,
+    where it stopped with "internal error" (issue 53, the fresh-clone trial)."""
+    from generator.live.targets import ImportFailure
+    from tests.live.pt2e_support import generate
+
+    spec = COMPOSABLE.replace("{ dtypes: s }", "{ dtypes: s  pt2e: {weight_qscheme: per_channel} }")
+    with pytest.raises(ImportFailure) as exc:
+        configure(generate(tmp_path, spec)(), "m:f", returns)  # CONFIG's weights: per tensor
+    said = str(exc.value)
+    assert said.startswith("the quantizer refuses the config m:f() returned: ")
+    assert "pattern aten.conv2d.default: weight.qscheme is torch.per_tensor_symmetric" in said

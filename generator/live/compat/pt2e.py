@@ -169,7 +169,12 @@ def configure(quantizer: Any, target: str, function: Callable[..., Any]) -> tupl
     # A composable quantizer's global config is its global stage (ExecuTorch's Arm classes
     # name it set_global too).
     setter = getattr(quantizer, "set_global", None) or quantizer.set_global_stage
-    setter(result)
+    try:
+        setter(result)
+    except ValueError as exc:  # a config no pattern takes (weight_qscheme, activation_qscheme)
+        raise ImportFailure(
+            f"the quantizer refuses the config {target}() returned: {exc}"
+        ) from None
     if takes:
         return quantizer, (
             f"{target}(quantizer) configured the quantizer and returned a config: "
