@@ -852,6 +852,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         needs=(Need.TRIED,),
         grade=required_narrows,
         meaning="any: every activation spec; symmetric or affine: the activations' qscheme",
+        witness=Witness(Scopes.MODULES, "linear", (("activation_qscheme", "symmetric"),), LINEAR),
     ),
 )
 
