@@ -226,7 +226,7 @@ def classify(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def import_and_compare(work: Path) -> dict[str, Any]:
+def import_and_compare(work: Path, probes: list[str] | None = None) -> dict[str, Any]:
     """bcfg import of ``int8_sym`` (no proof), the spec generated, compared with the original."""
     project = work / "project"
     (project / "specs").mkdir(parents=True, exist_ok=True)
@@ -235,8 +235,11 @@ def import_and_compare(work: Path) -> dict[str, Any]:
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(project / "specs")])}
     spec = project / "specs" / "openvino.bcfg"
-    subject = f"{__name__}:int8_sym"
-    rc = _bcfg(["import", subject, "-o", str(spec), "--no-verify", "--timeout", "1800"], REPO, env)
+    subject = "tests.live.openvino_probe:int8_sym"
+    only = [a for p in probes or [] for a in ("--probe", p)]
+    rc = _bcfg(
+        ["import", subject, "-o", str(spec), "--no-verify", "--timeout", "1800", *only], REPO, env
+    )
     if not spec.is_file():
         raise SystemExit(f"bcfg import of {subject} wrote no spec (exit {rc})")
     if _bcfg(["generate"], project, env) != 0:
@@ -244,7 +247,7 @@ def import_and_compare(work: Path) -> dict[str, Any]:
     report = work / "compare.json"
     env["PYTHONPATH"] += os.pathsep + str(project)
     rc = _bcfg(
-        ["compare", subject, "open_vino", "--format", "json", "--timeout", "3600"],
+        ["compare", subject, "open_vino", "--format", "json", "--timeout", "3600", *only],
         project,
         env,
         report,
@@ -270,14 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", choices=("observe", "import"))
     parser.add_argument("--out", type=Path, help="also write the figures to this JSON file")
     parser.add_argument("--work", type=Path, help="import: keep the spec and report here")
+    parser.add_argument("--probe", action="append", help="import: these probes only (repeat)")
     args = parser.parse_args(argv)
     if args.what == "observe":
         figures = observe()
     elif args.work is not None:
-        figures = import_and_compare(args.work)
+        figures = import_and_compare(args.work, args.probe)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            figures = import_and_compare(Path(tmp))
+            figures = import_and_compare(Path(tmp), args.probe)
     text = json.dumps(figures, indent=1)
     print(text)
     if args.out is not None:
