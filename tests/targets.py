@@ -290,7 +290,7 @@ PROOF = {
     "arm_tosa": "ExecuTorch's 69 Arm quantizer tests, swapped",
     "cadence": "ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
     "vulkan": "WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
-    "neuropilot": "probe zoo: see its page",
+    "neuropilot": "probe zoo: 390 of 390 graphs the same",
     "enn": "probe zoo: 390 of 390 graphs the same",
     "nxp": "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390 "
     "graphs, 241 the same, 149 differ in the bias function's name only",
