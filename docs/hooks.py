@@ -32,11 +32,15 @@ What the hooks do, each so that a page cannot drift from what it documents:
     between ``<!-- bcfg:section SECTION -->`` and ``<!-- bcfg:end SECTION -->``
     (the README's list of what the shipped specs prove, on the home page).
 
+  - ``<!-- bcfg:compass targets -->`` (the home page only): the shipped PT2E targets of
+    ``tests/targets.py``, how each is proven and its spec size against the class it
+    reproduces (``tests/reference/size.py``), then the boundary (``BOUNDARY``).
+
   A marker that names a file outside the repository (an absolute path, ``..``,
   a symlink that leads out; for ``error``, outside tests/errors) fails the
   build: the published site shows only the repository's files.
 
-  ``error`` and ``key-table`` markers are also filled in the files (``fill``:
+  ``error``, ``key-table`` and ``compass`` markers are also filled in the files (``fill``:
   ``python docs/hooks.py --fill``), their content up to ``<!-- bcfg:end KIND
   NAME -->``, so that the raw Markdown (GitHub, the repository) shows it too;
   the build drops what a file holds there and renders it afresh, and
@@ -439,11 +443,70 @@ def scale_markdown(target: str, page_uri: str, figures: Path = SCALE) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- the compass
+
+# Quantizers probed and documented as beyond a spec (not in the target registry): the
+# compass lists them after the targets. (name, what it is, its page, its code lines)
+BOUNDARY = (
+    (
+        "OpenVINOQuantizer",
+        "ExecuTorch's OpenVINO quantizer (NNCF's algorithm)",
+        "guides/pt2e/openvino.md",
+        687,
+    ),
+)
+
+
+def _whose(reference: str) -> str:
+    module, _, cls = reference.partition(":")
+    owner = {"torchao": "torchao", "executorch": "ExecuTorch"}.get(module.split(".")[0], module)
+    return f"{owner}'s `{cls}`"
+
+
+def compass_markdown() -> str:
+    """The shipped PT2E targets (tests/targets.py's registry): each generated class, the class
+    it reproduces, how it is proven, and its spec and hooks against that class's code lines
+    (tests/reference/size.py: counted afresh, the reference's from its sizes.json); then the
+    quantizers documented as the boundary of the approach (``BOUNDARY``)."""
+    import sys
+
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.reference.size import SIZES, target_lines
+    from tests.targets import PROOF, TARGETS
+
+    theirs = json.loads(SIZES.read_text(encoding="utf-8"))
+    out = [
+        "| target | reproduces | how it is proven | spec + hooks | reference | share |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
+    for t in TARGETS:
+        zoo = len(list((REPO / "tests" / "recordings" / t.name).glob("*.pt2")))
+        proof = f"zoo of {zoo} models, node by node, every PR"
+        if PROOF.get(t.name):
+            proof += f"; {PROOF[t.name]}"
+        ours = target_lines(t.name)
+        ref = theirs.get(t.name)
+        link = f"[`{t.generated}`](guides/pt2e/{t.docs})" if t.docs else f"`{t.generated}`"
+        share = f"{ours / ref:.1%}" if ref else "-"
+        out.append(
+            f"| {link} | {_whose(t.reference)} | {_cell(proof)} | {ours:,} "
+            f"| {f'{ref:,}' if ref else '-'} | {share} |"
+        )
+    for name, what, page, lines in BOUNDARY:
+        out.append(
+            f"| [`{name}`]({page}) | {what} | boundary, not reproduced: probed, and every "
+            f"graph it annotates differs from the spec probing finds | - | {lines:,} | - |"
+        )
+    return "\n".join(out) + "\n"
+
+
 # --------------------------------------------------------------------------- filled markers
 
-FILLED_KINDS = ("error", "key-table")  # markers whose content the files hold, between markers
+FILLED_KINDS = ("error", "key-table", "compass")  # markers whose content the files hold
 FILLED = re.compile(
-    r"^(<!-- bcfg:(error|key-table) (\S+) -->)\n.*?^<!-- bcfg:end \2 \3 -->$\n?", re.M | re.S
+    r"^(<!-- bcfg:(error|key-table|compass) (\S+) -->)\n.*?^<!-- bcfg:end \2 \3 -->$\n?",
+    re.M | re.S,
 )
 
 
@@ -455,6 +518,8 @@ def bare(markdown: str) -> str:
 def _rendered(kind: str, arg: str) -> str:
     if kind == "error":
         return error_markdown(arg)
+    if kind == "compass":
+        return compass_markdown()
     from generator.emit.docs import pt2e_key_markdown
 
     return pt2e_key_markdown(arg)
@@ -518,6 +583,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
             return include_markdown(arg, uri)
         if kind == "scale" and arg:
             return scale_markdown(arg, uri)
+        if kind == "compass" and arg == "targets" and uri == "index.md":
+            return compass_markdown()
         if kind == "key-table" and arg in ("pattern", "quantizer"):
             from generator.emit.docs import pt2e_key_markdown
 

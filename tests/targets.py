@@ -278,6 +278,24 @@ def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
     return {name: (m.eval(), args) for name, m, args, qat in models() if not qat}
 
 
+# How each target is proven beyond its recorded zoo (tests/test_conformance.py, every PR): the
+# shipped suites swapped and other comparisons, as the docs home page's compass of targets
+# says (docs/hooks.py renders it from this registry; ``python docs/hooks.py --fill``).
+PROOF = {
+    "xnnpack": "torchao's PT2E zoo and edge cases",
+    "xnnpack_executorch": "its programs lowered and run in ExecuTorch's runtime, bit for bit",
+    "x86_inductor": "torchao's 73 tests of both classes, swapped",
+    "arm_inductor": "torchao's 73 tests of both classes, swapped",
+    "cortex_m": "ExecuTorch's 143 Cortex-M tests, swapped; CMSIS-NN programs byte for byte",
+    "arm_tosa": "ExecuTorch's 69 Arm quantizer tests, swapped",
+    "cadence": "ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
+    "vulkan": "WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
+    "neuropilot": "probe zoo: 390 of 390 graphs the same",
+    "enn": "probe zoo: 390 of 390 graphs the same",
+    "nxp": "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390 "
+    "graphs, 241 the same, 149 differ in the bias function's name only",
+}
+
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
 _TORCHAO_ARM = "torchao.quantization.pt2e.quantizer.arm_inductor_quantizer"
 _TORCHAO_XNNPACK = "torchao.testing.pt2e._xnnpack_quantizer"

@@ -214,3 +214,25 @@ def test_the_pages_hold_what_their_error_and_key_table_markers_render(hooks):
     assert "| `weight_qscheme` |" in text
     # the build renders the markers afresh: a page's stale copy is dropped
     assert hooks.bare(text).count("weight_qscheme` |") == 0
+
+
+def test_the_home_pages_compass_is_the_registrys(hooks, monkeypatch):
+    """The compass of targets on the home page (``<!-- bcfg:compass targets -->``) is rendered
+    from tests/targets.py and the spec sizes: a row a target, its spec and hooks counted afresh
+    (a spec grown by a line shows at once: the page's copy is then stale), the boundary after."""
+    from tests.reference import size
+    from tests.targets import TARGETS
+
+    home = (hooks.REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "<!-- bcfg:compass targets -->\n| target |" in home
+    table = hooks.compass_markdown()
+    rows = [r for r in table.splitlines() if r.startswith("| [`")]
+    assert [r.split("`")[1] for r in rows] == [t.generated for t in TARGETS] + [
+        b[0] for b in hooks.BOUNDARY
+    ]
+    vulkan = next(r for r in rows if r.startswith("| [`VulkanQuantizer`]"))
+    assert f"| {size.target_lines('vulkan')} | 293 |" in vulkan
+    assert "boundary, not reproduced" in rows[-1]
+    real = size.target_lines
+    monkeypatch.setattr(size, "target_lines", lambda name: real(name) + (name == "vulkan"))
+    assert hooks.filled(home) != home  # a spec's new line makes the page's copy stale

@@ -95,3 +95,18 @@ def test_a_pair_of_executorchs_pattern_object_annotates_as_the_spec_says():
         dumps.append(dict(canon(dump(gm))))  # the bias's derive function by role
     assert dumps[1]["conv2d"]["inputs"] == dumps[0]["conv2d"]["inputs"]
     assert len(dumps[1]["conv2d"]["inputs"]) == 3 and dumps[1]["conv2d"]["output"] is not None
+
+
+def test_the_compass_reference_sizes_are_counted_from_the_installed_code():
+    """tests/reference/sizes.json (the docs home page's compass: each target's reference in
+    code lines) is what tests/reference/size.py counts in the installed torchao and
+    ExecuTorch: ``python -m tests.reference.size --write`` after an upgrade."""
+    import json
+
+    from tests.reference.size import SIZES, reference_lines
+    from tests.targets import BY_NAME
+
+    recorded = json.loads(SIZES.read_text())
+    counted = reference_lines()
+    assert set(recorded) <= set(BY_NAME)
+    assert {k: v for k, v in counted.items() if k in recorded} == recorded

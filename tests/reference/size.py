@@ -187,6 +187,52 @@ def vendor_figures(name: str) -> tuple[int, int] | None:
     return ours, sum(python_code_lines((folder / f).read_text()) for f in files)
 
 
+# The figures of the docs home page's compass (docs/hooks.py): each registry row's reference
+# code lines, written by ``python -m tests.reference.size --write`` (ExecuTorch installed);
+# the spec and hook lines are counted afresh whenever the page is rendered.
+SIZES = ROOT / "tests" / "reference" / "sizes.json"
+_XNNPACK_FILES = ("xnnpack_quantizer.py", "xnnpack_quantizer_utils.py")
+
+
+def target_lines(name: str) -> int:
+    """The spec and hook lines of registry row ``name`` (non-blank, non-comment; hooks as code)."""
+    target = BY_NAME[name]
+    ours = spec_lines((ROOT / target.spec).read_text())
+    return ours + sum(python_code_lines((ROOT / p).read_text()) for p in target.hooks)
+
+
+def reference_lines() -> dict[str, int]:
+    """Each registry row's reference, in code lines, as this module counts it for the row's
+    budget (the Inductor classes one file each; XNNPACK's quantizer and its utils)."""
+    import importlib.util
+
+    import torchao.quantization.pt2e.quantizer as q
+
+    def code(folder: Path, files: tuple[str, ...] | list[str]) -> int:
+        return sum(python_code_lines((folder / f).read_text()) for f in files)
+
+    inductor = Path(q.__file__).parent
+    out = {
+        "x86_inductor": code(inductor, ["x86_inductor_quantizer.py"]),
+        "arm_inductor": code(inductor, ["arm_inductor_quantizer.py"]),
+    }
+    spec = importlib.util.find_spec("torchao.testing.pt2e._xnnpack_quantizer")
+    if spec is not None and spec.origin:
+        out["xnnpack"] = code(Path(spec.origin).parent, [f"_{f}" for f in _XNNPACK_FILES])
+    where = executorch_dir()
+    if where is not None and (where / "backends" / "xnnpack" / "quantizer").is_dir():
+        out["xnnpack_executorch"] = code(where / "backends/xnnpack/quantizer", _XNNPACK_FILES)
+    for name, found in (
+        ("cortex_m", cortex_m_figures()),
+        ("cadence", cadence_figures()),
+        ("arm_tosa", arm_figures()),
+        *((VENDORS[v][0], vendor_figures(v)) for v in VENDORS),
+    ):
+        if found is not None:
+            out[name] = found[1]
+    return out
+
+
 def line(name: str, ours: int, theirs: int, whose: str) -> str:
     return (
         f"{name}: {ours} spec and hook lines; {whose} {theirs} code lines; "
@@ -195,6 +241,13 @@ def line(name: str, ours: int, theirs: int, whose: str) -> str:
 
 
 if __name__ == "__main__":
+    import json
+    import sys
+
+    if "--write" in sys.argv[1:]:  # the compass's figures (tests/reference/sizes.json)
+        SIZES.write_text(json.dumps(reference_lines(), indent=1, sort_keys=True) + "\n")
+        print(f"wrote {SIZES.relative_to(ROOT)}")
+        sys.exit(0)
     print(line("X86 + Arm Inductor", *figures(), "torchao"))
     cortex_m = cortex_m_figures()
     print(

@@ -1,0 +1,160 @@
+"""``bcfg compare`` of ExecuTorch's vendor quantizers against the generated classes, on the
+probe zoo: the subjects (``MODULE:FUNCTION``) and the run, on demand.
+
+Each function returns a quantizer made as tests/targets.py's row makes it (its ``setup``,
+its ``before`` hook: NXP's SDK stand-in, MediaTek's package past its ``__init__``)::
+
+    python -m generator compare tests.live.vendor_compare:vulkan_reference \\
+        tests.live.vendor_compare:vulkan_generated
+
+``python -m tests.live.vendor_compare [NAME ...]`` runs the comparison of each (default:
+all four) on every probe of the zoo, strict and non-strict exports, and prints each one's
+summary; ``tests/live/test_vendor_compare.py`` (the full tier) asserts the figures the
+targets' docs pages state.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+NAMES = ("vulkan", "enn", "neuropilot", "nxp")
+
+
+def _made(name: str, side: str) -> Any:
+    from tests.targets import BY_NAME
+
+    t = BY_NAME[name]
+    cls = t.reference_class() if side == "reference" else t.generated_class()
+    return _fresh(lambda: t.make(cls)) if name in FRESH else t.make(cls)
+
+
+# ExecuTorch's NeutronQuantizer annotates once: ``annotate`` marks each op's quantizer applied
+# (``op_to_applied_quantizer``) and nothing resets it, so after the first graph with a cat
+# (even one it found no partition in: a non-strict export) it leaves every later cat float.
+# Its flow makes a quantizer a model; so does the comparison, on both sides.
+FRESH = ("nxp",)
+
+
+def _fresh(make: Any) -> Any:
+    """A quantizer that makes a new one of ``make()`` for each graph it transforms."""
+    from torchao.quantization.pt2e.quantizer import Quantizer
+
+    class Fresh(Quantizer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.current = make()
+
+        def transform_for_annotation(self, model: Any) -> Any:
+            self.current = make()
+            return self.current.transform_for_annotation(model)
+
+        def annotate(self, model: Any) -> Any:
+            return self.current.annotate(model)
+
+        def validate(self, model: Any) -> None:
+            self.current.validate(model)
+
+    return Fresh()
+
+
+def vulkan_reference() -> Any:
+    return _made("vulkan", "reference")
+
+
+def vulkan_generated() -> Any:
+    return _made("vulkan", "generated")
+
+
+def enn_reference() -> Any:
+    return _made("enn", "reference")
+
+
+def enn_generated() -> Any:
+    return _made("enn", "generated")
+
+
+def neuropilot_reference() -> Any:
+    return _made("neuropilot", "reference")
+
+
+def neuropilot_generated() -> Any:
+    return _made("neuropilot", "generated")
+
+
+def nxp_reference() -> Any:
+    return _made("nxp", "reference")
+
+
+def nxp_generated() -> Any:
+    return _made("nxp", "generated")
+
+
+def compare(name: str, *extra: str) -> dict[str, Any]:
+    """``bcfg compare`` of ``name``'s reference and generated class: its JSON report."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "compare",
+            f"tests.live.vendor_compare:{name}_reference",
+            f"tests.live.vendor_compare:{name}_generated",
+            "--format",
+            "json",
+            "--timeout",
+            "5400",  # MediaTek's transform: about 40 minutes at load 15 on 2 cores
+            *extra,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"bcfg compare of {name} exited {run.returncode}: {run.stderr[-2000:]}")
+    return json.loads(run.stdout)
+
+
+def _by_role(record: Any) -> Any:
+    """A node's annotation with each derived spec's function named by its role (the int32
+    bias's), as the targets' zoo comparisons compare it (tests/live/cadence_zoo.py's canon)."""
+    if isinstance(record, list) and record and record[0] == "derived":
+        return [record[0], record[1], "bias", *record[3:]]
+    if isinstance(record, (list, tuple)):
+        return [_by_role(v) for v in record]
+    if isinstance(record, dict):
+        return {k: _by_role(v) for k, v in record.items()}
+    return record
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """Graphs same / differ / not exported, annotated nodes compared and differing, and of the
+    differing graphs those that differ only in the bias's derive function (its name: the
+    generated class's own function where ExecuTorch's imports its SDK)."""
+    status: dict[str, int] = {}
+    for g in report["graphs"]:
+        status[g["status"]] = status.get(g["status"], 0) + 1
+    differing = [g for g in report["graphs"] if g["status"] == "differ"]
+    by_name = [
+        g
+        for g in differing
+        if not g["reason"]
+        and all(_by_role(d["a"]) == _by_role(d["b"]) for d in g.get("differences", []))
+    ]
+    return {
+        "graphs": len(report["graphs"]),
+        **status,
+        "nodes": sum(v["nodes"] for v in report["ops"].values()),
+        "nodes differ": sum(v["differ"] for v in report["ops"].values()),
+        "differ only by the bias function's name": len(by_name),
+        "differing": [f"{g['name']} ({g['export']})" for g in differing if g not in by_name],
+    }
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or NAMES:
+        print(name, json.dumps(summary(compare(name)), indent=1), flush=True)
