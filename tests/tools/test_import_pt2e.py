@@ -209,6 +209,8 @@ def test_the_composition_is_chosen_by_generate_and_test(tmp_path) -> None:
     assert "    scopes: operators\n" in spec and "    outputs: consumers\n" in spec
     assert "by generate-and-test: composable:" in spec
     assert "def configure(quantizer):" in (tmp_path / "x_hooks.py").read_text()
+    # the getter's quantizer is configured by its constructor (the proof takes it as it is)
+    assert "init: hooks.configure}" in spec
 
 
 def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:

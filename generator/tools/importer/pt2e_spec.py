@@ -565,10 +565,6 @@ class Writer:
             ]
         head = [
             *(f"# {h}" if h else "#" for h in header),
-            "#",
-            "# Configure the generated quantizer with hooks.configure(quantizer): it sets the",
-            "# observed configs, merged, as the global config (the language has no words for",
-            f"# a configured getter under scopes: {composition}).",
             "",
             f"alias hooks = {self.hooks_module}",
             "",
@@ -581,10 +577,25 @@ class Writer:
         fields = ["    outputs: consumers"] if composition == "operators" else []
         fields += [f"    scopes: {composition}"]
         fields += ["    transform: hooks.transform"] if interp.transform else []
+        fields += ["    fx: false", "    classes: ["]
+        # the observed configs are set by the constructor (hooks.configure: set_global and
+        # set_operator_type), so that the getter's quantizer needs no configuration
+        fields += [f"        {{{c}}}," for c in self._class_records("init: hooks.configure")]
         return "\n".join(
-            [*head, "", f"quantizer {self.name} {{", *fields, "    fx: false", "}", "",
+            [*head, "", f"quantizer {self.name} {{", *fields, "    ]", "}", "",
              f"backend {self.name} {{", *body, "}", ""]
         )  # fmt: skip
+
+    def _class_records(self, own: str) -> list[str]:
+        """The generated class's record (``own``: its keys after the name) and, when the
+        original's class name differs, a class of that name derived from it."""
+        from ...emit.pt2e import class_name as generated_class
+
+        names = [generated_class(self.name)]
+        records = [f"name: {names[0]}, {own}"]
+        if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
+            records.append(f"name: {self.class_name}, base: {names[0]}")
+        return records
 
     def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
