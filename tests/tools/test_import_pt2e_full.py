@@ -16,6 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SUBJECTS = Path(__file__).resolve().parent / "pt2e_subjects"
+PRODUCTION = "tests.tools.pt2e_subjects.production"
 
 
 def _import(cwd: Path, target: str, *extra: str) -> subprocess.CompletedProcess:
@@ -39,3 +40,38 @@ def test_the_vendor_quantizer_imports_with_only_its_two_odd_behaviours_differing
         for d in g["differences"]:
             assert d["a"] is not None  # the original's side is shown, and the generated's
     assert all(m["status"] == "same" for m in report["models"] if m["name"].startswith("random"))
+
+
+def _probes(*names: str) -> list[str]:
+    return [a for n in names for a in ("--probe", n)]
+
+
+def test_production_checks_are_found_and_said_in_the_hooks(tmp_path) -> None:
+    # torchao's X86 Inductor: a conv whose weight is a model input is left float (its weight
+    # is no parameter), a conv used twice is not fused with the add after it (its single
+    # user); torchao's XNNPACK: an add of a constant beyond HistogramObserver's range is left
+    # float, and a weight that is a model input gets the weight's spec (by position)
+    x86 = ("fan_out", "conv2d_functional_weight_input", "conv2d_no_bias", "conv2d", "conv->add")
+    run = _import(tmp_path, f"{PRODUCTION}:x86_inductor", "--export", "non-strict", *_probes(*x86))
+    assert run.returncode == 1, run.stderr  # the hooks module is not allowed
+    assert "proved:" in run.stderr, run.stderr
+    hooks = (tmp_path / "x_hooks.py").read_text()
+    assert "return _weight_param(match.node)\n" in hooks
+    assert "return _weight_param(match.node) and _single_user(match.node)\n" in hooks
+    assert "when: hooks.when_conv2d_default__add_Tensor" in (tmp_path / "x.bcfg").read_text()
+    xnnpack = ("add", "add_scalar", "add_large_scalar", "conv2d", "conv2d_functional_weight_input")
+    run = _import(tmp_path, f"{PRODUCTION}:xnnpack", "--export", "non-strict", *_probes(*xnnpack))
+    report = json.loads((tmp_path / "x.proof.json").read_text())
+    assert all(g["status"] == "same" for g in report["graphs"] if g["kind"] == "probe"), report
+    assert "_no_large_scalar(match.node)" in (tmp_path / "x_hooks.py").read_text()
+    assert "base: hooks.PositionalWeights" in (tmp_path / "x.bcfg").read_text()
+    # torchao's XNNPACK (strict: its source partitions): adaptive_avg_pool2d shares its input's
+    # observer after a quantized op and has a spec of its own after an unquantized one
+    pools = ("adaptive_avg_pool2d", "conv2d->adaptive_avg_pool2d", "conv2d")
+    run = _import(tmp_path, f"{PRODUCTION}:xnnpack", "--export", "strict", *_probes(*pools))
+    report = json.loads((tmp_path / "x.proof.json").read_text())
+    assert all(g["status"] == "same" for g in report["graphs"] if g["kind"] == "probe"), report
+    assert (
+        "a spec of its own, output shares the first input's edge after an unquantized one"
+        in (tmp_path / "x.bcfg").read_text()
+    )

@@ -239,7 +239,7 @@ def _choose_composition(
 
 def _proof_summary(result: engine.Result, interp: Interpretation, composition: str) -> str:
     """How many graphs a composition's proof found different (and the conditions it drops)."""
-    dropped = sum(bool(p.when) for p in interp.patterns)
+    dropped = sum(bool(p.checks) for p in interp.patterns)
     dropped += sum(bool(sh.when) for sh in interp.shares)
     left = (
         f" (without its {dropped} when: conditions: its base reads none)"

@@ -33,6 +33,9 @@ class Match:
     # chain: a binary op after the first whose other input is a node: "quantized" where that
     # input has a spec, "float" where not (scopes: operators says it with other:)
     other: str | None = None
+    # chain: the spec of a conv's or linear's weight that is not a parameter (a model input),
+    # which the quantizer reads by its position (ExecuTorch's scheme takes it as an activation)
+    weight_input: Any = None
 
     def key(self, roles: tuple[str, ...] = ("input", "weight", "bias", "output")) -> tuple:
         """The config a chain match uses: its roles' specs as plain data."""
@@ -151,6 +154,9 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
         for a, s in specs.items():
             role = r.get(a, "input")
             m.specs.setdefault(role, s)
+        w = node.args[1] if op_name(node) in WEIGHTED and len(node.args) > 1 else None
+        if hasattr(w, "op") and not _param(w) and w in specs:
+            m.weight_input = specs[w]
         last = node
         out = qa.output_qspec
         while out is None and len(last.users) == 1:
