@@ -11,6 +11,7 @@ The figures are in docs/guides/migrating.md ("Imported production quantizers").
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tests.targets import TARGETS
@@ -21,6 +22,7 @@ def _target(name: str) -> Any:
 
 
 def _reference(name: str) -> Any:
+    """The target's reference class, configured as ``tests/targets.py`` sets it up."""
     target = _target(name)
     return target.make(target.reference_class())
 
@@ -29,57 +31,9 @@ def _zoo(name: str) -> dict[str, tuple[Any, tuple]]:
     return _target(name).models()
 
 
-def xnnpack() -> Any:
-    return _reference("xnnpack")
-
-
-def xnnpack_executorch() -> Any:
-    return _reference("xnnpack_executorch")
-
-
-def x86_inductor() -> Any:
-    return _reference("x86_inductor")
-
-
-def arm_inductor() -> Any:
-    return _reference("arm_inductor")
-
-
-def cadence() -> Any:
-    return _reference("cadence")
-
-
-def cortex_m() -> Any:
-    return _reference("cortex_m")
-
-
-def arm_tosa() -> Any:
-    return _reference("arm_tosa")
-
-
-def xnnpack_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("xnnpack")
-
-
-def xnnpack_executorch_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("xnnpack_executorch")
-
-
-def x86_inductor_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("x86_inductor")
-
-
-def arm_inductor_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("arm_inductor")
-
-
-def cadence_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("cadence")
-
-
-def cortex_m_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("cortex_m")
-
-
-def arm_tosa_zoo() -> dict[str, tuple[Any, tuple]]:
-    return _zoo("arm_tosa")
+# NAME() and NAME_zoo() for each reproduced production quantizer
+NAMES = ("xnnpack", "xnnpack_executorch", "x86_inductor", "arm_inductor", "cadence", "cortex_m",
+         "arm_tosa")  # fmt: skip
+for _name in NAMES:
+    globals()[_name] = functools.partial(_reference, _name)
+    globals()[f"{_name}_zoo"] = functools.partial(_zoo, _name)
