@@ -1,9 +1,9 @@
 """``bcfg import`` of PT2E quantizers on the whole probe zoo, both export modes (slow: minutes).
 
-The vendor-style subject (``pt2e_subjects/acme_npu.py``): every graph the same but the
-behaviour the composable scheme does not have, in the report with both sides (an add of
-int tensors); a second one in another style (``pt2e_subjects/borealis_dsp.py``): every graph
-the same. Production checks found on a few probes of torchao's X86 and XNNPACK. torchao's XNNPACK quantizer as
+The vendor-style subject (``pt2e_subjects/acme_npu.py``): every graph the same, with the
+two behaviours the composable scheme does not have in the hooks (a weight that is a model
+input, an add of int tensors); a second one in another style
+(``pt2e_subjects/borealis_dsp.py``): every graph the same. Production checks found on a few probes of torchao's X86 and XNNPACK. torchao's XNNPACK quantizer as
 configured by its users: the report is written and names each graph that differs.
 """
 
@@ -30,13 +30,14 @@ def _import(cwd: Path, target: str, *extra: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_the_vendor_quantizer_imports_with_only_its_odd_behaviour_differing(tmp_path) -> None:
+def test_the_vendor_quantizer_imports_identical(tmp_path) -> None:
     run = _import(tmp_path, "acme_npu:get_quantizer")
-    assert run.returncode == 1, run.stderr  # differences, and the hooks module is not allowed
+    assert run.returncode == 1, run.stderr  # the hooks module is not allowed
     report = json.loads((tmp_path / "x.proof.json").read_text())
     differing = sorted({g["name"] for g in report["graphs"] if g["status"] == "differ"})
-    # a weight given as a model input is hooks.PositionalWeights' (it differed before)
-    assert differing == ["int_add"]
+    # a weight given as a model input (hooks.PositionalWeights) and an add of int tensors
+    # (hooks.NonFloatInputs) differed before
+    assert differing == []
     assert sum(g["status"] == "same" for g in report["graphs"]) >= 380
     for g in report["graphs"]:
         for d in g["differences"]:
@@ -90,3 +91,11 @@ def test_production_checks_are_found_and_said_in_the_hooks(tmp_path) -> None:
         "a spec of its own, output shares the first input's edge after an unquantized one"
         in (tmp_path / "x.bcfg").read_text()
     )
+    # acme, on the probes that differed: a weight that is a model input keeps the weight's
+    # spec, an add of int tensors is quantized (the composable scheme quantizes float only)
+    odd = ("int_add", "add", "conv2d_functional_weight_input", "linear_weight_input", "fan_out")
+    run = _import(tmp_path, "acme_npu:get_quantizer", *_probes(*odd, "conv2d->relu"))
+    report = json.loads((tmp_path / "x.proof.json").read_text())
+    assert all(g["status"] == "same" for g in report["graphs"] if g["kind"] == "probe"), report
+    spec = (tmp_path / "x.bcfg").read_text()
+    assert "base: [hooks.PositionalWeights, hooks.NonFloatInputs]" in spec

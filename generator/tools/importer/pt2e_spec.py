@@ -169,6 +169,8 @@ class Interpretation:
     # first op of a conv or linear chain -> its config, where a weight that is a model input
     # got the config's weight spec (the quantizer reads weights by position)
     positional: dict[str, str] = field(default_factory=dict)
+    # one-op patterns annotated though an input is no float tensor -> their config
+    nonfloat: dict[str, str] = field(default_factory=dict)
 
 
 def interpret(obs: Observations) -> Interpretation:
@@ -191,6 +193,7 @@ def interpret(obs: Observations) -> Interpretation:
 
     patterns = []
     positional: dict[str, str] = {}
+    nonfloat: dict[str, str] = {}
     unbiased = ("input", "weight", "output")
     for ops, ms in by_ops.items():
         # a bias is quantized where there is one: matches without differ in nothing else
@@ -210,6 +213,8 @@ def interpret(obs: Observations) -> Interpretation:
             for m in ms
         ):
             positional.setdefault(ops[0], cfg.name)
+        if len(ops) == 1 and any(m.nonfloat for m in same):
+            nonfloat.setdefault(ops[0], cfg.name)
         others_seen = Counter(m.other for m in ms if m.other is not None)
         other = others_seen.most_common(1)[0][0] if others_seen else None
         p = Pattern(ops, "chain", cfg, alternatives=len(others), other=other)
@@ -250,6 +255,13 @@ def interpret(obs: Observations) -> Interpretation:
     _share_conditions(shares, obs, notes, hooks)
     interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
     interp.positional = positional
+    interp.nonfloat = nonfloat
+    if nonfloat:
+        hooks.append(
+            "NonFloatInputs: an op annotated though an input is no float tensor ("
+            + ", ".join(nonfloat)
+            + ")"
+        )
     if positional:
         hooks.append(
             "PositionalWeights: a weight given as a model input gets the weight's spec ("
@@ -535,7 +547,12 @@ class Writer:
         if dtype is None:
             self.problems.append(f"dtype {spec.dtype} has no word in the language")
             return "float"
-        fields = [f"quant_min: {spec.quant_min}", f"quant_max: {spec.quant_max}"]
+        # a range left None is the dtype's own (ExecuTorch's Cortex-M configs leave it)
+        fields = [
+            f"{name}: {value}"
+            for name, value in (("quant_min", spec.quant_min), ("quant_max", spec.quant_max))
+            if value is not None
+        ]
         if type(spec).__name__ == "FixedQParamsQuantizationSpec":
             fields += [f"scale: {_number(float(spec.scale))}", f"zero_point: {spec.zero_point}"]
         key = (dtype, *fields)
@@ -575,6 +592,7 @@ class Writer:
         names = [generated_class(self.name)]
         mixins = ["hooks.Sharing"] * bool(interp.shares)
         mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
+        mixins += ["hooks.NonFloatInputs"] * bool(interp.nonfloat)
         mixin = (
             ""
             if not mixins
@@ -732,6 +750,8 @@ class Writer:
             lines += self.sharing(interp.shares, imports)
         if interp.positional and composition == "composable":
             lines += _positional_lines(interp.positional, bool(interp.shares))
+        if interp.nonfloat and composition == "composable":
+            lines += _nonfloat_lines(interp, bool(interp.shares or interp.positional))
         if composition != "composable":
             lines += _configure_lines(interp, composition)
         if interp.transform:
@@ -981,6 +1001,48 @@ def _positional_lines(positional: dict[str, str], shared: bool) -> list[str]:
         "                arg = node.args[i] if len(node.args) > i else None",
         '                if isinstance(arg, Node) and arg.op != "get_attr" and arg in qa.input_qspec_map:',
         "                    qa.input_qspec_map[arg] = spec(node) if callable(spec) else spec",
+        "        return model",
+        "",
+    ]
+
+
+def _nonfloat_lines(interp: Interpretation, key_written: bool) -> list[str]:
+    """``NonFloatInputs``: a one-op pattern the quantizer annotates though an input is no
+    float tensor (the composable scheme quantizes float tensors only), under its ``when:``."""
+    whens = {p.ops[0]: p.when_name for p in interp.patterns if len(p.ops) == 1 and p.checks}
+    rows = [f"    {op!r}: ({name}, {whens.get(op)!r})," for op, name in interp.nonfloat.items()]
+    lines = ["", "# op: (its config, the name of its when: condition)", "NONFLOAT = {", *rows]
+    lines += ["}", "", ""]
+    if not key_written:
+        lines += ['_KEY = "quantization_annotation"', "", ""]
+    return lines + [
+        "class _At:",
+        "    def __init__(self, node):",
+        "        self.node = node",
+        "",
+        "",
+        "class NonFloatInputs:",
+        '    """After the spec\'s patterns: the ops annotated though an input is no float tensor."""',
+        "",
+        "    def annotate(self, model):",
+        "        model = super().annotate(model)",
+        "        for node in model.graph.nodes:",
+        '            entry = NONFLOAT.get(str(node.target)) if node.op == "call_function" else None',
+        "            qa = node.meta.get(_KEY)",
+        "            if entry is None or (qa is not None and (qa.input_qspec_map or qa.output_qspec)):",
+        "                continue  # the spec's patterns annotated it",
+        "            config, when = entry",
+        "            inputs = [a for a in node.args if isinstance(a, Node)]",
+        "            vals = [a.meta.get('val') for a in inputs]",
+        "            if not any(getattr(v, 'dtype', torch.float).is_floating_point is False for v in vals):",
+        "                continue  # float inputs: the spec's patterns decided",
+        "            if when is not None and not globals()[when](_At(node)):",
+        "                continue",
+        "            node.meta[_KEY] = QuantizationAnnotation(",
+        "                input_qspec_map={a: config.input_activation for a in inputs},",
+        "                output_qspec=config.output_activation,",
+        "                _annotated=True,",
+        "            )",
         "        return model",
         "",
     ]
