@@ -179,11 +179,19 @@ def interpret(obs: Observations) -> Interpretation:
     notes: list[str] = []
     by_ops: dict[tuple[str, ...], list[Match]] = {}
     shared: dict[str, list[Match]] = {}
+    unnamed: Counter[str] = Counter()
     for m in obs.matches:
-        if m.kind == "shared":
+        if any(not op.startswith("aten.") for op in m.ops):
+            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
+            unnamed.update(op for op in m.ops if not op.startswith("aten."))
+        elif m.kind == "shared":
             shared.setdefault(m.ops[0], []).append(m)
         else:
             by_ops.setdefault(m.ops, []).append(m)
+    notes += [
+        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
+        for op, n in sorted(unnamed.items())
+    ]
     configs: dict[tuple, Config] = {}
 
     def config_of(key: tuple, specs: dict[str, Any]) -> Config:
