@@ -1038,10 +1038,12 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.CLASSES,
         (),
         ("classes",),
-        frozenset({Scopes.COMPOSABLE, Scopes.PAIRS}),
+        frozenset(Scopes),
         "classes under the target's own names, with its constructor: parameters with "
-        "defaults, then config stages (`scopes: composable`) or (pattern, config) pairs "
-        '(`scopes: pairs`); the section "Exported classes" has the record',
+        "defaults, an init hook, then config stages (`scopes: composable`) or (pattern, "
+        "config) pairs (`scopes: pairs`); under `scopes: modules` and `operators` the init "
+        "hook configures the class (set_global and the rest), so that the getter's quantizer "
+        'needs no configuration; the section "Exported classes" has the record',
         grade=any_change_narrows,
         syntax="a list of class records, like [{name: MyQuantizer, stages: [{config: c}]}]",
     ),

@@ -302,3 +302,36 @@ def test_a_pairs_input_is_a_tensor_argument_of_the_op(tmp_path, inputs, message)
     assert first.startswith(message)
     (q,) = resolve(tmp_path, PAIRS_INPUTS.format(inputs="0"))
     assert q.rules
+
+
+# ----------------------------------------------------------------- the bases configured by set_global
+
+
+def configure(quantizer):
+    """An init hook that configures a quantizer of scopes: modules or operators."""
+    from torchao.testing.pt2e._xnnpack_quantizer import (
+        get_symmetric_quantization_config,
+    )
+
+    quantizer.set_global(get_symmetric_quantization_config())
+
+
+@pytest.mark.parametrize("scopes", ["modules", "operators"])
+def test_under_a_base_configured_by_set_global_the_init_hook_configures_the_getter(
+    tmp_path, scopes
+):
+    """``bcfg import`` writes ``init: hooks.configure`` there: the getter's quantizer needs no
+    configuration (issue 48); stages, which those bases have no add_stage for, are an error."""
+    pytest.importorskip("torchao")
+    from tests.live.pt2e_support import generate
+
+    head = "alias here = tests.semantics.test_classes_hardening\n"
+
+    def spec(classes: str) -> str:  # one-op patterns (operators finds chains by source)
+        chain = "pattern (aten.conv2d.default, aten.relu.default)"
+        return composable(classes, head, scopes).replace(chain, "pattern aten.conv2d.default")
+
+    quantizer = generate(tmp_path, spec("{name: BQuantizer, init: here.configure}"), ALLOW)()
+    assert quantizer.global_config is not None
+    (message,) = errors(tmp_path, spec("{name: A, stages: [{config: here.X}]}"))
+    assert message.startswith("stages applies to a class of a quantizer with scopes: composable")

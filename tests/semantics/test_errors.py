@@ -520,9 +520,9 @@ CHECKS = {
         "pt2e_classes_record",
         "unknown class record key 'param'",
     ),
-    "pt2e: classes on a base whose constructors add no stages": (
+    "pt2e: stages on a class of a base configured by set_global": (
         "pt2e_classes_scopes",
-        "classes applies to a quantizer with scopes: composable or pairs (their constructors add",
+        "stages applies to a class of a quantizer with scopes: composable (its constructor adds",
     ),
     "pt2e: pairs before the list's pair class": (
         "pt2e_classes_pairs",

@@ -209,6 +209,8 @@ def test_the_composition_is_chosen_by_generate_and_test(tmp_path) -> None:
     assert "    scopes: operators\n" in spec and "    outputs: consumers\n" in spec
     assert "by generate-and-test: composable:" in spec
     assert "def configure(quantizer):" in (tmp_path / "x_hooks.py").read_text()
+    # the getter's quantizer is configured by its constructor (the proof takes it as it is)
+    assert "init: hooks.configure}" in spec
 
 
 def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:
@@ -217,3 +219,19 @@ def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:
     assert _source_element("aten.conv2d.default") == "torch.nn.Conv2d"
     assert _source_element("aten.add.Tensor") == "operator.add"
     assert _source_element("aten.no_such_op.default") is None
+
+
+def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate() -> None:
+    # ExecuTorch's Arm quantizer shares getitem's observer: no pattern can name it (a spec
+    # naming _operator.getitem did not generate)
+    from generator.tools.importer.pt2e_observe import Match, Observations
+    from generator.tools.importer.pt2e_spec import interpret
+
+    obs = Observations(
+        [Match(("_operator.getitem",), "shared", None, "g", form=("node0", None, "node0"))]
+    )
+    interp = interpret(obs)
+    assert interp.shares == [] and interp.patterns == []
+    assert interp.notes == [
+        "_operator.getitem: annotated on 1 probe nodes, not reproduced: a pattern names ATen ops only"
+    ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...lang import syntax as syn
-from ...lang.pt2e_keys import CLASS_RECORD, STAGE_RECORD
+from ...lang.pt2e_keys import CLASS_RECORD, STAGE_RECORD, Scopes
 from ...lang.vocabulary import BOOLEANS
 from ...sources import Span
 from .. import model as m
@@ -62,6 +62,9 @@ class Classes(PairClasses):
         self.required: dict[str, tuple[str, ...]] = {}
         self.functions: dict[str, tuple[str, ...]] = {}
         self.generated = ""  # the generated class's name: a record of that name is that class
+        # the quantizer's scopes: stages only under composable (the other bases are configured
+        # by set_global and the rest, which an init hook calls)
+        self.scopes = Scopes.COMPOSABLE
         self.api = False  # the generated class mixes in the composable API
         self.base_spans: dict[str, Span] = {}
 
@@ -234,6 +237,15 @@ class Classes(PairClasses):
         if self.pairs:
             return self._pairs_class(rec, m.QuantClass(name, mixins, parent, params, init), e)
         names = [p.name for p in params]
+        if "stages" in rec and self.scopes is not Scopes.COMPOSABLE:
+            raise self.ctx.fail(
+                rec["stages"].span,
+                f"stages applies to a class of a quantizer with scopes: composable (its "
+                f"constructor adds them); this one has scopes: {self.scopes}, whose base is "
+                "configured by set_global and its other methods",
+                "remove stages, and configure the class in its init hook: a function called "
+                "as init(self, *params), like init: hooks.configure",
+            )
         stages = self._stages(rec.get("stages"), names, rules)
         return m.QuantClass(name, mixins, parent, params, init, stages, e.span)
 

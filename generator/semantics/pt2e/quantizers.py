@@ -233,20 +233,13 @@ class Quantizers:
         transforms: tuple[m.Hook, ...] = (),
     ) -> tuple[m.QuantClass, ...]:
         fld: syn.Field = values["classes"]
-        if scopes not in (Scopes.COMPOSABLE, Scopes.PAIRS):
-            raise self.ctx.fail(
-                fld.span,
-                f"classes applies to a quantizer with scopes: composable or pairs (their "
-                f"constructors add stages or pairs); this one has scopes: {scopes}, whose base "
-                "ignores them",
-                "add scopes: composable or pairs, or remove classes",
-            )
         getter = f"get_{decl.name}_quantizer"
         generated = "".join(p[:1].upper() + p[1:] for p in decl.name.split("_") if p) + "Quantizer"
         classes = Classes(
             self.ctx, self.evaluator, f, (getter,), scopes is Scopes.PAIRS, transforms
         )
         classes.generated = generated
+        classes.scopes = scopes
         classes.api = values.get("api") is Api.COMPOSABLE
         return classes.resolve(fld.value, built)
 

@@ -218,7 +218,7 @@ def _choose_composition(
             run.phase(f"proving the spec (scopes: {composition}) against the original")
             proved = prove(
                 run.quantizer, spec_text, hooks_text, run.hooks_module, run.name, run.graphs,
-                run.modes, run.seconds, run.project, run.phase, composition,
+                run.modes, run.seconds, run.project, run.phase,
             )  # fmt: skip
             if isinstance(proved, str):
                 tried.append((composition, f"does not generate: {proved}"))
@@ -239,7 +239,7 @@ def _choose_composition(
 
 def _proof_summary(result: engine.Result, interp: Interpretation, composition: str) -> str:
     """How many graphs a composition's proof found different (and the conditions it drops)."""
-    dropped = sum(bool(p.when) for p in interp.patterns)
+    dropped = sum(bool(p.checks) for p in interp.patterns)
     dropped += sum(bool(sh.when) for sh in interp.shares)
     left = (
         f" (without its {dropped} when: conditions: its base reads none)"
@@ -283,7 +283,6 @@ def prove(
     seconds: float,
     project: Project,
     phase: Callable[[str], None],
-    composition: str = "composable",
 ) -> engine.Result | str:
     """Generate the spec in a scratch folder and compare its quantizer with ``original``;
     the spec's errors (a bug of the import) as a string."""
@@ -306,11 +305,7 @@ def prove(
         if not analysis.quantizers:
             return "no quantizer"
         getter = build_quantizer(analysis.quantizers[0], root)
-        generated = getter()
-        if composition != "composable":
-            import importlib
-
-            importlib.import_module(proof_module).configure(generated)
+        generated = getter()  # configured by its constructor, as the user gets it
         graphs = graphs + engine.random_graphs(RANDOM_MODELS)
         return engine.compare(
             original, generated, graphs, modes, seconds, ("original", "generated"), phase

@@ -33,6 +33,12 @@ class Match:
     # chain: a binary op after the first whose other input is a node: "quantized" where that
     # input has a spec, "float" where not (scopes: operators says it with other:)
     other: str | None = None
+    # chain: the spec of a conv's or linear's weight that is not a parameter (a model input),
+    # which the quantizer reads by its position (ExecuTorch's scheme takes it as an activation)
+    weight_input: Any = None
+    # chain: an activation input is a tensor of no floating dtype (an add of int tensors),
+    # which the quantizer annotated nonetheless
+    nonfloat: bool = False
 
     def key(self, roles: tuple[str, ...] = ("input", "weight", "bias", "output")) -> tuple:
         """The config a chain match uses: its roles' specs as plain data."""
@@ -76,6 +82,12 @@ def roles(node: Any) -> dict[Any, str]:
             else:
                 out.setdefault(a, "input")
     return out
+
+
+def _nonfloat(node: Any) -> bool:
+    """Whether ``node`` is a tensor of no floating dtype."""
+    val = node.meta.get("val")
+    return getattr(val, "dtype", None) is not None and not val.dtype.is_floating_point
 
 
 def _is_shared(spec: Any) -> bool:
@@ -151,6 +163,12 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
         for a, s in specs.items():
             role = r.get(a, "input")
             m.specs.setdefault(role, s)
+        w = node.args[1] if op_name(node) in WEIGHTED and len(node.args) > 1 else None
+        if hasattr(w, "op") and not _param(w) and w in specs:
+            m.weight_input = specs[w]
+            if not any(role == "weight" for role in r.values()):
+                m.specs["weight"] = specs[w]  # its config is the conv's, weight by position
+        m.nonfloat = any(r.get(a, "input") == "input" and _nonfloat(a) for a in specs)
         last = node
         out = qa.output_qspec
         while out is None and len(last.users) == 1:

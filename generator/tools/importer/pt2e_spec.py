@@ -56,6 +56,14 @@ CONDITIONS: dict[str, str] = {
     # torch's source metadata: strict export records it, non-strict does not (quantizers that
     # find ops by source partitions annotate only strict graphs)
     "has_source": 'return bool(node.meta.get("source_fn_stack"))',
+    # a fused chain's first op used by the chain alone (torchao's inductor quantizers fuse
+    # only then); a conv's or linear's weight a parameter, not a model input
+    "single_user": "return len(node.users) == 1",
+    # no one-element constant beyond what HistogramObserver's histc can observe (XNNPACK's)
+    "no_large_scalar": "return not any(_large_scalar(a) for a in node.args[:2])",
+    "weight_param": (
+        'return len(node.args) > 1 and isinstance(node.args[1], Node) and node.args[1].op == "get_attr"'
+    ),
 }
 
 PRELUDE = """
@@ -90,6 +98,15 @@ def _channels_last(n):
 def _float(n):
     v = _val(n)
     return v is not None and v.is_floating_point()
+
+
+def _large_scalar(n):
+    if not isinstance(n, Node) or n.op != "get_attr":
+        return False
+    t = n.graph.owning_module
+    for part in str(n.target).split("."):
+        t = getattr(t, part, None)
+    return isinstance(t, torch.Tensor) and t.numel() == 1 and abs(t.item()) > 3.4028235e15
 """
 
 
@@ -110,6 +127,21 @@ class Pattern:
     eager: bool = False
     alternatives: int = 0  # other configs observed for these ops (not reproduced)
     other: str | None = None  # the binary op's other input, as most matches had it
+    # checks of a chain of several ops, where a shorter chain was matched though its ops
+    # followed (a fan-out: torchao's inductor quantizers fuse a single user only)
+    chain_when: list[str] = field(default_factory=list)
+
+    @property
+    def checks(self) -> list[str]:
+        """All checks of its ``when:``: its first op's, then its chain's."""
+        return list(dict.fromkeys(self.when + self.chain_when))
+
+    @property
+    def when_name(self) -> str:
+        """The hooks' name of its ``when:`` function (one per first op, unless its chain has
+        checks of its own)."""
+        ops = self.ops if self.chain_when else self.ops[:1]
+        return "when_" + "__".join(_ident(op) for op in ops)
 
 
 @dataclass
@@ -123,6 +155,7 @@ class Share:
     eager: bool
     spec: Any = None
     when: list[str] = field(default_factory=list)
+    eager_form: tuple | None = None  # the form after an unquantized input, where it differs
 
 
 @dataclass
@@ -133,17 +166,32 @@ class Interpretation:
     hooks: list[str]  # the hooks' names, each with what it says
     shares: list[Share] = field(default_factory=list)
     transform: bool = False  # the quantizer's transform_for_annotation changes graphs
+    # first op of a conv or linear chain -> its config, where a weight that is a model input
+    # got the config's weight spec (the quantizer reads weights by position)
+    positional: dict[str, str] = field(default_factory=dict)
+    # one-op patterns annotated though an input is no float tensor -> their config
+    nonfloat: dict[str, str] = field(default_factory=dict)
 
 
 def interpret(obs: Observations) -> Interpretation:
+    from .pt2e_observe import _spec_key
+
     notes: list[str] = []
     by_ops: dict[tuple[str, ...], list[Match]] = {}
     shared: dict[str, list[Match]] = {}
+    unnamed: Counter[str] = Counter()
     for m in obs.matches:
-        if m.kind == "shared":
+        if any(not op.startswith("aten.") for op in m.ops):
+            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
+            unnamed.update(op for op in m.ops if not op.startswith("aten."))
+        elif m.kind == "shared":
             shared.setdefault(m.ops[0], []).append(m)
         else:
             by_ops.setdefault(m.ops, []).append(m)
+    notes += [
+        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
+        for op, n in sorted(unnamed.items())
+    ]
     configs: dict[tuple, Config] = {}
 
     def config_of(key: tuple, specs: dict[str, Any]) -> Config:
@@ -152,6 +200,8 @@ def interpret(obs: Observations) -> Interpretation:
         return configs[key]
 
     patterns = []
+    positional: dict[str, str] = {}
+    nonfloat: dict[str, str] = {}
     unbiased = ("input", "weight", "output")
     for ops, ms in by_ops.items():
         # a bias is quantized where there is one: matches without differ in nothing else
@@ -165,6 +215,14 @@ def interpret(obs: Observations) -> Interpretation:
         cfg = config_of(rep.key(), rep.specs)
         if ops[0] not in cfg.chains:
             cfg.chains.append(ops[0])
+        weight = cfg.specs.get("weight")
+        if weight is not None and any(
+            m.weight_input is not None and _spec_key(m.weight_input) == _spec_key(weight)
+            for m in ms
+        ):
+            positional.setdefault(ops[0], cfg.name)
+        if len(ops) == 1 and any(m.nonfloat for m in same):
+            nonfloat.setdefault(ops[0], cfg.name)
         others_seen = Counter(m.other for m in ms if m.other is not None)
         other = others_seen.most_common(1)[0][0] if others_seen else None
         p = Pattern(ops, "chain", cfg, alternatives=len(others), other=other)
@@ -178,12 +236,22 @@ def interpret(obs: Observations) -> Interpretation:
     patterns.sort(key=lambda p: (p.ops[0], -len(p.ops)))
     shares = []
     for op, ms in shared.items():
-        forms = Counter(m.form for m in ms)
-        (form, _), *others = forms.most_common()
-        if others or "other" in form:
+        # the form after a quantized input, and (eager_form) after an unquantized one where
+        # it differs: torchao's XNNPACK shares adaptive_avg_pool2d's input observer with a
+        # quantized producer and gives an unquantized one a spec of its own
+        after = [m for m in ms if not m.eager] or ms
+        eager_ms = [m for m in ms if m.eager]
+        (form, _), *others = Counter(m.form for m in after).most_common()
+        eager_form = None
+        if eager_ms and after is not ms:
+            (eager_form, _), *more = Counter(m.form for m in eager_ms).most_common()
+            others += more
+            eager_form = None if eager_form == form else eager_form
+        if others or "other" in form or (eager_form and "other" in eager_form):
             notes.append(f"{op}: shares its observer in ways bcfg does not reproduce")
-        rep = next(m for m in ms if m.form == form)
-        shares.append(Share(op, form, eager=any(m.eager for m in ms), spec=rep.specs.get("input")))
+        spec = next((m.specs["input"] for m in ms if m.specs.get("input") is not None), None)
+        sh = Share(op, form, eager=bool(eager_ms), spec=spec, eager_form=eager_form)
+        shares.append(sh)
     hooks: list[str] = []
     _conditions(patterns, obs, notes, hooks)
     if shares:
@@ -194,6 +262,20 @@ def interpret(obs: Observations) -> Interpretation:
         )
     _share_conditions(shares, obs, notes, hooks)
     interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    interp.positional = positional
+    interp.nonfloat = nonfloat
+    if nonfloat:
+        hooks.append(
+            "NonFloatInputs: an op annotated though an input is no float tensor ("
+            + ", ".join(nonfloat)
+            + ")"
+        )
+    if positional:
+        hooks.append(
+            "PositionalWeights: a weight given as a model input gets the weight's spec ("
+            + ", ".join(positional)
+            + ")"
+        )
     if obs.transformed:
         interp.transform = True
         hooks.append(
@@ -274,6 +356,60 @@ def _conditions(
                     f"({len(pos)} probes quantized it, {len(neg)} left it float)"
                 )
         p.when = [] if done[op] == ["?"] else done[op]
+    _chain_conditions(patterns, obs, notes, hooks, checks)
+
+
+def _chain_conditions(
+    patterns: list[Pattern],
+    obs: Observations,
+    notes: list[str],
+    hooks: list[str],
+    checks: dict[str, Any],
+) -> None:
+    """A ``when:`` for each chain of several ops where, on some probes, a shorter chain was
+    matched at its first op though the chain's ops followed it."""
+    from ...live.probe.annotations import op_name
+
+    def path(node: Any, ops: tuple[str, ...], taken: set[Any]) -> list[Any] | None:
+        """The nodes after ``node`` that continue the chain ``ops`` (none in ``taken``)."""
+        out = []
+        for op in ops[1:]:
+            nxt = [u for u in node.users if op_name(u) == op and u not in taken]
+            if not nxt:
+                return None
+            node = nxt[0]
+            out.append(node)
+        return out
+
+    chains = [m for m in obs.matches if m.kind == "chain"]
+    for p in patterns:
+        if p.kind != "chain" or len(p.ops) < 2:
+            continue
+        pos = [m.first for m in chains if m.ops == p.ops]
+        # the nodes positive matches hold (the other conv of an add of two is not a negative)
+        taken = {n for first in pos for n in path(first, p.ops, set()) or []}
+        neg = [
+            m.first
+            for m in chains
+            if len(m.ops) < len(p.ops)
+            and p.ops[: len(m.ops)] == m.ops
+            and path(m.first, p.ops, taken) is not None
+        ]
+        if not neg:
+            continue
+        found = _separate(checks, pos, neg)
+        chain = " -> ".join(p.ops)
+        if found == ["?"]:
+            notes.append(
+                f"{chain}: matched on {len(pos)} probes, and a shorter chain on {len(neg)} "
+                "where its ops followed, by no condition bcfg knows"
+            )
+            continue
+        p.chain_when = found
+        hooks.append(
+            f"{p.when_name}: {chain} is matched where {' and '.join(p.checks)} ({len(neg)} "
+            "probes matched a shorter chain where its ops followed)"
+        )
 
 
 def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[str]:
@@ -298,14 +434,20 @@ def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[st
 
 
 def _share_text(sh: Share) -> str:
-    first, rest, out = sh.form
+    text = _form_text(sh.form)
+    if sh.eager_form is not None:
+        return f"{text} after a quantized op; {_form_text(sh.eager_form)} after an unquantized one"
+    return text + ("; even after an unquantized op" if sh.eager else "; after a quantized op")
+
+
+def _form_text(form: tuple) -> str:
+    first, rest, out = form
     words = {"act": "a spec of its own", "node0": "shares the first input's observer",
              "edge0": "shares the first input's edge", "none": "none", "other": "other"}  # fmt: skip
     text = f"first input {words[first]}"
     if rest is not None:
         text += f", other inputs {words[rest]}"
-    text += f", output {words[out]}"
-    return text + ("; even after an unquantized op" if sh.eager else "; after a quantized op")
+    return text + f", output {words[out]}"
 
 
 COMPOSITIONS = ("composable", "operators", "modules")
@@ -413,7 +555,12 @@ class Writer:
         if dtype is None:
             self.problems.append(f"dtype {spec.dtype} has no word in the language")
             return "float"
-        fields = [f"quant_min: {spec.quant_min}", f"quant_max: {spec.quant_max}"]
+        # a range left None is the dtype's own (ExecuTorch's Cortex-M configs leave it)
+        fields = [
+            f"{name}: {value}"
+            for name, value in (("quant_min", spec.quant_min), ("quant_max", spec.quant_max))
+            if value is not None
+        ]
         if type(spec).__name__ == "FixedQParamsQuantizationSpec":
             fields += [f"scale: {_number(float(spec.scale))}", f"zero_point: {spec.zero_point}"]
         key = (dtype, *fields)
@@ -451,7 +598,14 @@ class Writer:
             if c.chains
         ]
         names = [generated_class(self.name)]
-        mixin = " base: hooks.Sharing," if interp.shares else ""
+        mixins = ["hooks.Sharing"] * bool(interp.shares)
+        mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
+        mixins += ["hooks.NonFloatInputs"] * bool(interp.nonfloat)
+        mixin = (
+            ""
+            if not mixins
+            else f" base: {mixins[0]}," if len(mixins) == 1 else f" base: [{', '.join(mixins)}],"
+        )
         if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
             names.append(self.class_name)
         classes = []
@@ -511,8 +665,8 @@ class Writer:
                 keys.append(f"other: {p.other}")
             if p.eager and eager:
                 keys.append("eager: true")
-            if p.when:
-                keys.append(f"when: hooks.when_{_ident(p.ops[0])}")
+            if p.checks:
+                keys.append(f"when: hooks.{p.when_name}")
             if keys:
                 lines.append(f"        pt2e: {{{', '.join(keys)}}}")
             lines.append("    }")
@@ -527,12 +681,12 @@ class Writer:
         if composition == "operators" and None in elements.values():
             missing = sorted(op for op, e in elements.items() if e is None)
             raise Unsayable(f"no module class or function exports to {', '.join(missing)}")
-        conditions = [p.when for p in interp.patterns] + [sh.when for sh in interp.shares]
+        conditions = [p.checks for p in interp.patterns] + [sh.when for sh in interp.shares]
         if composition == "modules" and any(conditions):
             # its base reads no when: the rules are tried without their conditions
             interp = dataclasses.replace(
                 interp,
-                patterns=[dataclasses.replace(p, when=[]) for p in interp.patterns],
+                patterns=[dataclasses.replace(p, when=[], chain_when=[]) for p in interp.patterns],
                 shares=[dataclasses.replace(sh, when=[]) for sh in interp.shares],
             )
         body = self._patterns(
@@ -565,10 +719,6 @@ class Writer:
             ]
         head = [
             *(f"# {h}" if h else "#" for h in header),
-            "#",
-            "# Configure the generated quantizer with hooks.configure(quantizer): it sets the",
-            "# observed configs, merged, as the global config (the language has no words for",
-            f"# a configured getter under scopes: {composition}).",
             "",
             f"alias hooks = {self.hooks_module}",
             "",
@@ -581,16 +731,35 @@ class Writer:
         fields = ["    outputs: consumers"] if composition == "operators" else []
         fields += [f"    scopes: {composition}"]
         fields += ["    transform: hooks.transform"] if interp.transform else []
+        fields += ["    fx: false", "    classes: ["]
+        # the observed configs are set by the constructor (hooks.configure: set_global and
+        # set_operator_type), so that the getter's quantizer needs no configuration
+        fields += [f"        {{{c}}}," for c in self._class_records("init: hooks.configure")]
         return "\n".join(
-            [*head, "", f"quantizer {self.name} {{", *fields, "    fx: false", "}", "",
+            [*head, "", f"quantizer {self.name} {{", *fields, "    ]", "}", "",
              f"backend {self.name} {{", *body, "}", ""]
         )  # fmt: skip
+
+    def _class_records(self, own: str) -> list[str]:
+        """The generated class's record (``own``: its keys after the name) and, when the
+        original's class name differs, a class of that name derived from it."""
+        from ...emit.pt2e import class_name as generated_class
+
+        names = [generated_class(self.name)]
+        records = [f"name: {names[0]}, {own}"]
+        if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
+            records.append(f"name: {self.class_name}, base: {names[0]}")
+        return records
 
     def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
         lines = self.hooks_header() + self.config_lines(interp, imports)
         if interp.shares and composition == "composable":
             lines += self.sharing(interp.shares, imports)
+        if interp.positional and composition == "composable":
+            lines += _positional_lines(interp.positional, bool(interp.shares))
+        if interp.nonfloat and composition == "composable":
+            lines += _nonfloat_lines(interp, bool(interp.shares or interp.positional))
         if composition != "composable":
             lines += _configure_lines(interp, composition)
         if interp.transform:
@@ -662,10 +831,13 @@ class Writer:
         for sh in shares:
             spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
             when = f"'_when_shared_{_ident(sh.op)}'" if sh.when else "None"
-            rows.append(f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}, {when}),")
+            rows.append(
+                f"    {sh.op!r}: ({sh.form!r}, {sh.eager}, {spec}, {when}, {sh.eager_form!r}),"
+            )
         return [
             "# op: ((first input, other inputs, output), eager, the first input's own spec,",
-            "# the name of the condition it is shared under):",
+            "# the name of the condition it is shared under, the form after an unquantized",
+            "# first input where it differs):",
             "# act: that spec; node0: shares the first input's output; edge0: shares the first",
             "# input's edge into the op; eager: annotated though the first input is not.",
             "SHARED = {",
@@ -682,10 +854,12 @@ class Writer:
             '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
             "            if entry is None or _KEY in node.meta:",
             "                continue",
-            "            (first, rest, out), eager, own, when = entry",
+            "            form, eager, own, when, eager_form = entry",
             "            inputs = _inputs(node)",
-            "            if not inputs or (not eager and _KEY not in inputs[0].meta):",
+            "            quantized = bool(inputs) and _KEY in inputs[0].meta",
+            "            if not inputs or (not eager and not quantized):",
             "                continue",
+            "            first, rest, out = eager_form if eager_form and not quantized else form",
             "            if when is not None and not globals()[when](node):",
             "                continue",
             "            specs = {}",
@@ -812,6 +986,76 @@ class Writer:
         ]
 
 
+def _positional_lines(positional: dict[str, str], shared: bool) -> list[str]:
+    """``PositionalWeights``: the weight (and bias) of a conv or linear given as a model input
+    gets its config's weight (and bias) spec, as the quantizer reads them by position (the
+    composable scheme takes only parameters as weights)."""
+    rows = [f"    {op!r}: {name}," for op, name in positional.items()]
+    lines = ["", "POSITIONAL = {", *rows, "}", "", ""]
+    if not shared:  # Sharing's module helpers are written with it
+        lines += ['_KEY = "quantization_annotation"', "", ""]
+    return lines + [
+        "class PositionalWeights:",
+        '    """After the spec\'s patterns: weights and biases that are model inputs, by position."""',
+        "",
+        "    def annotate(self, model):",
+        "        model = super().annotate(model)",
+        "        for node in model.graph.nodes:",
+        '            config = POSITIONAL.get(str(node.target)) if node.op == "call_function" else None',
+        "            qa = node.meta.get(_KEY)",
+        "            if config is None or qa is None:",
+        "                continue",
+        "            for i, spec in ((1, config.weight), (2, config.bias)):",
+        "                arg = node.args[i] if len(node.args) > i else None",
+        '                if isinstance(arg, Node) and arg.op != "get_attr" and arg in qa.input_qspec_map:',
+        "                    qa.input_qspec_map[arg] = spec(node) if callable(spec) else spec",
+        "        return model",
+        "",
+    ]
+
+
+def _nonfloat_lines(interp: Interpretation, key_written: bool) -> list[str]:
+    """``NonFloatInputs``: a one-op pattern the quantizer annotates though an input is no
+    float tensor (the composable scheme quantizes float tensors only), under its ``when:``."""
+    whens = {p.ops[0]: p.when_name for p in interp.patterns if len(p.ops) == 1 and p.checks}
+    rows = [f"    {op!r}: ({name}, {whens.get(op)!r})," for op, name in interp.nonfloat.items()]
+    lines = ["", "# op: (its config, the name of its when: condition)", "NONFLOAT = {", *rows]
+    lines += ["}", "", ""]
+    if not key_written:
+        lines += ['_KEY = "quantization_annotation"', "", ""]
+    return lines + [
+        "class _At:",
+        "    def __init__(self, node):",
+        "        self.node = node",
+        "",
+        "",
+        "class NonFloatInputs:",
+        '    """After the spec\'s patterns: the ops annotated though an input is no float tensor."""',
+        "",
+        "    def annotate(self, model):",
+        "        model = super().annotate(model)",
+        "        for node in model.graph.nodes:",
+        '            entry = NONFLOAT.get(str(node.target)) if node.op == "call_function" else None',
+        "            qa = node.meta.get(_KEY)",
+        "            if entry is None or (qa is not None and (qa.input_qspec_map or qa.output_qspec)):",
+        "                continue  # the spec's patterns annotated it",
+        "            config, when = entry",
+        "            inputs = [a for a in node.args if isinstance(a, Node)]",
+        "            vals = [a.meta.get('val') for a in inputs]",
+        "            if not any(getattr(v, 'dtype', torch.float).is_floating_point is False for v in vals):",
+        "                continue  # float inputs: the spec's patterns decided",
+        "            if when is not None and not globals()[when](_At(node)):",
+        "                continue",
+        "            node.meta[_KEY] = QuantizationAnnotation(",
+        "                input_qspec_map={a: config.input_activation for a in inputs},",
+        "                output_qspec=config.output_activation,",
+        "                _annotated=True,",
+        "            )",
+        "        return model",
+        "",
+    ]
+
+
 def _configure_lines(interp: Interpretation, composition: str) -> list[str]:
     """``configure``: the observed configs for a composition other than composable (the
     global config merged from them, operator types for the ops of a config that differs)."""
@@ -840,7 +1084,7 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
     """The ``when:`` conditions of patterns and shares, with the checks they use (none
     when no pattern or share has a condition)."""
     whens = [(f"_when_shared_{_ident(sh.op)}", sh.when) for sh in interp.shares if sh.when]
-    if not any(p.when for p in interp.patterns) and not whens:
+    if not any(p.checks for p in interp.patterns) and not whens:
         return []
     lines = PRELUDE.strip("\n").splitlines() + [""]
     for fname, checks in whens:
@@ -855,13 +1099,13 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
             ]
     written = set()
     for p in interp.patterns:
-        if not p.when or p.ops[0] in written:
+        if not p.checks or p.when_name in written:
             continue
-        written.add(p.ops[0])
-        lines.append(f"def when_{_ident(p.ops[0])}(match):")
-        lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.when)}")
+        written.add(p.when_name)
+        lines.append(f"def {p.when_name}(match):")
+        lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.checks)}")
         lines.append("")
-    used = {c for p in interp.patterns for c in p.when} | {c for _, w in whens for c in w}
+    used = {c for p in interp.patterns for c in p.checks} | {c for _, w in whens for c in w}
     for check in sorted(used):
         lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
     return lines
