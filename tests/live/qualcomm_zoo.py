@@ -24,7 +24,14 @@ from torch import nn
 
 from tests.live.pt2e_support import Fn
 
-os.environ.setdefault("QNN_SDK_ROOT", "")
+
+def install() -> None:
+    """``QNN_SDK_ROOT`` set (empty unless it is): Qualcomm's modules then build a QnnQuantizer
+    without downloading the QNN SDK (its op constraints are then not checked, on either side)."""
+    os.environ.setdefault("QNN_SDK_ROOT", "")
+
+
+install()
 
 F = nn.functional
 r = torch.randn
@@ -67,13 +74,23 @@ def _block() -> nn.Module:
 
 # (name, model factory, example inputs): a plain list.
 ZOO: list[tuple[str, Any, tuple]] = [
-    ("conv2d relu", lambda: Fn(lambda s, x: F.relu(s.c(x)), c=nn.Conv2d(3, 4, 3)), (r(1, 3, 8, 8),)),
     (
-        "conv bn",
-        lambda: Fn(lambda s, x: s.bn(s.c(x)), c=nn.Conv2d(3, 4, 3, bias=False), bn=nn.BatchNorm2d(4)),
+        "conv2d relu",
+        lambda: Fn(lambda s, x: F.relu(s.c(x)), c=nn.Conv2d(3, 4, 3)),
         (r(1, 3, 8, 8),),
     ),
-    ("conv1d sigmoid", lambda: Fn(lambda s, x: torch.sigmoid(s.c(x)), c=nn.Conv1d(4, 4, 3)), (r(1, 4, 8),)),
+    (
+        "conv bn",
+        lambda: Fn(
+            lambda s, x: s.bn(s.c(x)), c=nn.Conv2d(3, 4, 3, bias=False), bn=nn.BatchNorm2d(4)
+        ),
+        (r(1, 3, 8, 8),),
+    ),
+    (
+        "conv1d sigmoid",
+        lambda: Fn(lambda s, x: torch.sigmoid(s.c(x)), c=nn.Conv1d(4, 4, 3)),
+        (r(1, 4, 8),),
+    ),
     ("linear tanh", lambda: Fn(lambda s, x: torch.tanh(s.l(x)), l=nn.Linear(8, 8)), (r(2, 8),)),
     ("binary", lambda: Fn(lambda s, x, y: torch.maximum(x * y - y, x) + 1.0), (r(2, 8), r(2, 8))),
     ("div", lambda: Fn(lambda s, x, y: x / y / 4.0), (r(2, 8), r(2, 8))),
@@ -81,25 +98,57 @@ ZOO: list[tuple[str, Any, tuple]] = [
     ("argmax max", lambda: Fn(lambda s, x: (x.argmax(-1), x.max(-1).values)), (r(2, 8),)),
     (
         "shared chain",
-        lambda: Fn(lambda s, x: torch.sqrt(x.abs()).permute(1, 0).reshape(4, 4).unsqueeze(0).expand(2, 4, 4)),
+        lambda: Fn(
+            lambda s, x: torch.sqrt(x.abs())
+            .permute(1, 0)
+            .reshape(4, 4)
+            .unsqueeze(0)
+            .expand(2, 4, 4)
+        ),
         (r(2, 8),),
     ),
     ("shared of input", lambda: Fn(lambda s, x: x.transpose(0, 1).flatten()), (r(2, 8),)),
     ("leaky_relu", lambda: Fn(lambda s, x: F.leaky_relu(x, 0.1) * 2), (r(2, 8),)),
     ("hardsigmoid", lambda: Fn(lambda s, x: F.hardsigmoid(torch.tanh(x))), (r(2, 8),)),
-    ("split unbind", lambda: Fn(lambda s, x: sum(torch.unbind(x.chunk(2)[0], 0)) + x.split(1)[1]), (r(2, 8),)),
-    ("cat stack", lambda: Fn(lambda s, x, y: torch.stack([torch.cat([x, y]), torch.cat([y, torch.tanh(x)])])), (r(2, 8),) * 2),
+    (
+        "split unbind",
+        lambda: Fn(lambda s, x: sum(torch.unbind(x.chunk(2)[0], 0)) + x.split(1)[1]),
+        (r(2, 8),),
+    ),
+    (
+        "cat stack",
+        lambda: Fn(lambda s, x, y: torch.stack([torch.cat([x, y]), torch.cat([y, torch.tanh(x)])])),
+        (r(2, 8),) * 2,
+    ),
     ("topk sort", lambda: Fn(lambda s, x: x.topk(3).values + x.sort(-1).values[:, :3]), (r(2, 8),)),
     ("where", lambda: Fn(lambda s, x, y: torch.where(x > y, x, y)), (r(2, 8), r(2, 8))),
     ("constants", lambda: Fn(lambda s, x: x + torch.arange(8.0) + torch.ones(8)), (r(2, 8),)),
-    ("index", lambda: Fn(lambda s, x, i: torch.tanh(x)[i] + x.index_select(0, i)), (r(4, 8), torch.tensor([0, 2]))),
+    (
+        "index",
+        lambda: Fn(lambda s, x, i: torch.tanh(x)[i] + x.index_select(0, i)),
+        (r(4, 8), torch.tensor([0, 2])),
+    ),
     (
         "index_put copy",
-        lambda: Fn(lambda s, x, v: x.index_put((torch.tensor([0, 1]),), torch.tanh(v)).index_copy(0, torch.tensor([2]), v[:1])),
+        lambda: Fn(
+            lambda s, x, v: x.index_put((torch.tensor([0, 1]),), torch.tanh(v)).index_copy(
+                0, torch.tensor([2]), v[:1]
+            )
+        ),
         (r(4, 8), r(2, 8)),
     ),
-    ("scatter", lambda: Fn(lambda s, x, v: x.scatter(1, torch.tensor([[0, 1]]), v).slice_scatter(v, 1, 0, 2)), (r(1, 8), r(1, 2))),
-    ("norms", lambda: Fn(lambda s, x: s.rms(s.ln(x)), ln=nn.LayerNorm(8), rms=nn.RMSNorm(8)), (r(2, 8),)),
+    (
+        "scatter",
+        lambda: Fn(
+            lambda s, x, v: x.scatter(1, torch.tensor([[0, 1]]), v).slice_scatter(v, 1, 0, 2)
+        ),
+        (r(1, 8), r(1, 2)),
+    ),
+    (
+        "norms",
+        lambda: Fn(lambda s, x: s.rms(s.ln(x)), ln=nn.LayerNorm(8), rms=nn.RMSNorm(8)),
+        (r(2, 8),),
+    ),
     ("cnn", _cnn, (r(1, 3, 8, 8),)),
     ("transformer block", _block, (torch.tensor([[1, 5, 7, 2, 9, 3]]),)),
 ]
