@@ -179,24 +179,19 @@ def _blocks(q: Any) -> Any:
 
 
 def _submodule(q: Any) -> Any:
-    from executorch.backends.qualcomm.quantizer.quantizer import (  # fmt: skip
-        ModuleQConfig,
-        QuantDtype,
-        get_submodule_name_predicate,
-    )
+    from executorch.backends.qualcomm.quantizer import quantizer as qnn
+
+    ModuleQConfig, QuantDtype = qnn.ModuleQConfig, qnn.QuantDtype
+    get_submodule_name_predicate = qnn.get_submodule_name_predicate
 
     q.set_submodule_qconfig_list([(get_submodule_name_predicate("fc"), ModuleQConfig(QuantDtype.use_16a8w))])  # fmt: skip
     return q
 
 
-def _unquantize_tanh(gm: torch.fx.GraphModule) -> None:
-    """A custom annotation: tanh's output left float."""
-    for n in gm.graph.nodes:
-        if n.target == torch.ops.aten.tanh.default and "quantization_annotation" in n.meta:
-            n.meta["quantization_annotation"].output_qspec = None
-
-
 def _custom(q: Any) -> Any:
+    """Samsung's zoo's custom annotation (tanh's output left float), nodes and ops discarded."""
+    from tests.live.samsung_zoo import _unquantize_tanh
+
     q.add_custom_quant_annotations([_unquantize_tanh])
     q.add_discard_nodes(["relu", "cat"])
     q.add_discard_ops([torch.ops.aten.sigmoid.default, torch.ops.aten.add.Tensor])
