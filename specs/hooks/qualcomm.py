@@ -31,6 +31,7 @@ KEY = "quantization_annotation"
 QC = "executorch.backends.qualcomm"
 
 
+@functools.cache
 def _t() -> Any:
     """torch and torchao's quantizer module (imported when first called)."""
     import torch
