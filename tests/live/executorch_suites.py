@@ -214,6 +214,8 @@ def run(
         cwd = Path(tempfile.mkdtemp(prefix="bcfg-nxp-"))
         cmd[3:3] = ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
         env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    if target == "qualcomm":  # this checkout's settings and plugin, not the venv's checkout's
+        cmd[3:3] = ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
     subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, check=False, env=env)
     if not out.exists():  # pytest stopped before running (its error is on stderr above)
         raise SystemExit(f"pytest ran no tests: {' '.join(cmd)}")
