@@ -159,6 +159,14 @@ def _nxp_sdk() -> None:
     install()
 
 
+def _no_qnn_sdk() -> None:
+    """Qualcomm's modules with ``QNN_SDK_ROOT`` set (empty unless set): without it, building a
+    QnnQuantizer tries to download the QNN SDK."""
+    from tests.live.qualcomm_zoo import install
+
+    install()
+
+
 def _mediatek_package() -> None:
     """MediaTek's quantizer module without its package's ``__init__`` (which imports the
     NeuroPilot SDK): tests/live/vendor_zoo.py's ``import_past_init``."""
@@ -271,6 +279,10 @@ def samsung_zoo() -> dict[str, tuple[Any, tuple]]:
     return _vendor_zoo("samsung")
 
 
+def qualcomm_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("qualcomm")
+
+
 def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
     """NXP's zoo (tests/live/nxp_zoo.py) but its QAT models: the registry's setup is PTQ."""
     from tests.live.nxp_zoo import models
@@ -294,6 +306,8 @@ PROOF = {
     "enn": "probe zoo: 390 of 390 graphs the same",
     "nxp": "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390 "
     "graphs, 241 the same, 149 differ in the bias function's name only",
+    "qualcomm": "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed, "
+    "3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes",
 }
 
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
@@ -305,6 +319,7 @@ _ET_CORTEX_M = "executorch.backends.cortex_m.quantizer.quantizer"
 _ET_CADENCE = "executorch.backends.cadence.aot.quantizer.quantizer"
 _ET_VULKAN = "executorch.backends.vulkan.quantizer.vulkan_quantizer"
 _ET_NXP = "executorch.backends.nxp.quantizer.neutron_quantizer"
+_ET_QNN = "executorch.backends.qualcomm.quantizer.quantizer"
 
 TARGETS = (
     Target(
@@ -439,6 +454,20 @@ TARGETS = (
         docs="nxp.md",
         hooks=("specs/hooks/nxp.py",),
         before="_nxp_sdk",
+        bench=False,
+    ),
+    Target(
+        "qualcomm",
+        "QnnQuantizer",
+        f"{_ET_QNN}:QnnQuantizer",
+        "",
+        setup="_no_config",
+        zoo="qualcomm_zoo",
+        swap=(_ET_QNN, ("QnnQuantizer",)),
+        suites=("qualcomm",),
+        docs="qualcomm.md",
+        hooks=("specs/hooks/qualcomm.py",),
+        before="_no_qnn_sdk",
         bench=False,
     ),
 )

@@ -124,7 +124,7 @@ def test_the_comparison_catches_a_class_that_annotates_nothing():
     assert "annotated nodes differ" in " ".join(compare(t, "conv_bn_relu"))
 
 
-@pytest.mark.parametrize("target", ["vulkan", "neuropilot", "enn", "nxp"])
+@pytest.mark.parametrize("target", ["vulkan", "neuropilot", "enn", "nxp", "qualcomm"])
 def test_the_comparison_catches_a_vendor_class_without_its_rules(target, monkeypatch):
     """The vendor targets compared with their recordings alone in the PR tier (their reference
     runs are the full tier's): the generated class with no rule but cat's (NXP's class needs

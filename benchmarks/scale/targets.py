@@ -5,7 +5,7 @@ it replaces, the config both are set up with, the environment the reference impo
 how the benchmarks treat it (``prepare``, ``fresh``, ``strict``). A new target is a row
 there. A hand-written class too slow for the large graphs (ExecuTorch's XNNPACK quantizer,
 about 20 s for 1,000 nodes) is stopped by the benchmark's time limit. A row with ``bench``
-False (the vendor targets not measured yet: Vulkan, MediaTek, Samsung, NXP) is left out, so
+False (the vendor targets not measured yet: Vulkan, MediaTek, Samsung, NXP, Qualcomm) is left out, so
 the docs' figures (``benchmarks/scale/figures.json``) need not cover it until it is.
 """
 

@@ -59,6 +59,11 @@ in the project's environment, NXP's SDK replaced by tests/live/nxp_sdk.py's
 stand-in (its tests then run from a temporary folder: its conftest makes a
 ``.outputs`` folder in the working directory); about 6 minutes a run.
 
+``qualcomm`` runs ExecuTorch's Qualcomm tests that run on CPU without the QNN SDK
+(``QUALCOMM_FILES`` under ``backends/qualcomm/tests``: 38 tests) with its ``QnnQuantizer``
+and with the generated one, in the project's environment, ``QNN_SDK_ROOT`` set empty
+(else building the class tries to download the SDK).
+
 ``--save DIR`` keeps each run's outcomes (``DIR/<suite>-original.json`` and
 ``DIR/<suite>-swapped.json``: each test's outcome, message, and for op tests
 whether it quantized). ``--original FILE`` (or ``--swapped FILE``) reuses such a
@@ -92,6 +97,10 @@ VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
 VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
 NXP_SWAP = "generated.nxp_quantizer:NeutronQuantizer"
 NXP_NOTHING = "tests.live.executorch_swap:NeutronAnnotatesNothing"
+QUALCOMM_SWAP = "generated.qualcomm_quantizer:QnnQuantizer"
+QUALCOMM_NOTHING = "tests.live.executorch_swap:QnnAnnotatesNothing"
+# Under backends/qualcomm/tests: the tests that run on CPU without the QNN SDK.
+QUALCOMM_FILES = ("test_conv_bn_qat.py", "test_passes.py")
 # Under backends/nxp/tests: its quantizer tests (its conftest deselects those needing tflite).
 NXP_FILES = ("generic_tests/test_quantizer.py",)
 CADENCE_FILES = (
@@ -119,7 +128,7 @@ ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax
 SUITE_TARGET = {
     "cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence", "nxp": "nxp",
 }  # fmt: skip
-SUITE_TARGET |= {"vulkan": "vulkan"}  # run in this environment (paths)
+SUITE_TARGET |= {"vulkan": "vulkan", "qualcomm": "qualcomm"}  # run in this environment (paths)
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -145,7 +154,7 @@ def installed(python: Path | None = None) -> Path:
 
 
 # Where a backend's tests are under ExecuTorch's package (backends/<backend>/test otherwise).
-TESTS = {"cadence": "cadence/aot/tests", "nxp": "nxp/tests"}
+TESTS = {"cadence": "cadence/aot/tests", "nxp": "nxp/tests", "qualcomm": "qualcomm/tests"}
 
 
 def tests_dir(python: Path | None, backend: str) -> Path:
@@ -157,8 +166,9 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 def paths(suite: str, python: Path | None = None) -> list[str]:
     if suite == "vulkan":
         return [str(installed() / "backends" / name) for name in VULKAN_FILES]
-    if suite == "nxp":  # the project's environment
-        return [str(tests_dir(python, "nxp") / name) for name in NXP_FILES]
+    if suite in ("nxp", "qualcomm"):  # the project's environment
+        files = NXP_FILES if suite == "nxp" else QUALCOMM_FILES
+        return [str(tests_dir(python, suite) / name) for name in files]
     if suite in SUITE_TARGET:
         assert python is not None
         root = tests_dir(python, SUITE_TARGET[suite])
@@ -204,6 +214,8 @@ def run(
         cwd = Path(tempfile.mkdtemp(prefix="bcfg-nxp-"))
         cmd[3:3] = ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
         env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    if target == "qualcomm":  # this checkout's settings and plugin, not the venv's checkout's
+        cmd[3:3] = ["-c", str(root / "pyproject.toml"), "--rootdir", str(root)]
     subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, check=False, env=env)
     if not out.exists():  # pytest stopped before running (its error is on stderr above)
         raise SystemExit(f"pytest ran no tests: {' '.join(cmd)}")
@@ -263,6 +275,7 @@ def _parser() -> argparse.ArgumentParser:
         default="all",
         choices=[
             *("quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan", "nxp"),
+            "qualcomm",
         ],
     )
     parser.add_argument(
@@ -298,7 +311,10 @@ def main(argv: list[str]) -> int:
     target = SUITE_TARGET.get(args.suite, "xnnpack")
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
-    if args.suite == "vulkan":  # this checkout's settings and plugin, not the venv's checkout's
+    if args.suite in (
+        "vulkan",
+        "qualcomm",
+    ):  # this checkout's settings and plugin, not the venv's checkout's
         here = Path(__file__).resolve().parents[2]
         extra += ("-c", str(here / "pyproject.toml"), "--rootdir", str(here))
     if args.tree:
@@ -308,6 +324,7 @@ def main(argv: list[str]) -> int:
     default = {**defaults, "vulkan": VULKAN_SWAP}.get(target, SWAP)
     default = {
         "cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP, "nxp": NXP_SWAP,
+        "qualcomm": QUALCOMM_SWAP,
     }.get(target, SWAP)  # fmt: skip
     swap = args.swap or args.swap_module or default
 

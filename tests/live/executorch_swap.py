@@ -10,7 +10,8 @@ never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``
 ``CortexMQuantizer``; ``arm`` is ``TOSAQuantizer``, ``EthosUQuantizer`` and
 ``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``; ``vulkan`` is
 ``VulkanQuantizer``; ``nxp`` is ``NeutronQuantizer``, imported after
-tests/live/nxp_sdk.py's stand-in for NXP's SDK). ``--bcfg-swap
+tests/live/nxp_sdk.py's stand-in for NXP's SDK; ``qualcomm`` is ``QnnQuantizer``, imported
+with ``QNN_SDK_ROOT`` set). ``--bcfg-swap
 module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 (no class) puts each module attribute of the same name in place of each
 (``--bcfg-swap generated.arm_tosa_quantizer``), and each other name of the
@@ -50,7 +51,8 @@ from tests.targets import TARGETS as REGISTRY
 TARGETS = {t.suites[0]: t.swap for t in REGISTRY if t.swap}
 # Targets whose modules import only after a stand-in is installed (its module's ``install()``):
 # NXP's import NXP's eIQ Neutron SDK, not on the package index (tests/live/nxp_sdk.py).
-SETUP = {"nxp": "tests.live.nxp_sdk"}
+# Qualcomm's try to download the QNN SDK unless QNN_SDK_ROOT is set (tests/live/qualcomm_zoo.py).
+SETUP = {"nxp": "tests.live.nxp_sdk", "qualcomm": "tests.live.qualcomm_zoo"}
 # Targets whose tests find the classes by ``__module__`` (Cadence's
 # ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
@@ -64,6 +66,7 @@ STAGES = {
     "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "nxp": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "qualcomm": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
 }
 
 
@@ -295,3 +298,19 @@ class NeutronAnnotatesNothing(AnnotatesNothing):
     def __init__(self, neutron_target_spec: Any = None, is_qat: bool = False) -> None:
         super().__init__(neutron_target_spec)
         self.neutron_target_spec, self.is_qat, self.quantizers = neutron_target_spec, is_qat, []
+
+
+class QnnAnnotatesNothing(AnnotatesNothing):
+    """``QnnQuantizer(backend, soc_model, strict)`` that annotates nothing (``--bcfg-target
+    qualcomm``): Qualcomm's pass pipeline runs before it, as before Qualcomm's annotate."""
+
+    def __init__(self, backend: Any = None, soc_model: Any = None, strict: bool = True) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def transform_for_annotation(self, model: Any) -> Any:
+        from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls
+        from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
+
+        backend = self.backend or QnnExecuTorchBackendType.kHtpBackend
+        return get_qnn_pass_manager_cls(backend)().transform_for_annotation_pipeline(model)

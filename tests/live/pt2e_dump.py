@@ -45,6 +45,8 @@ def _canon_value(v: Any) -> Any:
         return str(v)
     if isinstance(v, float):
         return float.hex(v)
+    if isinstance(v, torch.fx.Graph):  # an observer bound to its node (Qualcomm's cat's)
+        return "the annotated graph"
     return repr(v)
 
 

@@ -2,7 +2,7 @@
 
     python -m tests.live.vendor_zoo VENDOR [MODEL ...]
 
-``VENDOR`` is a key of ``VENDORS`` (``vulkan``, ``mediatek``, ``samsung``): the one
+``VENDOR`` is a key of ``VENDORS`` (``vulkan``, ``mediatek``, ``samsung``, ``qualcomm``): the one
 place that names ExecuTorch's class (and how it is imported here) and the generated
 one. Each vendor's zoo is a plain list in ``tests/live/<vendor>_zoo.py``: ``ZOO``
 (``(name, model factory, inputs)``), and ``SETUPS`` (``name -> fn(quantizer) ->
@@ -60,6 +60,14 @@ VENDORS: dict[str, tuple[str, str, tuple[str, ...], str, str, str]] = {
         "generated.enn_quantizer",
         "EnnQuantizer",
         "tests.live.samsung_zoo",
+    ),
+    "qualcomm": (
+        "executorch.backends.qualcomm.quantizer.quantizer",
+        "QnnQuantizer",
+        (),
+        "generated.qualcomm_quantizer",
+        "QnnQuantizer",
+        "tests.live.qualcomm_zoo",
     ),
 }
 

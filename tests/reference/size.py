@@ -14,7 +14,8 @@ the five files of ExecuTorch's ``backends/arm/quantizer/`` that hold its
 quantizer (``ARM_REFERENCE``: both its implementations, the configs, the
 support table; ``__init__.py`` left out). NXP (specs/nxp.bcfg and its hooks)
 against ExecuTorch's ``backends/nxp/quantizer/``: its three files
-(``NXP_REFERENCE``).
+(``NXP_REFERENCE``). Qualcomm (specs/qualcomm.bcfg and its hooks) against every file of
+ExecuTorch's ``backends/qualcomm/quantizer/`` (``QUALCOMM_FILES``).
 
 Spec lines and hook lines are counted non-blank and non-comment; torchao's
 quantizers (the installed x86_inductor_quantizer.py and arm_inductor_quantizer.py)
@@ -156,6 +157,15 @@ def arm_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
+# Qualcomm's: every file of backends/qualcomm/quantizer/ (its LPAI registry and recipes
+# included, which the spec does not reproduce: docs/guides/pt2e/qualcomm.md).
+QUALCOMM_FILES = (
+    "quantizer rules validators registry_loader backend_opinfo_adapter conv_bn qconfig "
+    "custom_annotation quant_recipe annotators/__init__ annotators/htp_rules "
+    "annotators/lpai_rules observers/concat_observer observers/per_block_param_observer "
+    "observers/per_channel_param_observer"
+).split()
+
 # ExecuTorch's vendor quantizers reproduced whole: name -> (its row of the target registry,
 # whose spec and hooks are counted; its files under executorch/backends/, every one counted).
 VENDORS: dict[str, tuple[str, list[str]]] = {
@@ -172,6 +182,7 @@ VENDORS: dict[str, tuple[str, list[str]]] = {
         [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
     ),
     "NXP": ("nxp", [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")]),
+    "Qualcomm": ("qualcomm", [f"qualcomm/quantizer/{f}.py" for f in QUALCOMM_FILES]),
 }
 
 

@@ -1,0 +1,74 @@
+"""generated/qualcomm_quantizer.py's QnnQuantizer (specs/qualcomm.bcfg) annotates as ExecuTorch's
+Qualcomm quantizer.
+
+The full tier (tests/conftest.py's FULL; the PR tier compares the generated class with the
+recording of tests/targets.py's ``qualcomm`` row, tests/test_conformance.py). Here: a few
+models of tests/live/qualcomm_zoo.py under four setups and both export modes
+(``python -m tests.live.vendor_zoo qualcomm`` runs all of it), and ExecuTorch's QAT conv-bn
+tests with its class swapped for the generated one and for one that annotates nothing
+(``python -m tests.live.executorch_suites qualcomm`` runs both shipped files, original
+against swapped, test by test). ``QNN_SDK_ROOT`` is set empty (tests/live/qualcomm_zoo.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .qualcomm_zoo import install
+
+install()
+pytest.importorskip(
+    "executorch.backends.qualcomm.quantizer.quantizer",
+    reason="ExecuTorch's Qualcomm quantizer is not installed",
+)
+
+
+def test_zoo_models_annotate_and_convert_as_executorch_does():
+    from .vendor_zoo import clean, compare
+
+    names = ["cnn", "transformer block", "split unbind"]
+    setups = ["16a4w", "8a8w qat", "16a4w_block blocks", "custom discard"]
+    result = compare("qualcomm", names, setups)
+    assert len(result) == 3 * 4 * 2
+    assert [k for k, v in result.items() if not clean(v)] == []
+    # The masked attention's -inf replaced by the quantized range on both sides.
+    assert result["transformer block 16a4w strict"]["outputs_equal"]
+
+
+def test_the_comparison_sees_a_quantizer_without_the_concat_observer():
+    import torch
+
+    import specs.hooks.qualcomm as hooks
+    from generated.qualcomm_quantizer import QnnQuantizer
+
+    from .vendor_zoo import compare_one, zoo
+
+    class PlainCat(QnnQuantizer):  # cat as one input and output
+        def __init__(self) -> None:
+            super().__init__()
+            for op in (torch.ops.aten.cat.default, torch.ops.aten.concat.default):
+                self._rules_map[op] = hooks._Rule(hooks.general)
+
+    name, factory, args = next(z for z in zoo("qualcomm").ZOO if z[0] == "cat stack")
+    torch.manual_seed(0)
+    gm = torch.export.export(factory().eval(), args).module()
+    setup = zoo("qualcomm").SETUPS["8a8w"]
+    assert compare_one(gm, args, setup, "qualcomm")["differ"] == []
+    assert compare_one(gm, args, setup, "qualcomm", PlainCat)["differ"]
+
+
+def outcomes(swap: str, out) -> dict[str, str]:
+    from .executorch_suites import run, tests_dir
+
+    path = tests_dir(None, "qualcomm") / "test_conv_bn_qat.py"
+    result = run([str(path)], swap, out, (), None, "qualcomm")
+    return {k.split("::")[-1]: v["outcome"] for k, v in result.items()}
+
+
+def test_executorchs_conv_bn_tests_pass_swapped_and_fail_with_nothing(tmp_path):
+    from .executorch_suites import QUALCOMM_NOTHING, QUALCOMM_SWAP
+
+    swapped = outcomes(QUALCOMM_SWAP, tmp_path / "swapped.json")
+    assert swapped and set(swapped.values()) == {"passed"}, swapped
+    nothing = outcomes(QUALCOMM_NOTHING, tmp_path / "nothing.json")
+    assert "failed" in nothing.values(), nothing
