@@ -13,6 +13,10 @@ under ``tests/recordings/TARGET/``:
   program (``tests/live/pt2e_dump.py``'s canonical dump, with the Arm classes' marks), or
   the error ``prepare_pt2e`` raised with it, the graph's node count; what made it (torch,
   torchao and ExecuTorch versions, Python, the command);
+- for a deploy target (``deploy``), in each model's entry: the reference's deployment of
+  the program (``deployment``): the converted model's outputs (a digest) and quantize and
+  dequantize nodes, and, lowered and run, the program's bytes (a digest and size), its
+  delegation and the runtime's outputs (a digest), or the stage that failed;
 - ``config.pkl``: the quantization config the reference was set up with (torchao's
   objects only), which the comparison hands the generated class (targets set up with a
   config; the others are made without arguments).
@@ -27,6 +31,7 @@ differences node by node. Re-record when a pinned version or a zoo changes: the 
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 import platform
@@ -167,12 +172,12 @@ def record(target: Target, root: Path = ROOT) -> dict[str, Any]:
         file = f"{slug(name)}.pt2"
         assert file not in names, f"{name!r} and {names.get(file)!r} share the file {file}"
         names[file] = name
-        program = export(target, model, args)
+        exported = export(target, model, args)
         if target.transformed:
             q = target.make(target.reference_class())
-            gm = q.transform_for_annotation(program.module())
-            program = torch.export.export(gm, args, strict=False)
-        torch.export.save(program, where / file)
+            gm = q.transform_for_annotation(exported.module())
+            exported = torch.export.export(gm, args, strict=False)
+        torch.export.save(exported, where / file)
         gm = program(target, where / file)
         q = target.make(target.reference_class())
         models[name] = {
@@ -180,6 +185,9 @@ def record(target: Target, root: Path = ROOT) -> dict[str, Any]:
             "nodes": len(gm.graph.nodes),
             "annotations": annotate(gm, q, transform=not target.transformed),
         }
+        if target.deploy:
+            reference = target.make(target.reference_class())
+            models[name]["deploy"] = deployment(target, where / file, reference, lower=True)
     made = {
         "format": FORMAT,
         "target": target.name,
@@ -257,6 +265,88 @@ def compare(target: Target, model: str, root: Path = ROOT) -> list[str]:
     if isinstance(theirs, dict) or isinstance(ours, dict):
         return [] if theirs == ours else [f"outcomes differ: recorded {theirs}, generated {ours}"]
     return differences([tuple(r) for r in theirs], [tuple(r) for r in ours])
+
+
+# ------------------------------------------------------------------- deploy
+
+
+def digest(tensors: list[Any] | None) -> list | None:
+    """Tensors as (dtype, shape, SHA-256 of their bytes): equal digests, bit-identical tensors."""
+    import hashlib
+
+    if tensors is None:
+        return None
+    return [
+        [str(t.dtype), list(t.shape), hashlib.sha256(t.contiguous().numpy().tobytes()).hexdigest()]
+        for t in (t.detach().cpu() for t in tensors)
+    ]
+
+
+def deployment(target: Target, path: Path, quantizer: Any, lower: bool) -> dict[str, Any]:
+    """``quantizer`` on the program at ``path`` through the target's deploy flow: prepared,
+    calibrated (seeded, tests/live/executorch_support.py), converted, and (``lower``) lowered
+    by ``target.deploy`` and run, on one torch thread. ``converted``: what convert gave
+    (compared in the PR tier); ``deployed``: what lowering and the runtime gave."""
+    import torch
+
+    from tests.live.executorch_support import deploy_module
+
+    exported = torch.export.load(path)
+    args = exported.example_inputs[0]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = deploy_module(
+            lambda: exported.module(check_guards=False),  # as ExecuTorch's flows load it
+            args,
+            quantizer,
+            _load_function(target.deploy) if lower else None,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    lowering = out.failed and not out.failed.startswith(("export:", "prepare_pt2e", "convert_pt2e"))
+    made: dict[str, Any] = {
+        "converted": {
+            "failed": "" if lowering else out.failed,
+            "qdq": dict(sorted(out.qdq.items())),
+            "outputs": digest(out.converted),
+        }
+    }
+    if lower:
+        made["deployed"] = {
+            "failed": out.failed if lowering else "",
+            "pte_sha256": out.pte_sha256,
+            "pte_size": out.pte_size,
+            "delegates": out.delegates,
+            "delegated_ops": dict(sorted(out.delegated_ops.items())),
+            "outside_ops": dict(sorted(out.outside_ops.items())),
+            "runtime": digest(out.outputs),
+        }
+    return json.loads(json.dumps(made))
+
+
+def _load_function(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def compare_deployment(target: Target, model: str, lower: bool, root: Path = ROOT) -> list[str]:
+    """The generated class through the deploy flow on the recording of ``model``, against
+    the reference's: converted (``lower`` False: nothing lowered, nothing of ExecuTorch
+    imported for a generated class that imports none), or converted, lowered and run."""
+    made = load(target, root)
+    entry = made["models"][model]
+    path = folder(target, root) / entry["program"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = deployment(target, path, generated_quantizer(target, made, root), lower)
+    theirs = entry["deploy"]
+    return [
+        f"{part} {key}: recorded {theirs[part][key]!r}, generated {ours[part][key]!r}"
+        for part in ours
+        for key in ours[part]
+        if ours[part][key] != theirs[part][key]
+    ]
 
 
 def main(argv: list[str]) -> int:

@@ -24,7 +24,7 @@ import sys
 
 import pytest
 
-from tests.record import ROOT, Stale, compare, folder, load, versions
+from tests.record import ROOT, Stale, compare, compare_deployment, folder, load, versions
 from tests.support import REPO
 from tests.targets import BY_NAME, TARGETS, Target
 
@@ -53,6 +53,26 @@ def test_every_target_is_recorded_on_its_whole_zoo_with_these_versions(target):
 @pytest.mark.parametrize(("target", "model"), CASES)
 def test_generated_annotates_as_recorded(target, model):
     assert compare(BY_NAME[target], model) == []
+
+
+# The deploy targets' recordings hold the reference's deployment of each program: here the
+# generated class goes through the same flow up to convert_pt2e (nothing lowered), and its
+# converted model's outputs and q/dq nodes must be the recorded ones bit for bit; lowered and
+# run, the program's bytes and runtime outputs, is tests/live/test_executorch_deploy.py's.
+DEPLOY = [(t.name, m) for t in HERE if t.deploy for m in _models(t)]
+
+
+@pytest.mark.parametrize(("target", "model"), DEPLOY)
+def test_generated_converts_as_recorded(target, model):
+    assert compare_deployment(BY_NAME[target], model, lower=False) == []
+
+
+def test_every_deploy_target_records_its_deployments():
+    assert DEPLOY and {t for t, _ in DEPLOY} == {t.name for t in TARGETS if t.deploy}
+    for t in [t for t in TARGETS if t.deploy]:
+        entries = [e["deploy"] for e in load(t)["models"].values()]
+        assert all(e["converted"]["outputs"] and "deployed" in e for e in entries)
+        assert sum(bool(e["deployed"]["runtime"]) for e in entries) >= len(entries) // 2
 
 
 # Cortex-M's and Arm TOSA's generated classes, compared in a process of their own with
@@ -112,10 +132,12 @@ def test_the_comparison_imports_neither_executorch_nor_a_reference_class():
     assert len(own) >= 5 and "vulkan" in own
     code = (
         "import sys\n"
-        "from tests.record import compare, load\n"
+        "from tests.record import compare, compare_deployment, load\n"
         "from tests.targets import BY_NAME\n"
         f"for t in [BY_NAME[n] for n in {own!r}]:\n"
         "    assert all(compare(t, m) == [] for m in load(t)['models']), t.name\n"
+        "    if t.deploy:\n"
+        "        assert all(compare_deployment(t, m, False) == [] for m in load(t)['models'])\n"
         "refs = {t.reference.partition(':')[0] for t in BY_NAME.values()}\n"
         "print(sorted(m for m in sys.modules if m.startswith('executorch') or m in refs))\n"
     )
@@ -166,6 +188,12 @@ def test_the_comparison_catches_a_vendor_class_without_its_rules(target, monkeyp
     models = sorted(load(t)["models"])
     differ = [m for m in models if compare(t, m)]
     assert len(differ) >= len(models) * 3 // 4, sorted(set(models) - set(differ))
+
+
+def test_the_deploy_comparison_catches_a_class_that_annotates_nothing():
+    t = dataclasses.replace(BY_NAME["xnnpack_executorch"], stands_in=f"{__name__}:AnnotatesNothing")
+    differ = " ".join(compare_deployment(t, "conv_bn_relu", lower=False))
+    assert "converted qdq" in differ and "converted outputs" in differ
 
 
 def test_the_comparison_catches_another_config(tmp_path):
