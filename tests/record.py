@@ -31,7 +31,6 @@ differences node by node. Re-record when a pinned version or a zoo changes: the 
 
 from __future__ import annotations
 
-import importlib
 import json
 import pickle
 import platform
@@ -42,7 +41,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from tests.targets import BY_NAME, TARGETS, Target
+from tests.targets import BY_NAME, TARGETS, Target, _load
 
 ROOT = Path(__file__).resolve().parent / "recordings"
 PINNED = ("torch", "torchao", "executorch")  # a recording of other versions is stale
@@ -300,7 +299,7 @@ def deployment(target: Target, path: Path, quantizer: Any, lower: bool) -> dict[
             lambda: exported.module(check_guards=False),  # as ExecuTorch's flows load it
             args,
             quantizer,
-            _load_function(target.deploy) if lower else None,
+            _load(target.deploy) if lower else None,
         )
     finally:
         torch.set_num_threads(threads)
@@ -323,11 +322,6 @@ def deployment(target: Target, path: Path, quantizer: Any, lower: bool) -> dict[
             "runtime": digest(out.outputs),
         }
     return json.loads(json.dumps(made))
-
-
-def _load_function(path: str) -> Any:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def compare_deployment(target: Target, model: str, lower: bool, root: Path = ROOT) -> list[str]:
