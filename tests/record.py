@@ -13,6 +13,10 @@ under ``tests/recordings/TARGET/``:
   program (``tests/live/pt2e_dump.py``'s canonical dump, with the Arm classes' marks), or
   the error ``prepare_pt2e`` raised with it, the graph's node count; what made it (torch,
   torchao and ExecuTorch versions, Python, the command);
+- for a deploy target (``deploy``), in each model's entry: the reference's deployment of
+  the program (``deployment``): the converted model's outputs (a digest) and quantize and
+  dequantize nodes, and, lowered and run, the program's bytes (a digest and size), its
+  delegation and the runtime's outputs (a digest), or the stage that failed;
 - ``config.pkl``: the quantization config the reference was set up with (torchao's
   objects only), which the comparison hands the generated class (targets set up with a
   config; the others are made without arguments).
@@ -37,7 +41,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from tests.targets import BY_NAME, TARGETS, Target
+from tests.targets import BY_NAME, TARGETS, Target, _load
 
 ROOT = Path(__file__).resolve().parent / "recordings"
 PINNED = ("torch", "torchao", "executorch")  # a recording of other versions is stale
@@ -66,6 +70,17 @@ def folder(target: Target, root: Path = ROOT) -> Path:
 
 def command(target: Target) -> str:
     return f"python -m tests.record {target.name}"
+
+
+def program(target: Target, path: Path) -> Any:
+    """The recorded program at ``path`` as a graph module, as the reference was handed it:
+    for a target recorded in its environment (``record_env``), without torch's
+    ``_guards_fn`` call (torch leaves it out when a file whose path names executorch calls
+    ``.module()``, and there every file does, the environment's folder being
+    ``executorch-arm``; Cortex-M's passes refuse the ``call_module``)."""
+    import torch
+
+    return torch.export.load(path).module(check_guards=not target.record_env)
 
 
 # ----------------------------------------------------------------- annotate
@@ -156,19 +171,22 @@ def record(target: Target, root: Path = ROOT) -> dict[str, Any]:
         file = f"{slug(name)}.pt2"
         assert file not in names, f"{name!r} and {names.get(file)!r} share the file {file}"
         names[file] = name
-        program = export(target, model, args)
+        exported = export(target, model, args)
         if target.transformed:
             q = target.make(target.reference_class())
-            gm = q.transform_for_annotation(program.module())
-            program = torch.export.export(gm, args, strict=False)
-        torch.export.save(program, where / file)
-        gm = torch.export.load(where / file).module()
+            gm = q.transform_for_annotation(exported.module())
+            exported = torch.export.export(gm, args, strict=False)
+        torch.export.save(exported, where / file)
+        gm = program(target, where / file)
         q = target.make(target.reference_class())
         models[name] = {
             "program": file,
             "nodes": len(gm.graph.nodes),
             "annotations": annotate(gm, q, transform=not target.transformed),
         }
+        if target.deploy:
+            reference = target.make(target.reference_class())
+            models[name]["deploy"] = deployment(target, where / file, reference, lower=True)
     made = {
         "format": FORMAT,
         "target": target.name,
@@ -234,13 +252,11 @@ def generated_quantizer(target: Target, made: dict[str, Any], root: Path = ROOT)
 
 def compare(target: Target, model: str, root: Path = ROOT) -> list[str]:
     """The generated class against the recording of ``model``: every difference."""
-    import torch
-
     from tests.live.pt2e_dump import differences
 
     made = load(target, root)
     entry = made["models"][model]
-    gm = torch.export.load(folder(target, root) / entry["program"]).module()
+    gm = program(target, folder(target, root) / entry["program"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours = annotate(gm, generated_quantizer(target, made, root), not target.transformed)
@@ -248,6 +264,83 @@ def compare(target: Target, model: str, root: Path = ROOT) -> list[str]:
     if isinstance(theirs, dict) or isinstance(ours, dict):
         return [] if theirs == ours else [f"outcomes differ: recorded {theirs}, generated {ours}"]
     return differences([tuple(r) for r in theirs], [tuple(r) for r in ours])
+
+
+# ------------------------------------------------------------------- deploy
+
+
+def digest(tensors: list[Any] | None) -> list | None:
+    """Tensors as (dtype, shape, SHA-256 of their bytes): equal digests, bit-identical tensors."""
+    import hashlib
+
+    if tensors is None:
+        return None
+    return [
+        [str(t.dtype), list(t.shape), hashlib.sha256(t.contiguous().numpy().tobytes()).hexdigest()]
+        for t in (t.detach().cpu() for t in tensors)
+    ]
+
+
+def deployment(target: Target, path: Path, quantizer: Any, lower: bool) -> dict[str, Any]:
+    """``quantizer`` on the program at ``path`` through the target's deploy flow: prepared,
+    calibrated (seeded, tests/live/executorch_support.py), converted, and (``lower``) lowered
+    by ``target.deploy`` and run, on one torch thread. ``converted``: what convert gave
+    (compared in the PR tier); ``deployed``: what lowering and the runtime gave."""
+    import torch
+
+    from tests.live.executorch_support import deploy_module
+
+    exported = torch.export.load(path)
+    args = exported.example_inputs[0]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = deploy_module(
+            lambda: exported.module(check_guards=False),  # as ExecuTorch's flows load it
+            args,
+            quantizer,
+            _load(target.deploy) if lower else None,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    lowering = out.failed and not out.failed.startswith(("export:", "prepare_pt2e", "convert_pt2e"))
+    made: dict[str, Any] = {
+        "converted": {
+            "failed": "" if lowering else out.failed,
+            "qdq": dict(sorted(out.qdq.items())),
+            "outputs": digest(out.converted),
+        }
+    }
+    if lower:
+        made["deployed"] = {
+            "failed": out.failed if lowering else "",
+            "pte_sha256": out.pte_sha256,
+            "pte_size": out.pte_size,
+            "delegates": out.delegates,
+            "delegated_ops": dict(sorted(out.delegated_ops.items())),
+            "outside_ops": dict(sorted(out.outside_ops.items())),
+            "runtime": digest(out.outputs),
+        }
+    return json.loads(json.dumps(made))
+
+
+def compare_deployment(target: Target, model: str, lower: bool, root: Path = ROOT) -> list[str]:
+    """The generated class through the deploy flow on the recording of ``model``, against
+    the reference's: converted (``lower`` False: nothing lowered, nothing of ExecuTorch
+    imported for a generated class that imports none), or converted, lowered and run."""
+    made = load(target, root)
+    entry = made["models"][model]
+    path = folder(target, root) / entry["program"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = deployment(target, path, generated_quantizer(target, made, root), lower)
+    theirs = entry["deploy"]
+    return [
+        f"{part} {key}: recorded {theirs[part][key]!r}, generated {ours[part][key]!r}"
+        for part in ours
+        for key in ours[part]
+        if ours[part][key] != theirs[part][key]
+    ]
 
 
 def main(argv: list[str]) -> int:

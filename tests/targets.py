@@ -6,8 +6,9 @@ imports (``env``: an environment of ``tests/live/envs.py``), the zoo of models i
 recorded and compared on, the shipped suites swapped for it in the full tier and its docs
 page. Read by:
 
-- ``python -m tests.record`` (recordings: the zoo exported, the reference's annotations),
-  and ``tests/test_conformance.py``, which compares the generated class against them;
+- ``python -m tests.record`` (recordings: the zoo exported, the reference's annotations, a
+  deploy target's deployments), and ``tests/test_conformance.py``, which compares the
+  generated class against them;
 - the benchmarks (``benchmarks/scale/targets.py`` re-exports ``TARGETS``);
 - the swap harness (``tests/live/executorch_swap.py``: ``swap``, the classes replaced)
   and ``tests/live/envs.py``'s ``TARGET_ENV``;
@@ -70,6 +71,11 @@ class Target:
     # "function" of this module run before either class loads: NXP's modules import NXP's
     # SDK (its stand-in installed), MediaTek's package imports its SDK (imported past it).
     before: str = ""
+    # "module:function" lowering a converted module and running it as the target's deploy
+    # flow does (tests/live/executorch_support.py's ``Lower``): its recording holds the
+    # reference's converted outputs (compared in the PR tier, nothing lowered) and its
+    # deployment (the program's bytes, delegation and runtime outputs: the full tier's).
+    deploy: str = ""
     # Whether the scale benchmark (benchmarks/pt2e_scale.py, its docs figures) times it:
     # not the vendor targets added after the last --docs run, until they are measured.
     bench: bool = True
@@ -339,6 +345,7 @@ TARGETS = (
         swap=(_ET_XNNPACK, ("XNNPACKQuantizer",)),
         suites=("xnnpack",),
         docs="executorch.md",
+        deploy="tests.live.executorch_support:lower_xnnpack",
     ),
     Target(
         "x86_inductor",

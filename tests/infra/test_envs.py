@@ -1,5 +1,5 @@
 """The tests that need an environment of tests/live/envs.py skip where it is not made, except
-in CI, which makes the Arm one (.ci/run): there they fail, so a broken environment is red."""
+in CI, whose full tier makes the Arm one (.ci/full): there they fail, so it is never green."""
 
 from __future__ import annotations
 

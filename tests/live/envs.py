@@ -16,7 +16,7 @@ made once its ``probe`` imported (``.bcfg-ready`` then marks it). bcfg's
   comes first, as the README's first command installs it (PyTorch's CPU index,
   else whatever the package index has; pip skips that index at once where it
   cannot be reached, as there). About 4 minutes to make on 2 shared cores.
-  CI makes it (``.ci/run``, while the main install runs): there its tests
+  CI's full tier makes it (``.ci/full``; the PR tier needs it not): there its tests
   fail, not skip, if it is missing.
 - ``CADENCE`` (``executorch-cadence``, Python 3.12): ExecuTorch's Cadence
   tests need 3.12 (``backends/cadence/aot/fuse_ops.py`` imports
@@ -50,7 +50,7 @@ class Env:
     packages: tuple[tuple[str, ...], ...]  # the arguments of each `pip install`, in order
     probe: str  # what must import for it to count as made (the last step of making it)
     base: str  # the Python version it is made with ("3.11")
-    in_ci: bool = False  # .ci/run makes it: its tests fail in CI where it is missing
+    in_ci: bool = False  # .ci/full makes it: its tests fail in CI where it is missing
 
     @property
     def key(self) -> str:
@@ -97,7 +97,7 @@ class Env:
 
     def check(self, what: str) -> None:
         """Skip the running test if the environment is not made; under ``CI`` (set and not
-        empty), fail it instead when CI makes this environment (``in_ci``: .ci/run makes it
+        empty), fail it instead when CI makes this environment (``in_ci``: .ci/full makes it
         before the tests), so that a broken environment never goes green by skipping."""
         import pytest
 
@@ -105,7 +105,7 @@ class Env:
             return
         reason = f"{what} imports only in {self.root()}, not made here: {self.command()}"
         if self.in_ci and os.environ.get("CI"):
-            pytest.fail(f"CI makes this environment before the tests (.ci/run): {reason}", False)
+            pytest.fail(f"CI makes this environment before the tests (.ci/full): {reason}", False)
         pytest.skip(reason)
 
     def run_module(

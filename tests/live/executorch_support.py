@@ -72,6 +72,9 @@ class Deployed:
     outside_ops: Counter[str] = dataclasses.field(default_factory=Counter)
     qdq: Counter[str] = dataclasses.field(default_factory=Counter)
     pte_size: int = 0
+    pte_sha256: str = ""
+    # The converted model's outputs in eager mode (before lowering).
+    converted: list[torch.Tensor] | None = None
     # Every annotation prepare_pt2e got from the quantizer (pt2e_support.dump).
     annotations: list | None = None
     failed: str = ""  # "stage: exception type: message" when a stage failed
@@ -124,9 +127,28 @@ def deploy(
     model: nn.Module, args: tuple, quantizer: Any, strict: bool = True, calibrate: int = 3
 ) -> Deployed:
     """Quantize ``model`` with ``quantizer`` and run it on ExecuTorch's runtime through XNNPACK."""
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-    from executorch.runtime import Runtime
+    return deploy_module(
+        lambda: torch.export.export(model, args, strict=strict).module(),
+        args,
+        quantizer,
+        lower_xnnpack,
+        calibrate,
+    )
+
+
+Lower = Callable[[torch.fx.GraphModule, tuple, Deployed], str]
+
+
+def deploy_module(
+    module: Callable[[], torch.fx.GraphModule],
+    args: tuple,
+    quantizer: Any,
+    lower: Lower | None,
+    calibrate: int = 3,
+) -> Deployed:
+    """``deploy`` of the graph module ``module()`` gives (an export of the model, or a recorded
+    program loaded: tests/record.py), lowered by ``lower`` (None: stop after ``convert_pt2e``,
+    importing nothing of ExecuTorch), each stage's failure the result."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     from .pt2e_support import recording
@@ -134,7 +156,7 @@ def deploy(
     out = Deployed()
     stage = "export"
     try:
-        gm = torch.export.export(model, args, strict=strict).module()
+        gm = module()
         stage = "prepare_pt2e"
         rec = recording(quantizer)
         prepared = prepare_pt2e(gm, rec)
@@ -146,7 +168,36 @@ def deploy(
         stage = "convert_pt2e"
         converted = convert_pt2e(prepared)
         out.qdq = _qdq_counts(converted)
-        stage = "export (converted)"
+        out.converted = [t.clone() for t in _tensors(converted(*args))]
+        if lower is not None:
+            stage = lower(converted, args, out)
+    except Exception as exc:  # which stage failed, and how, is the result
+        error: BaseException = exc
+        if isinstance(exc, _Stage) and exc.__cause__ is not None:
+            stage, error = str(exc), exc.__cause__
+        first = str(error).splitlines()[0] if str(error) else ""
+        out.failed = f"{stage}: {type(error).__name__}: {first}"
+    return out
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    """A module's outputs as a list of tensors."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for v in value for t in _tensors(v)]
+
+
+def lower_xnnpack(converted: torch.fx.GraphModule, args: tuple, out: Deployed) -> str:
+    """Lower ``converted`` to XNNPACK and run it in ExecuTorch's runtime, filling ``out``;
+    the stage reached (a stage raises out of here)."""
+    import hashlib
+
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    stage = "export (converted)"
+    try:
         ep = torch.export.export(converted, args, strict=True)
         stage = "to_edge_transform_and_lower"
         edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
@@ -154,14 +205,17 @@ def deploy(
         stage = "to_executorch"
         buffer = edge.to_executorch().buffer
         out.pte_size = len(buffer)
+        out.pte_sha256 = hashlib.sha256(buffer).hexdigest()
         stage = RUNTIME
         method = Runtime.get().load_program(buffer).load_method("forward")
         out.outputs = [t.clone() for t in method.execute(list(args))]
-    except Exception as exc:  # which stage failed, and how, is the result
-        out.failed = (
-            f"{stage}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        )
-    return out
+    except Exception as exc:
+        raise _Stage(stage) from exc
+    return stage
+
+
+class _Stage(Exception):
+    """A lowering stage failed (its name; the failure is the cause)."""
 
 
 def differences(ref: Deployed, new: Deployed) -> list[str]:

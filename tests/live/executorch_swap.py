@@ -49,10 +49,11 @@ from tests.targets import TARGETS as REGISTRY
 # The classes a run may replace: suite's target -> (defining module, class names), from the
 # target registry (tests/targets.py: a row's ``swap``, under its first suite's name).
 TARGETS = {t.suites[0]: t.swap for t in REGISTRY if t.swap}
-# Targets whose modules import only after a stand-in is installed (its module's ``install()``):
-# NXP's import NXP's eIQ Neutron SDK, not on the package index (tests/live/nxp_sdk.py).
-# Qualcomm's try to download the QNN SDK unless QNN_SDK_ROOT is set (tests/live/qualcomm_zoo.py).
-SETUP = {"nxp": "tests.live.nxp_sdk", "qualcomm": "tests.live.qualcomm_zoo"}
+# Targets whose modules import only after something is loaded first: the registry's row's
+# ``before`` (NXP's import NXP's eIQ Neutron SDK, not on the package index: its stand-in,
+# tests/live/nxp_sdk.py, is installed; Qualcomm's try to download the QNN SDK unless
+# QNN_SDK_ROOT is set), under the same suite's name as ``TARGETS``.
+BEFORE = {t.suites[0]: t for t in REGISTRY if t.swap and t.before}
 # Targets whose tests find the classes by ``__module__`` (Cadence's
 # ``test_all_quantizers_have_annotation_tests``: every CadenceQuantizer subclass whose
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
@@ -201,8 +202,8 @@ def pytest_configure(config: Any) -> None:
     spec = config.getoption("--bcfg-swap")
     target = config.getoption("--bcfg-target")
     config.bcfg_target = TARGETS[target]
-    if target in SETUP:
-        importlib.import_module(SETUP[target]).install()
+    if target in BEFORE:
+        BEFORE[target].prepare_imports()
     if config.getoption("--bcfg-path"):
         sys.path.insert(0, config.getoption("--bcfg-path"))
     if spec:

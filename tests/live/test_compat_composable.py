@@ -4,7 +4,8 @@ Their hooks import ExecuTorch's Arm stack, which imports only in the environment
 of ``tests/live/envs.py``'s ``ARM``: ``tests/live/composable_compat.py`` runs compat's
 analysis there (the report, checked against a plain prepare of the same
 quantizer) and these tests check each op's verdict. They skip where that
-environment has not been made (``python -m tests.live.envs arm --create``).
+environment has not been made (``python -m tests.live.envs arm --create``). The full
+tier's (tests/conftest.py's ``FULL``): the PR tier makes no Arm environment.
 """
 
 from __future__ import annotations

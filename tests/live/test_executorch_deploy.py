@@ -7,9 +7,12 @@ ExecuTorch's ``get_symmetric_quantization_config``, lowers both with
 writes the .pte and runs it in ``executorch.runtime``, and asserts the same
 program on the device: bit-identical runtime outputs, the same delegated
 XNNPACK calls and ATen ops inside them, the same ops left outside, the same
-quantize/dequantize nodes. CI runs the cases below (about a minute);
+quantize/dequantize nodes. The full tier runs the cases below (about a minute);
 ``python -m tests.live.executorch_matrix`` runs every zoo model with every
-config form in both export modes.
+config form in both export modes. And each recorded program of the target
+(``tests/recordings/xnnpack_executorch/``), deployed with the generated class,
+gives the reference's recorded deployment: the .pte's bytes, delegation and
+runtime outputs.
 """
 
 from __future__ import annotations
@@ -75,3 +78,22 @@ def test_the_spec_is_within_15_percent_of_executorchs_code_lines():
         f"specs/xnnpack_executorch.bcfg: {ours} code lines, {ours / ref:.0%} of ExecuTorch's {ref}"
     )
     assert ref > 1000 and 0 < ours <= 0.15 * ref
+
+
+def _recorded() -> list[str]:
+    from tests.record import load
+    from tests.targets import BY_NAME
+
+    return sorted(load(BY_NAME["xnnpack_executorch"])["models"])
+
+
+@pytest.mark.parametrize("model", _recorded())
+def test_the_generated_class_deploys_as_recorded(model):
+    """Each recorded program (tests/recordings/xnnpack_executorch/) through the deploy flow
+    with the generated class, lowered and run: the .pte's bytes, the delegation and the
+    runtime's outputs are the reference's recorded ones (the PR tier compares up to
+    convert_pt2e: tests/test_conformance.py)."""
+    from tests.record import compare_deployment
+    from tests.targets import BY_NAME
+
+    assert compare_deployment(BY_NAME["xnnpack_executorch"], model, lower=True) == []

@@ -4,7 +4,7 @@ ExecuTorch's Cortex-M quantizer imports only in the environment of
 ``tests/live/envs.py``'s ``ARM`` (``executorch[ethos-u]``, whose tosa-tools pins numpy
 below 2.2), so these tests run its zoo (``tests/live/cortex_m_zoo.py``) there
 in a child process, and skip where that environment has not been made
-(``python -m tests.live.envs arm --create``, about 4 minutes; CI makes it). They run a
+(``python -m tests.live.envs arm --create``, about 4 minutes; .ci/full makes it). They run a
 subset of the zoo, one model per kind of rule (about 40 seconds);
 ``python -m tests.live.cortex_m_zoo`` runs all of it, and
 ``python -m tests.live.executorch_suites cortex_m`` ExecuTorch's own tests.
