@@ -253,9 +253,10 @@ def _vendor_zoo(vendor: str) -> dict[str, tuple[Any, tuple]]:
     from tests.live.vendor_zoo import zoo
 
     out: dict[str, tuple[Any, tuple]] = {}
-    for name, factory, args in zoo(vendor).ZOO:
+    z = zoo(vendor)
+    for name, factory, args in z.ZOO:
         torch.manual_seed(0)
-        out[name] = (factory().eval(), args)
+        out[name] = (factory().train(name in getattr(z, "TRAIN", ())), args)
     return out
 
 
@@ -269,6 +270,17 @@ def mediatek_zoo() -> dict[str, tuple[Any, tuple]]:
 
 def samsung_zoo() -> dict[str, tuple[Any, tuple]]:
     return _vendor_zoo("samsung")
+
+
+def coreml_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("coreml")
+
+
+def _coreml(cls: Any, target: Target) -> Any:
+    """CoreMLQuantizer(config): ExecuTorch's test config (coremltools' LinearQuantizerConfig)."""
+    from tests.live.coreml_zoo import SETUPS
+
+    return SETUPS["test config"](cls)
 
 
 def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
@@ -396,6 +408,18 @@ TARGETS = (
         hooks=("specs/hooks/mediatek.py",),
         before="_mediatek_package",
         bench=False,
+    ),
+    Target(
+        "coreml",
+        "CoreMLQuantizer",
+        "executorch.backends.apple.coreml.quantizer:CoreMLQuantizer",
+        "",
+        setup="_coreml",
+        zoo="coreml_zoo",
+        swap=("executorch.backends.apple.coreml.quantizer._coreml_quantizer", ("CoreMLQuantizer",)),
+        suites=("coreml",),
+        docs="coreml.md",
+        hooks=("specs/hooks/coreml.py",),
     ),
     Target(
         "enn",

@@ -172,6 +172,13 @@ VENDORS: dict[str, tuple[str, list[str]]] = {
         [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
     ),
     "NXP": ("nxp", [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")]),
+    "CoreML": (
+        "coreml",
+        [
+            f"apple/coreml/quantizer/{f}.py"
+            for f in ("__init__", "coreml_quantizer", "_coreml_quantizer", "_coreml_quantizer_utils", "_annotation_config")  # fmt: skip
+        ],
+    ),
 }
 
 
