@@ -152,6 +152,8 @@ FULL = {
     "zoo models, two setups, both export modes",
     "tests/live/test_pt2e_nxp.py": "ExecuTorch's NXP class against the generated one on zoo "
     "models, and three of ExecuTorch's NXP tests swapped",
+    "tests/live/test_pt2e_coreml.py": "ExecuTorch's Core ML class against the generated one on "
+    "zoo models, two configs, both export modes",
 }
 
 
@@ -221,6 +223,7 @@ SECONDS = {
     "tests/live/test_pt2e_mediatek.py": 100,
     "tests/live/test_pt2e_vulkan.py": 95,
     "tests/live/test_pt2e_samsung.py": 70,
+    "tests/live/test_pt2e_coreml.py": 150,  # ExecuTorch's pattern graphs traced once: ~60 s
     "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports
     "tests/test_conformance.py": 120,
     "tests/tools/test_compat_stop.py": 70,

@@ -88,8 +88,8 @@ def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
-    # 255 in torch's eight backends, 23 more in xnnpack, 439 more in the PT2E-only targets
-    assert len(rows) == len(patterns) == 717
+    # 255 in torch's eight backends, 23 more in xnnpack, 711 more in the PT2E-only targets
+    assert len(rows) == len(patterns) == 989
     conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
     by_backend = dict(zip(columns, conv.removesuffix(" |").split(" | ")[2:]))
     assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"
@@ -413,7 +413,7 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
     assert heads[-1] == ("my_backend", "example")
     assert [b for b, cls in heads if "example" in cls] == ["my_backend"]
     assert "<small>example, FX · 3</small>" in html
-    assert "10 PT2E-only targets, 1 example," in html
+    assert "11 PT2E-only targets, 1 example," in html
     detail = re.search(r'<template id="d-p-nn.Linear">.*?</template>', html).group(0)
     assert "my_backend (example)" in detail
     plain = render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)

@@ -50,6 +50,13 @@ ZOO: list[tuple[str, Any, tuple]] = [
     ("linear hardtanh 0 6", lambda: Fn(lambda s, x: F.hardtanh(s.l(x), 0.0, 6.0), l=nn.Linear(8, 8)), (r(2, 8),)),  # fmt: skip
     ("linear tanh sigmoid", lambda: Fn(lambda s, x: torch.sigmoid(s.m(torch.tanh(s.l(x)))), l=nn.Linear(8, 8), m=nn.Linear(8, 8)), (r(2, 8),)),  # fmt: skip
     ("linear bn gelu", lambda: Fn(lambda s, x: F.gelu(s.bn(s.l(x))), l=nn.Linear(8, 8), bn=nn.BatchNorm1d(8)), (r(4, 8),)),  # fmt: skip
+    (  # conv alone is tried before linear + sigmoid: its input spec is not sigmoid's (affine)
+        "linear sigmoid conv1d",
+        lambda: Fn(
+            lambda s, x: s.c(torch.sigmoid(s.l(x))), l=nn.Linear(8, 8), c=nn.Conv1d(4, 4, 1)
+        ),
+        (r(1, 4, 8),),
+    ),
     ("tanh before relu conv", lambda: _ab(torch.tanh, F.relu), (r(1, 3, 8, 8),)),
     ("relu_ leaky elu", lambda: _ab(lambda x: F.relu(x, inplace=True), lambda x: F.elu(F.leaky_relu(x))), (r(1, 3, 8, 8),)),  # fmt: skip
     ("conv with two users", lambda: Fn(lambda s, x: (lambda y: F.relu(y) + y)(s.c(x)), c=nn.Conv2d(3, 3, 1)), (r(1, 3, 4, 4),)),  # fmt: skip
