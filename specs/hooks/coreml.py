@@ -77,30 +77,32 @@ def _tensors(node: Any, n: int) -> list:
     return found if len(set(found)) == len(found) else None  # type: ignore[return-value]
 
 
-def _weighted(nodes: list, q: Any, keep: Any) -> None:
+def _weighted(nodes: list, q: Any, keep: Any) -> bool:
     mod, output = nodes[0], nodes[-1] if len(nodes) > 1 else None
     inp, weight, bias = mod.args[0], mod.args[1], mod.args[2] if len(mod.args) > 2 else None
     part = [n for n in (mod, weight, bias) if n is not None]
     if _tensors(mod, 3) is None or any(_done(n) for n in part) or (keep and not all(map(keep, part))):  # fmt: skip
-        return
+        return False
     inputs = {inp: inp.meta[KEY].output_qspec if _done(inp) else q and q.input_activation}
     inputs |= {weight: q and q.weight, **({bias: None} if bias is not None else {})}
     _set(mod, inputs, q and q.output_activation if output is None else None)
     if output is not None and not _done(output):
         _set(output, output=_adjust(output, q and q.output_activation))
     _mark(part)
+    return True
 
 
-def _binary(nodes: list, q: Any, keep: Any) -> None:
+def _binary(nodes: list, q: Any, keep: Any) -> bool:
     op, output = nodes[0], nodes[-1] if len(nodes) > 1 else None
     part = [n for n in (output, op) if n is not None]
     if _tensors(op, 2) is None or any(map(_done, part)) or (keep and not all(map(keep, part))):
-        return
+        return False
     inputs = {a: q and q.input_activation for a in op.args[:2] if hasattr(a, "op")}
     _set(op, inputs, q and q.output_activation if output is None else None)
     if output is not None:
         _set(output, output=_adjust(output, q and q.output_activation))
     _mark(part)
+    return True
 
 
 def _sources() -> list:
@@ -176,15 +178,20 @@ class CoreML:
         passes += [(cfg, _from([t])) for t, cfg in c.module_type_configs.items()]
         rest_n, rest_t = _named(names), _from(types)
         passes.append((c.global_config, lambda n: not (rest_t(n) or rest_n(n))))
-        rules = sorted(self.rules, key=_registry)
+        rules, rec = sorted(self.rules, key=_registry), self.reporter  # report(): the matches
+        rec and rec.start()
         for cfg, keep in passes:
             q = AnnotationConfig.from_quantization_config(cfg)
             for rule in rules:
                 for last in [n for op in rule.chain[-1] for n in by_target.get(op, ())]:
                     nodes = _found(rule, last)
-                    if nodes is not None:
-                        (_weighted if str(nodes[0].target) in WEIGHTED else _binary)(nodes, q, keep)
+                    annotate = _weighted if nodes and str(nodes[0].target) in WEIGHTED else _binary
+                    if nodes is not None and annotate(nodes, q, keep) and rec:
+                        rec.matched(rule, nodes)
             _shared(model, q, keep)
+        if rec:  # the matches (its configs are no scopes of bcfg's)
+            rec.scopes = []
+            self.last_report = rec.finish(model, self)
         return model
 
     def validate(self, model: Any) -> None:
