@@ -130,8 +130,9 @@ def _shared(model: Any, q: Any, keep: Any) -> None:
                     continue
                 if q is None or q.input_activation is None or q.output_activation is None:
                     continue
-                _set(op, {inp: SharedQuantizationSpec(inp)})
-                _set(out, output=SharedQuantizationSpec(inp))
+                shared = SharedQuantizationSpec(inp)
+                _set(op, {inp: shared})
+                _set(out, output=shared)
 
 
 def _from(module_types: list) -> Any:
