@@ -118,11 +118,15 @@ def _sources() -> list:
 
 
 def _shared(model: Any, q: Any, keep: Any) -> None:
+    """The pools and flatten: torch's source partitions of each of Core ML's groups in its
+    order (one partitioning of them all: a group's keep their order in it)."""
     from torch.fx.passes.utils.source_matcher_utils import get_source_partitions
     from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
 
-    for sources in _sources():
-        for partitions in get_source_partitions(model.graph, sources, keep).values():
+    groups = _sources()
+    found = get_source_partitions(model.graph, [s for g in groups for s in g], keep)
+    for group in groups:
+        for partitions in [p for src, p in found.items() if src in group]:
             for p in partitions:
                 out, op = p.output_nodes[0], p.nodes[0]
                 inp = op.args[0]
@@ -168,8 +172,8 @@ class CoreML:
     def annotate(self, model: Any) -> Any:
         from executorch.backends.apple.coreml.quantizer._annotation_config import AnnotationConfig
 
-        model.graph.eliminate_dead_code()
-        model.recompile()
+        if model.graph.eliminate_dead_code():  # ExecuTorch's, before each pattern
+            model.recompile()
         by_target: dict = {}
         for node in model.graph.nodes:
             by_target.setdefault(node.target, []).append(node)
