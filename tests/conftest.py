@@ -159,6 +159,8 @@ FULL = {
     "and NXP classes against the generated ones on the probe zoo, both export modes",
     "tests/live/test_pt2e_qualcomm.py": "ExecuTorch's Qualcomm class against the generated one "
     "on zoo models, four setups, both export modes, and its QAT conv-bn tests swapped",
+    "tests/live/test_pt2e_coreml.py": "ExecuTorch's Core ML class against the generated one on "
+    "zoo models, two configs, both export modes",
 }
 
 
@@ -231,6 +233,7 @@ SECONDS = {
     # four comparisons (Nov 29, at load 15: Vulkan, Samsung, NXP 3 to 4 min each, MediaTek 40)
     "tests/live/test_vendor_compare.py": 3000,
     "tests/live/test_pt2e_qualcomm.py": 980,  # alone at load 13 (Nov 29): two runs of a shipped file
+    "tests/live/test_pt2e_coreml.py": 150,  # ExecuTorch's pattern graphs traced once: ~60 s
     "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports
     "tests/test_conformance.py": 200,  # with Cortex-M and TOSA through the stand-in (Nov 29)
     "tests/tools/test_compat_stop.py": 70,

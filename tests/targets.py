@@ -267,9 +267,10 @@ def _vendor_zoo(vendor: str) -> dict[str, tuple[Any, tuple]]:
     from tests.live.vendor_zoo import zoo
 
     out: dict[str, tuple[Any, tuple]] = {}
-    for name, factory, args in zoo(vendor).ZOO:
+    z = zoo(vendor)
+    for name, factory, args in z.ZOO:
         torch.manual_seed(0)
-        out[name] = (factory().eval(), args)
+        out[name] = (factory().train(name in getattr(z, "TRAIN", ())), args)
     return out
 
 
@@ -287,6 +288,17 @@ def samsung_zoo() -> dict[str, tuple[Any, tuple]]:
 
 def qualcomm_zoo() -> dict[str, tuple[Any, tuple]]:
     return _vendor_zoo("qualcomm")
+
+
+def coreml_zoo() -> dict[str, tuple[Any, tuple]]:
+    return _vendor_zoo("coreml")
+
+
+def _coreml(cls: Any, target: Target) -> Any:
+    """CoreMLQuantizer(config): ExecuTorch's test config (coremltools' LinearQuantizerConfig)."""
+    from tests.live.coreml_zoo import SETUPS
+
+    return SETUPS["test config"](cls)
 
 
 def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
@@ -314,6 +326,8 @@ PROOF = {
     "graphs, 241 the same, 149 differ in the bias function's name only",
     "qualcomm": "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed, "
     "3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes",
+    "coreml": "ExecuTorch's 6 Core ML quantizer tests, generated class swapped in (6 passed; a "
+    "class annotating nothing fails 2)",
 }
 
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
@@ -436,6 +450,18 @@ TARGETS = (
         hooks=("specs/hooks/mediatek.py",),
         before="_mediatek_package",
         bench=False,
+    ),
+    Target(
+        "coreml",
+        "CoreMLQuantizer",
+        "executorch.backends.apple.coreml.quantizer:CoreMLQuantizer",
+        "",
+        setup="_coreml",
+        zoo="coreml_zoo",
+        swap=("executorch.backends.apple.coreml.quantizer._coreml_quantizer", ("CoreMLQuantizer",)),
+        suites=("coreml",),
+        docs="coreml.md",
+        hooks=("specs/hooks/coreml.py",),
     ),
     Target(
         "enn",

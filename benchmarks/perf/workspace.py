@@ -64,7 +64,7 @@ class Workspace:
             allowed, n = re.subn(r"(?m)^allow = \[", 'allow = ["acme_ops", ', text)
             if n != 1:
                 raise SystemExit("pyproject.toml has no one [tool.bcfg] allow line to extend")
-            pyproject.write_text(allowed.replace(', ]', ']'))
+            pyproject.write_text(allowed.replace(", ]", "]"))
         self.cache = root / f"{name}-cache"
 
     def env(self) -> dict[str, str]:

@@ -52,6 +52,11 @@ through TOSA and run the TOSA reference model on CPU). ``--tree DIR`` imports
 the replacement from another checkout of the project (its ``specs/`` and
 ``generated/``), e.g. a branch's worktree, while this checkout's harness runs.
 
+``coreml`` runs ExecuTorch's Core ML quantizer tests (``COREML_FILES``: 6 tests, PTQ and
+QAT) here, original against ``generated.coreml_quantizer``'s class; ExecuTorch's class
+traces its pattern graphs at every annotate: about 10 to 15 minutes a run (the swapped
+one under a minute).
+
 ``nxp`` runs ExecuTorch's NXP quantizer tests (``NXP_FILES`` under
 ``backends/nxp/tests``: 84 collected, 56 of them deselected by its conftest
 for want of tflite) with its ``NeutronQuantizer`` and with the generated one,
@@ -96,6 +101,10 @@ CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
 VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
 NXP_SWAP = "generated.nxp_quantizer:NeutronQuantizer"
+# ExecuTorch's Core ML quantizer test (under backends/; coremltools' native library is not
+# needed by the quantizer, and the tests use none of it).
+COREML_SWAP = "generated.coreml_quantizer:CoreMLQuantizer"
+COREML_FILES = ["apple/coreml/test/test_coreml_quantizer.py"]
 NXP_NOTHING = "tests.live.executorch_swap:NeutronAnnotatesNothing"
 QUALCOMM_SWAP = "generated.qualcomm_quantizer:QnnQuantizer"
 QUALCOMM_NOTHING = "tests.live.executorch_swap:QnnAnnotatesNothing"
@@ -128,7 +137,7 @@ ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax
 SUITE_TARGET = {
     "cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence", "nxp": "nxp",
 }  # fmt: skip
-SUITE_TARGET |= {"vulkan": "vulkan", "qualcomm": "qualcomm"}  # run in this environment (paths)
+SUITE_TARGET |= {"vulkan": "vulkan", "qualcomm": "qualcomm", "coreml": "coreml"}  # this env (paths)
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -164,8 +173,9 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
-    if suite == "vulkan":
-        return [str(installed() / "backends" / name) for name in VULKAN_FILES]
+    if suite in ("vulkan", "coreml"):
+        files = VULKAN_FILES if suite == "vulkan" else COREML_FILES
+        return [str(installed() / "backends" / name) for name in files]
     if suite in ("nxp", "qualcomm"):  # the project's environment
         files = NXP_FILES if suite == "nxp" else QUALCOMM_FILES
         return [str(tests_dir(python, suite) / name) for name in files]
@@ -276,6 +286,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=[
             *("quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan", "nxp"),
             "qualcomm",
+            "coreml",
         ],
     )
     parser.add_argument(
@@ -311,20 +322,15 @@ def main(argv: list[str]) -> int:
     target = SUITE_TARGET.get(args.suite, "xnnpack")
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
-    if args.suite in (
-        "vulkan",
-        "qualcomm",
-    ):  # this checkout's settings and plugin, not the venv's checkout's
+    if args.suite in ("vulkan", "qualcomm", "coreml"):  # this checkout's settings and plugin
         here = Path(__file__).resolve().parents[2]
         extra += ("-c", str(here / "pyproject.toml"), "--rootdir", str(here))
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
-    defaults = {"cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP}
-    default = {**defaults, "vulkan": VULKAN_SWAP}.get(target, SWAP)
     default = {
         "cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP, "nxp": NXP_SWAP,
-        "qualcomm": QUALCOMM_SWAP,
+        "vulkan": VULKAN_SWAP, "qualcomm": QUALCOMM_SWAP, "coreml": COREML_SWAP,
     }.get(target, SWAP)  # fmt: skip
     swap = args.swap or args.swap_module or default
 

@@ -9,9 +9,9 @@ never copied. ``--bcfg-target`` names the classes replaced (a row of ``TARGETS``
 ``xnnpack``, the default, is ``XNNPACKQuantizer``; ``cortex_m`` is
 ``CortexMQuantizer``; ``arm`` is ``TOSAQuantizer``, ``EthosUQuantizer`` and
 ``VgfQuantizer``; ``cadence`` is ``CadenceAtenQuantizer``; ``vulkan`` is
-``VulkanQuantizer``; ``nxp`` is ``NeutronQuantizer``, imported after
-tests/live/nxp_sdk.py's stand-in for NXP's SDK; ``qualcomm`` is ``QnnQuantizer``, imported
-with ``QNN_SDK_ROOT`` set). ``--bcfg-swap
+``VulkanQuantizer``; ``coreml`` is ``CoreMLQuantizer``; ``nxp`` is ``NeutronQuantizer``,
+imported after tests/live/nxp_sdk.py's stand-in for NXP's SDK; ``qualcomm`` is ``QnnQuantizer``,
+imported with ``QNN_SDK_ROOT`` set). ``--bcfg-swap
 module:Class`` puts one class in place of each of them; ``--bcfg-swap module``
 (no class) puts each module attribute of the same name in place of each
 (``--bcfg-swap generated.arm_tosa_quantizer``), and each other name of the
@@ -68,6 +68,7 @@ STAGES = {
     "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "nxp": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
     "qualcomm": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
+    "coreml": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
 }
 
 

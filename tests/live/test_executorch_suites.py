@@ -166,9 +166,9 @@ def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
     from .executorch_suites import CADENCE_FILES, SUITE_TARGET, paths
 
     assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV, "cadence": CADENCE}
-    # NXP's, Vulkan's (WebGPU's linear test) and Qualcomm's run in the project's environment
-    # (NXP's SDK replaced by tests/live/nxp_sdk.py; Qualcomm's with QNN_SDK_ROOT empty).
-    assert set(SUITE_TARGET.values()) == set(TARGET_ENV) | {"nxp", "vulkan", "qualcomm"}
+    # NXP's, Vulkan's (WebGPU's linear test), Qualcomm's and Core ML's run in the project's
+    # environment (NXP's SDK replaced by tests/live/nxp_sdk.py; Qualcomm's with QNN_SDK_ROOT empty).
+    assert set(SUITE_TARGET.values()) == set(TARGET_ENV) | {"nxp", "vulkan", "qualcomm", "coreml"}
     assert all(Path(p).is_file() for p in paths("nxp") + paths("qualcomm"))
     pytest.importorskip("executorch.backends.cadence", reason="ExecuTorch is not installed")
     found = paths("cadence", Path(sys.executable))

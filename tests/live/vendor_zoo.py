@@ -69,6 +69,14 @@ VENDORS: dict[str, tuple[str, str, tuple[str, ...], str, str, str]] = {
         "QnnQuantizer",
         "tests.live.qualcomm_zoo",
     ),
+    "coreml": (
+        "executorch.backends.apple.coreml.quantizer",
+        "CoreMLQuantizer",
+        (),
+        "generated.coreml_quantizer",
+        "CoreMLQuantizer",
+        "tests.live.coreml_zoo",
+    ),
 }
 
 
@@ -136,8 +144,10 @@ def compare_one(
     from tests.live.pt2e_support import differences
 
     original, ours = classes(vendor)
-    a = run(copy.deepcopy(gm), args, setup(original()))
-    b = run(copy.deepcopy(gm), args, setup((generated or ours)()))
+    # A zoo whose setups construct the quantizer (CONSTRUCTS: CoreML's takes its config).
+    make = setup if getattr(zoo(vendor), "CONSTRUCTS", False) else lambda cls: setup(cls())
+    a = run(copy.deepcopy(gm), args, make(original))
+    b = run(copy.deepcopy(gm), args, make(generated or ours))
     if isinstance(a[1], str) or isinstance(b[1], str):  # a failure after annotating
         outputs_equal = a[1] == b[1]
     else:
@@ -158,13 +168,14 @@ def compare(
     """Every model of ``vendor``'s zoo (or ``names``), under each setup (or ``setups``) and
     export mode (strict, non-strict): ``"model setup strict|nonstrict" -> result``."""
     z = zoo(vendor)
+    getattr(z, "prepare", lambda: None)()  # the zoo's own preparation of the reference
     report: dict[str, dict[str, Any]] = {}
     for name, factory, args in z.ZOO:
         if names and name not in names:
             continue
         for strict in modes:
             torch.manual_seed(0)
-            model = factory().eval()
+            model = factory().train(name in getattr(z, "TRAIN", ()))
             gm = torch.export.export(model, args, strict=strict).module()
             for label, setup in z.SETUPS.items():
                 if setups and label not in setups:

@@ -183,6 +183,13 @@ VENDORS: dict[str, tuple[str, list[str]]] = {
     ),
     "NXP": ("nxp", [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")]),
     "Qualcomm": ("qualcomm", [f"qualcomm/quantizer/{f}.py" for f in QUALCOMM_FILES]),
+    "CoreML": (
+        "coreml",
+        [
+            f"apple/coreml/quantizer/{f}.py"
+            for f in ("__init__", "coreml_quantizer", "_coreml_quantizer", "_coreml_quantizer_utils", "_annotation_config")  # fmt: skip
+        ],
+    ),
 }
 
 
