@@ -285,14 +285,14 @@ def _describe(s: Any, name: str) -> str:
     return out
 
 
-def describe_specs(first: Node, last: Node, qa: Any = None) -> str | None:
-    """The specs a match got: its first op's inputs, its last op's output. ``qa``: the
-    annotations by node (default: the nodes' own); specs are described once per graph index."""
+def describe_specs(first: Node, last: Node) -> str | None:
+    """The specs a match got: its first op's inputs, its last op's output; specs are described
+    once per graph index."""
     model = first.graph.owning_module
     memo: dict[int, tuple[Any, str]] = (
         graph_index(model).derived("spec text", dict) if model is not None else {}
     )
-    return _specs(first, last, qa or _own, memo)
+    return _specs(first, last, _own, memo)
 
 
 def _own(n: Node) -> Any:
@@ -585,7 +585,7 @@ class Recorder:
         target = n.target
         known = self.by_op.get(id(target))
         if known is None or known[0] is not target:
-            places = _positions(n, self.rules, index=self.index)
+            places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
             seen: set[int] = set()
             with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
             known = self.by_op[id(target)] = (target, places, with_op)
@@ -758,34 +758,6 @@ def _hooks(rules: Sequence[Rule]) -> str:
     text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
     _HOOKS[id(rules)] = (rules, text)
     return text
-
-
-def _positions(
-    n: Node, rules: Sequence[Rule], first: bool = False, index: Any = None
-) -> list[tuple[Rule, int]]:
-    """(rule, position) of each place ``n``'s op has in the chains of ``rules`` (``first``: the
-    first place of each rule), once per op, rules and annotate (memoized on the graph's
-    ``index``; default: the index of ``n``'s graph)."""
-    if index is None:
-        model = n.graph.owning_module
-        index = graph_index(model) if model is not None else None
-    memo: dict[Any, list[tuple[Rule, int]]] = (
-        index.derived(("rule positions", id(rules), first), dict) if index is not None else {}
-    )
-    try:
-        found = memo.get(n.target)
-    except TypeError:  # an unhashable target: worked out afresh
-        found, memo = None, {}
-    if found is None:
-        found = []
-        for r in rules:
-            for k, ops in enumerate(r.chain):
-                if is_op(n, ops):
-                    found.append((r, k))
-                    if first:
-                        break
-        memo[n.target] = found
-    return found
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
