@@ -528,7 +528,7 @@ def render(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
     return (
         f"Seconds, medians of up to {rounds} round(s) (a variant whose first round took over "
         f"{f.slow:g} s ran once); ratio: generated / hand-written (on/off: report on / off; "
-        "the report is explained when first read: report read is annotate and that). "
+        "report read is annotate and reading the report). "
         f"`> {f.limit:g} s`: stopped after {f.limit:g} s; `> {f.limit:g} s*`: not run, over "
         f"{f.limit:g} s on a smaller graph.{_strict(targets)}\n\n"
         f"{table(f, targets)}\n\n{annotated(f, targets)}Growth of annotate time, time ~ nodes^k:\n\n"

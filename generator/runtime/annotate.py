@@ -19,14 +19,26 @@ from .graph import index, is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at, chain_ends
 from .values import KEY, Accept, Rule
 
-__all__ = ["ANNOTATORS", "Annotator", "follow", "propagate", "share_first", "write"]
+__all__ = ["ANNOTATORS", "Annotating", "Annotator", "follow", "propagate", "share_first", "write"]
 
-# An annotator: (model, rule, config, scope's accept, outputs of quantized patterns
-# or None, the ops that share their input's observer, the quantizer's recorder or None)
-# -> whether it annotated anything.
-Annotator = Callable[
-    [GraphModule, Rule, Any, Accept, "set[Node] | None", frozenset[Any], Any], bool
-]
+
+@dataclasses.dataclass(frozen=True)
+class Annotating:
+    """What an annotator (``ANNOTATORS``: ``fn(rule, accept, at) -> bool``, whether it
+    annotated anything) reads besides its rule and the scope's accept: the graph, the scope's
+    config, the outputs of quantized patterns (None: not collected), the ops that share their
+    input's observer, the quantizer's recorder (None: reporting is off), and the ops it
+    quantizes (``when:`` conditions read them: the operators base's)."""
+
+    model: GraphModule
+    config: Any
+    outputs: set[Node] | None
+    share: frozenset[Any]
+    rec: Any
+    quantizable: Any = frozenset()
+
+
+Annotator = Callable[[Rule, Accept, Annotating], bool]
 
 
 def roles(root: Node, rule: Rule) -> list[tuple[Node, str]]:
@@ -70,16 +82,9 @@ def weight_spec(rule: Rule, config: Any) -> Any:
     return dataclasses.replace(spec, ch_axis=rule.weight_axis)
 
 
-def annotate_chain(
-    model: GraphModule,
-    rule: Rule,
-    config: Any,
-    accept: Accept,
-    outputs: set[Node] | None,
-    share: frozenset[Any] = frozenset(),
-    rec: Any = None,
-) -> bool:
+def annotate_chain(rule: Rule, accept: Accept, at: Annotating) -> bool:
     """Annotate every match of a chain rule: inputs of its first op, output of its last."""
+    model, config, outputs, rec = at.model, at.config, at.outputs, at.rec
     specs = {
         "input": config.input_activation,
         "weight": weight_spec(rule, config),
@@ -192,19 +197,12 @@ def from_quantized(node: Node, share: frozenset[Any]) -> bool:
     return False
 
 
-def annotate_shared(
-    model: GraphModule,
-    rule: Rule,
-    config: Any,
-    accept: Accept,
-    outputs: set[Node] | None,
-    share: frozenset[Any] = frozenset(),
-    rec: Any = None,
-) -> bool:
+def annotate_shared(rule: Rule, accept: Accept, at: Annotating) -> bool:
     """Annotate a shared-observer op in rule order (``eager``), quantized input or not.
 
-    ``share``: the ops that pass their input's qparams on (for ``qparams="quantized"``).
+    ``at.share``: the ops that pass their input's qparams on (for ``qparams="quantized"``).
     """
+    model, config, outputs, share, rec = at.model, at.config, at.outputs, at.share, at.rec
     done = False
     for node in candidates(model, rule, accept):
         if is_annotated([node]):
@@ -224,19 +222,12 @@ def annotate_shared(
     return done
 
 
-def annotate_hook(
-    model: GraphModule,
-    rule: Rule,
-    config: Any,
-    accept: Accept,
-    outputs: set[Node] | None,
-    share: frozenset[Any] = frozenset(),
-    rec: Any = None,
-) -> bool:
+def annotate_hook(rule: Rule, accept: Accept, at: Annotating) -> bool:
     """A named Python function annotates the pattern: ``fn(model, config, accept) -> bool``."""
+    model, rec = at.model, at.rec
     assert rule.annotate is not None
     before = rec.annotated_nodes(model) if rec is not None else set()
-    done = bool(rule.annotate(model, config, accept))
+    done = bool(rule.annotate(model, at.config, accept))
     if rec is not None:
         rec.hooked(rule, model, before)
     return done

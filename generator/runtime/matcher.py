@@ -28,6 +28,7 @@ __all__ = [
     "candidates",
     "chain_at",
     "chain_ends",
+    "near",
     "nodes_calling",
     "sequences",
     "sequential_partitions",
@@ -47,6 +48,30 @@ def chain_at(node: Node, rule: Rule) -> list[Node] | None:
         found.append(prev)
     found.reverse()
     return found
+
+
+def near(node: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
+    """A near miss of ``rule.chain`` at ``node`` as its ``k``-th op: how many ops match around
+    it (``chain_at``'s walk, both ways), and where it broke: None (nowhere), ``("before",
+    prev, cur, ops)``, ``("others", prev, cur)`` (prev has other users), ``("users", cur)``
+    (cur has no single user) or ``("after", user, ops)``."""
+    got, cur = 1, node
+    for j in range(k - 1, -1, -1):
+        prev = cur.args[0] if cur.args else None
+        if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
+            return got, ("before", prev, cur, rule.chain[j])
+        if len(prev.users) != 1:
+            return got, ("others", prev, cur)
+        cur, got = prev, got + 1
+    cur = node
+    for j in range(k + 1, len(rule.chain)):
+        if len(cur.users) != 1:
+            return got, ("users", cur)
+        (u,) = cur.users
+        if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
+            return got, ("after", u, rule.chain[j])
+        cur, got = u, got + 1
+    return got, None
 
 
 def nodes_calling(model: GraphModule, ops: Any) -> list[Node]:

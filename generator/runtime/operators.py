@@ -39,6 +39,7 @@ from torchao.quantization.pt2e.quantizer import (
 from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
 from . import report
+from .annotate import Annotating
 from .conditions import quantized, unmet
 from .graph import is_annotated, is_op, mark
 from .matcher import nodes_calling, sequential_partitions, source_partitions
@@ -134,11 +135,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
         return self.global_config
 
     def set_module_name_qconfig(self, module_name: str, quantization_config: Any) -> Any:
-        if self._need_skip_config(quantization_config):
-            warnings.warn(f"Skip the quantization config for {module_name}.", stacklevel=2)
-            return self
-        self.module_name_qconfig[module_name] = quantization_config
-        return self
+        return self._set(self.module_name_qconfig, module_name, quantization_config)
 
     def set_module_type_qconfig(self, module_type: Any, quantization_config: Any) -> Any:
         return self._set_by_root(module_type, quantization_config, "Module")
@@ -154,26 +151,29 @@ class OperatorScopedQuantizer(SpecQuantizer):
         return self.set_module_type_qconfig(module_type, quantization_config)
 
     def set_operator_type(self, operator_type: Any, quantization_config: Any) -> Any:
-        if self._need_skip_config(quantization_config):
-            warnings.warn(f"Skip the quantization config for {operator_type}.", stacklevel=2)
-            return self
-        self.operator_type_qconfig[operator_type] = quantization_config
+        return self._set(self.operator_type_qconfig, operator_type, quantization_config)
+
+    def _set(
+        self, table: dict[Any, Any], key: Any, config: Any, root: Any = None, what: str = ""
+    ) -> Any:
+        """``table[key] = config``, unless the config is skipped, or ``root`` (a module or
+        function type, said for the key) has no ATen op (``key`` None)."""
+        shown = key if root is None else root
+        if self._need_skip_config(config):
+            warnings.warn(f"Skip the quantization config for {shown}.", stacklevel=3)
+        elif key is None:
+            warnings.warn(
+                f"{what}: Unable to customize quantization config for {shown} by "
+                f"{type(self).__name__}.",
+                stacklevel=3,
+            )
+        else:
+            table[key] = config
         return self
 
     def _set_by_root(self, root: Any, quantization_config: Any, what: str) -> Any:
-        if self._need_skip_config(quantization_config):
-            warnings.warn(f"Skip the quantization config for {root}.", stacklevel=2)
-            return self
         op = self.module_function_to_aten_operator_type.get(root)
-        if op is None:
-            warnings.warn(
-                f"{what}: Unable to customize quantization config for {root} by "
-                f"{type(self).__name__}.",
-                stacklevel=2,
-            )
-            return self
-        self.operator_type_qconfig[op] = quantization_config
-        return self
+        return self._set(self.operator_type_qconfig, op, quantization_config, root, what)
 
     # ------------------------------------------------------------ annotation
 
@@ -206,18 +206,19 @@ class OperatorScopedQuantizer(SpecQuantizer):
         for at, (label, config, accept, is_global) in enumerate(filters):
             if rec is not None:
                 rec.at = at
+            scoped = Annotating(model, config, None, share, rec, quantizable)
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or (rule.opt_in and is_global):
                     continue
                 if config is not None and rule.qat and not config.is_qat:
                     continue
-                if self._annotate_rule(model, rule, config, accept, quantizable, rec) and config:
+                if self._annotate_rule(rule, accept, scoped) and config:
                     self._used.setdefault((index, label), config)
             for node in nodes_calling(model, share):  # only their ops can propagate
                 for index, rule in enumerate(self.rules):
                     if (
                         rule.kind == "propagate"
-                        and self._propagate(node, rule, config, accept, quantizable, rec)
+                        and self._propagate(node, rule, accept, scoped)
                         and config
                     ):
                         self._used.setdefault((index, label), config)
@@ -226,15 +227,8 @@ class OperatorScopedQuantizer(SpecQuantizer):
             if qa is not None and quantized(node):
                 qa.output_qspec = SharedQuantizationSpec((node.all_input_nodes[0], node))
 
-    def _annotate_rule(
-        self,
-        model: GraphModule,
-        rule: Rule,
-        config: Any,
-        accept: Accept,
-        quantizable: Any,
-        rec: report.Recorder | None,
-    ) -> bool:
+    def _annotate_rule(self, rule: Rule, accept: Accept, at: Annotating) -> bool:
+        model, config, quantizable, rec = at.model, at.config, at.quantizable, at.rec
         done = False
         for chain, other, parts in _matches(model, rule):
             if is_annotated(chain) or not accept(chain[::-1]):
@@ -288,16 +282,9 @@ class OperatorScopedQuantizer(SpecQuantizer):
             done = True
         return done
 
-    def _propagate(
-        self,
-        node: Node,
-        rule: Rule,
-        config: Any,
-        accept: Accept,
-        quantizable: Any,
-        rec: report.Recorder | None,
-    ) -> bool:
+    def _propagate(self, node: Node, rule: Rule, accept: Accept, at: Annotating) -> bool:
         """A shared-observer op after quantized patterns: its inputs quantized as one."""
+        config, quantizable, rec = at.config, at.quantizable, at.rec
         if not is_op(node, rule.chain[0]) or is_annotated([node]) or not accept([node]):
             return False
         if config is None:

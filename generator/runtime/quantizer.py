@@ -9,7 +9,7 @@ from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
 from . import report, transforms
-from .annotate import ANNOTATORS, follow, propagate
+from .annotate import ANNOTATORS, Annotating, follow, propagate
 from .graph import calls, reindex
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import refuse, refuse_when_set, rejections
@@ -118,14 +118,13 @@ class SpecQuantizer(report.Reports, Quantizer):
                 continue
             if rec is not None:
                 rec.at = at
+            annotating = Annotating(model, scope.config, outputs, share, rec)
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or not rule.applies(scope.config):
                     continue
                 if scope.selects is not None and not rule.selected_by(scope.selects):
                     continue
-                annotator = ANNOTATORS[rule.kind]
-                accept = rule.accept(scope.accept)
-                if annotator(model, rule, scope.config, accept, outputs, share, rec):
+                if ANNOTATORS[rule.kind](rule, rule.accept(scope.accept), annotating):
                     self._used.setdefault((index, scope.label), scope.config)
             if outputs is not None:
                 follow(model, share, scope.config, scope.accept, outputs)

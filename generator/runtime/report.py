@@ -24,7 +24,6 @@ import operator
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from itertools import accumulate, chain
 from typing import Any, Self
 
 import torch
@@ -34,7 +33,7 @@ from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
 from .graph import is_op
-from .matcher import candidates
+from .matcher import candidates, near
 from .model import DELIBERATE, Reason
 from .validate import rejections
 from .values import KEY, Rule, unhonoured
@@ -99,10 +98,10 @@ def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
 class Report:
     """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule.
 
-    ``Report(backend, entries, matches)``; a quantizer's report is made later: what the
-    annotate left is kept (``_Snapshot``), and the entries are worked out from it when first
-    read, so that reporting costs an annotate little until its report is read, and a graph
-    changed since (prepare_pt2e's observers) does not change what it says."""
+    ``Report(backend, entries, matches)``: the modules and operators bases' recorder
+    explains the annotate as it ends (``Recorder.finish``), so that a graph changed since
+    (prepare_pt2e's observers) does not change what it says; the composable and pairs
+    bases' (``later``: their matches) when the report is first read."""
 
     __slots__ = ("backend", "_entries", "_matches", "_later")
 
@@ -115,7 +114,7 @@ class Report:
     ) -> None:
         self.backend = backend
         self._entries, self._matches = tuple(entries), tuple(matches)
-        self._later = later  # a _Snapshot to explain on first read, or None
+        self._later = later  # what explains it on first read (match_report's), or None
 
     def _made(self) -> None:
         if self._later is not None:
@@ -193,91 +192,6 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
         "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
         for row in [tuple(head), *rows]
     ]
-
-
-class Recorder:
-    """What the rules of one ``annotate`` matched and declined, by node."""
-
-    def __init__(self, stream: Any = "stderr") -> None:
-        self.stream = stream
-        self.matches: list[tuple[Rule, list[Node], str]] = []
-        self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
-        # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
-        self.parts: dict[Node, Node] = {}
-        # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
-        # of the one annotating now (None: not said), and that position for each match.
-        self.scopes: Sequence[Any] | None = None
-        self.at: int | None = None
-        self.matched_at: list[int | None] = []
-
-    def start(self) -> None:
-        self.matches = []
-        self.declines = {}
-        self.parts = {}
-        self.scopes, self.at, self.matched_at = None, None, []
-
-    def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
-        self.matches.append((rule, list(nodes), how))
-        self.matched_at.append(self.at)
-
-    def part_of(self, nodes: Iterable[Node], first: Node) -> None:
-        """``nodes`` were marked annotated as part of the match whose first op is ``first``."""
-        for n in nodes:
-            self.parts.setdefault(n, first)
-
-    def declined(
-        self, rule: Rule, nodes: Iterable[Node], reason: Reason, detail: str | Node
-    ) -> None:
-        """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
-        annotated first, put in words when the report is read)."""
-        item = (rule, reason, detail)
-        declines = self.declines
-        for n in nodes:
-            got = declines.get(n)
-            if got is None:
-                declines[n] = [item]
-            else:
-                got.append(item)
-
-    def declined_chain(
-        self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
-    ) -> None:
-        """A chain not annotated: a node of it annotated already, or it spans two scopes."""
-        first = next(
-            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
-        )
-        if first is not None:  # the words when read (_said): by the node
-            self.declined(rule, chain, Reason.ANNOTATED, first)
-            return
-        outside = [n.name for n in chain if not accept([n])]
-        if len(outside) < len(chain):  # partly in this config's scope: the match spans two
-            self.declined(
-                rule,
-                chain,
-                Reason.SCOPE_FILTER,
-                f"the match spans two configs' scopes ({', '.join(outside)} in another)",
-            )
-
-    def annotated_nodes(self, model: GraphModule) -> set[Node]:
-        return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
-
-    def hooked(self, rule: Rule, model: GraphModule, before: set[Node]) -> None:
-        """A hook annotated the nodes new since ``before``: one match of them."""
-        new = [n for n in model.graph.nodes if n.op == "call_function"]
-        new = [n for n in new if n not in before and KEY in n.meta and n.meta[KEY]._annotated]
-        if new:
-            self.matched(rule, new, "hook")
-
-    def finish(self, model: GraphModule, quantizer: Any, later: Any = None) -> Report:
-        """The report of the annotate just done: explained when first read (its text written
-        on the stream now reads it); ``later``: what explains it (default: what this
-        recorder recorded, ``_Snapshot``; the composable and pairs bases': their matches)."""
-        later = _Snapshot(model, quantizer, self) if later is None else later
-        report = Report(quantizer.backend, later=later)
-        stream = sys.stderr if self.stream == "stderr" else self.stream
-        if stream is not None:
-            stream.write(report.text())
-        return report
 
 
 class Reports:
@@ -371,14 +285,14 @@ def _describe(s: Any, name: str) -> str:
     return out
 
 
-def describe_specs(first: Node, last: Node, qa: Any = None) -> str | None:
-    """The specs a match got: its first op's inputs, its last op's output. ``qa``: the
-    annotations by node (default: the nodes' own); specs are described once per graph index."""
+def describe_specs(first: Node, last: Node) -> str | None:
+    """The specs a match got: its first op's inputs, its last op's output; specs are described
+    once per graph index."""
     model = first.graph.owning_module
     memo: dict[int, tuple[Any, str]] = (
         graph_index(model).derived("spec text", dict) if model is not None else {}
     )
-    return _specs(first, last, qa or _own, memo)
+    return _specs(first, last, _own, memo)
 
 
 def _own(n: Node) -> Any:
@@ -436,53 +350,111 @@ def _rejections(
     }
 
 
-class _Snapshot:
-    """What explaining an annotate reads, as the annotate left it: the graph's nodes in order,
-    each one's arguments, users and annotation, the recorder's findings, the quantizer's
-    rules, scopes and the configs it used. A pass over the graph at the end of ``annotate``;
-    the entries are worked out from it later (``explain``), whatever became of the graph."""
+class Recorder:
+    """What the rules of one ``annotate`` matched and declined, by node; as the annotate
+    ends, every op explained from that and the graph as the matchers left it."""
 
-    def __init__(self, model: GraphModule, quantizer: Any, rec: Recorder) -> None:
-        self.model = model
+    def __init__(self, stream: Any = "stderr") -> None:
+        self.stream = stream
+        self.matches: list[tuple[Rule, list[Node], str]] = []
+        self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
+        # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
+        self.parts: dict[Node, Node] = {}
+        # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
+        # of the one annotating now (None: not said), and that position for each match.
+        self.scopes: Sequence[Any] | None = None
+        self.at: int | None = None
+        self.matched_at: list[int | None] = []
+
+    def start(self) -> None:
+        self.matches = []
+        self.declines = {}
+        self.parts = {}
+        self.scopes, self.at, self.matched_at = None, None, []
+
+    def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
+        self.matches.append((rule, list(nodes), how))
+        self.matched_at.append(self.at)
+
+    def part_of(self, nodes: Iterable[Node], first: Node) -> None:
+        """``nodes`` were marked annotated as part of the match whose first op is ``first``."""
+        for n in nodes:
+            self.parts.setdefault(n, first)
+
+    def declined(
+        self, rule: Rule, nodes: Iterable[Node], reason: Reason, detail: str | Node
+    ) -> None:
+        """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
+        annotated first, put in words when the report is read)."""
+        item = (rule, reason, detail)
+        declines = self.declines
+        for n in nodes:
+            got = declines.get(n)
+            if got is None:
+                declines[n] = [item]
+            else:
+                got.append(item)
+
+    def declined_chain(
+        self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
+    ) -> None:
+        """A chain not annotated: a node of it annotated already, or it spans two scopes."""
+        first = next(
+            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
+        )
+        if first is not None:  # the words when read (_said): by the node
+            self.declined(rule, chain, Reason.ANNOTATED, first)
+            return
+        outside = [n.name for n in chain if not accept([n])]
+        if len(outside) < len(chain):  # partly in this config's scope: the match spans two
+            self.declined(
+                rule,
+                chain,
+                Reason.SCOPE_FILTER,
+                f"the match spans two configs' scopes ({', '.join(outside)} in another)",
+            )
+
+    def annotated_nodes(self, model: GraphModule) -> set[Node]:
+        return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
+
+    def hooked(self, rule: Rule, model: GraphModule, before: set[Node]) -> None:
+        """A hook annotated the nodes new since ``before``: one match of them."""
+        new = [n for n in model.graph.nodes if n.op == "call_function"]
+        new = [n for n in new if n not in before and KEY in n.meta and n.meta[KEY]._annotated]
+        if new:
+            self.matched(rule, new, "hook")
+
+    def finish(self, model: GraphModule, quantizer: Any, later: Any = None) -> Report:
+        """The report of the annotate just done, its text written on the stream: every op
+        explained now, from what this recorder recorded and the graph as the matchers left
+        it (``later``: what explains it when first read instead: the composable and pairs
+        bases' matches)."""
+        if later is None:
+            entries, matches = self.explain(model, quantizer)
+            report = Report(quantizer.backend, entries, matches)
+        else:
+            report = Report(quantizer.backend, later=later)
+        stream = sys.stderr if self.stream == "stderr" else self.stream
+        if stream is not None:
+            stream.write(report.text())
+        return report
+
+    def explain(
+        self, model: GraphModule, quantizer: Any
+    ) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
         self.index = graph_index(model)
-        self.rules: Sequence[Rule] = quantizer.rules
-        self.scopes: Sequence[Any] = rec.scopes if rec.scopes is not None else quantizer.scopes()
+        self.rules = quantizer.rules
+        # The scopes the annotate used (the quantizer's own, ``scopes()``, when it did not say).
+        self.used_scopes: Sequence[Any] = (
+            self.scopes if self.scopes is not None else quantizer.scopes()
+        )
         self.used = dict(getattr(quantizer, "_used", {}))
-        self.matches, self.matched_at = rec.matches, rec.matched_at  # the recorder's own
-        self.declines, self.parts = rec.declines, rec.parts
-        # The nodes in order (the index's: the graph as annotate found it, which annotating
-        # does not change), and the arguments, users and annotation of each, by its place
-        # there: prepare_pt2e puts observers between the nodes later. A node's args is a
-        # tuple fx replaces, never changes: kept as it is; its users (a dict fx changes in
-        # place) are copied into one flat list, with where each node's end (``users``).
-        self.at = self.index.order
-        if len(self.at) != len(model.graph.nodes):  # the graph changed since the index
-            self.at = {n: i for i, n in enumerate(model.graph.nodes)}
-        self.nodes = nodes = self.at  # its keys: the nodes in order
-        self._args = [n._args for n in nodes]  # Node.args without the property's call
-        users = [n.users for n in nodes]
-        self._users = list(chain.from_iterable(users))
-        self._ends = list(accumulate(map(len, users)))
-        self._qa = [n.meta.get(KEY) for n in nodes]
         # The nodes each rule that matches by source partition finds (torch's partitioning,
         # memoized on the index: what the annotate found), by rule.
         self.found = {
             id(r): set(candidates(model, r, lambda nodes: True)) for r in self.rules if r.sources
         }
-
-    def args(self, n: Node) -> tuple[Any, ...]:
-        return self._args[self.at[n]]
-
-    def users(self, n: Node) -> tuple[Node, ...]:
-        i = self.at[n]
-        return tuple(self._users[self._ends[i - 1] if i else 0 : self._ends[i]])
-
-    def qa(self, n: Node) -> Any:
-        at = self.at.get(n)
-        return self._qa[at] if at is not None else None
-
-    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
-        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
         self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
         self.bad = _rejections(self.rules, self.used)
         # What an op's target and a scope decide, once each (by id: an op's hash is a
@@ -493,14 +465,13 @@ class _Snapshot:
         done, counts = self._matched()
         share = [r for r in self.rules if r.kind in ("propagate", "shared")]
         entries = []
-        getitem, qas, at = operator.getitem, self._qa, self.at
-        for n in self.nodes:
+        getitem = operator.getitem
+        for n in model.graph.nodes:
             if n.op != "call_function" or n.target is getitem:
                 continue
             got = done.get(n)
             if got is None:
-                i = at.get(n)
-                qa = qas[i] if i is not None else None
+                qa = n.meta.get(KEY)
                 if qa is None or not qa._annotated:
                     got = self._why_float(n)
                 else:
@@ -512,7 +483,7 @@ class _Snapshot:
         """The scope of a match: the first that takes it. A match the quantizer annotated with
         its scope at ``at`` (a chain or shared op: it accepted the match) is taken by that one
         if its rule is tried with that config, unless an earlier one takes it."""
-        scopes = self.scopes
+        scopes = self.used_scopes
         if at is None or how == "hook":
             return _scope(scopes, nodes, rule)
         earlier = _scope(scopes[:at], nodes, rule) if at else None
@@ -528,7 +499,7 @@ class _Snapshot:
         """The entries of the ops the rules annotated, and the matches per rule and scope."""
         done: dict[Node, Entry] = {}
         counts: dict[tuple[str, str], int] = {}
-        qa, memo = self.qa, self.memo
+        qa, memo = _own, self.memo
         said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
         for (rule, nodes, how), at in zip(self.matches, self.matched_at):
             scope = self._scope_of(rule, nodes, how, at)
@@ -567,14 +538,14 @@ class _Snapshot:
         if owner is not None:
             return _covered(n, owner, "part of its match", "part")
         if not (qa.input_qspec_map or qa.output_qspec):
-            user = next((done[u] for u in self.users(n) if u in done), None)
+            user = next((done[u] for u in n.users if u in done), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
                 return _covered(n, user, "a weight or bias of its match", "weight")
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
             return replace(self._why_float(n), role="marked")
         sharing = next((r for r in share if is_op(n, r.chain[0])), None)
-        scope = _node_scope(self.scopes, n)
+        scope = _node_scope(self.used_scopes, n)
         return Entry(
             n.name,
             _op(n),
@@ -584,13 +555,13 @@ class _Snapshot:
             sharing.name if sharing else None,
             scope.label if scope is not None else None,
             "propagated",
-            _specs(n, n, self.qa, self.memo),
+            _specs(n, n, _own, self.memo),
         )
 
     def _why_float(self, n: Node) -> Entry:
         # No scope takes the op alone (operator scopes take matches by their first op): the
         # config of least precedence, the global one where it is set, decides what it says.
-        scopes = self.scopes
+        scopes = self.used_scopes
         scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
         if not self._floating_input(n):
             return _float(n, Reason.NOT_A_TENSOR_OP, "no floating-point tensor input", scope=scope)
@@ -614,7 +585,7 @@ class _Snapshot:
         target = n.target
         known = self.by_op.get(id(target))
         if known is None or known[0] is not target:
-            places = _positions(n, self.rules, index=self.index)
+            places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
             seen: set[int] = set()
             with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
             known = self.by_op[id(target)] = (target, places, with_op)
@@ -642,7 +613,7 @@ class _Snapshot:
         for r, k in places:
             if r.kind not in ("chain", "shared"):
                 continue
-            got, broke = self._near(n, r, k)
+            got, broke = near(n, r, k)
             if broke is None and r.sources and n not in self.found[id(r)]:
                 if best is None or got >= best[0]:
                     best = (got, r, ("source", r.sources, n))
@@ -675,7 +646,7 @@ class _Snapshot:
 
     def _floating_input(self, n: Node) -> bool:
         """Whether an argument of ``n`` (or a node of a list argument) is a floating tensor."""
-        for a in self.args(n):
+        for a in n.args:
             for x in a if isinstance(a, (list, tuple)) else (a,):
                 if isinstance(x, Node) and not not_floating(x):
                     return True
@@ -703,12 +674,12 @@ class _Snapshot:
             )
         if kind == "others":  # the op before ``cur`` has other users
             _, prev, cur = broke
-            others = ", ".join(u.name for u in self.users(prev) if u is not cur)
+            others = ", ".join(u.name for u in prev.users if u is not cur)
             return Reason.SECOND_USER, (
                 f"chain broke at {prev.name}: its output has other users ({others})"
             )
         if kind == "users":  # ``cur``'s output has no single user
-            users = self.users(broke[1])
+            users = list(broke[1].users)
             shown = ", ".join(u.name for u in users) or "none"
             return Reason.SECOND_USER, (
                 f"chain broke at {broke[1].name}: its output has {len(users)} users ({shown})"
@@ -721,7 +692,7 @@ class _Snapshot:
         float, or an op a hook left."""
         for r in with_op:
             if r.kind == "propagate":
-                first = self.args(n)[0] if self.args(n) else None
+                first = n.args[0] if n.args else None
                 if isinstance(first, (list, tuple)):
                     inputs = [a for a in first if isinstance(a, Node)]
                 else:
@@ -742,42 +713,16 @@ class _Snapshot:
         )
 
     def _quantized_output(self, n: Node) -> bool:
-        qa = self.qa(n)
+        qa = n.meta.get(KEY)
         if qa is None or not qa._annotated:
             return False
         if qa.output_qspec is not None:
             return True
-        for u in self.users(n):
-            other = self.qa(u)
+        for u in n.users:
+            other = u.meta.get(KEY)
             if other is not None and n in other.input_qspec_map:
                 return True
         return False
-
-    def _near(self, n: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
-        """How many ops of ``rule``'s chain match around ``n`` at position ``k``, and where it
-        broke (None: nowhere; else what ``_broke`` says in words)."""
-        got = 1
-        cur = n
-        for j in range(k - 1, -1, -1):
-            args = self.args(cur)
-            prev = args[0] if args else None
-            if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
-                return got, ("before", prev, cur, rule.chain[j])
-            if len(self.users(prev)) != 1:
-                return got, ("others", prev, cur)
-            cur = prev
-            got += 1
-        cur = n
-        for j in range(k + 1, len(rule.chain)):
-            users = self.users(cur)
-            if len(users) != 1:
-                return got, ("users", cur)
-            (u,) = users
-            if not is_op(u, rule.chain[j]) or self.args(u)[0] is not cur:
-                return got, ("after", u, rule.chain[j])
-            cur = u
-            got += 1
-        return got, None
 
 
 def _said(detail: str | Node) -> str:
@@ -813,34 +758,6 @@ def _hooks(rules: Sequence[Rule]) -> str:
     text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
     _HOOKS[id(rules)] = (rules, text)
     return text
-
-
-def _positions(
-    n: Node, rules: Sequence[Rule], first: bool = False, index: Any = None
-) -> list[tuple[Rule, int]]:
-    """(rule, position) of each place ``n``'s op has in the chains of ``rules`` (``first``: the
-    first place of each rule), once per op, rules and annotate (memoized on the graph's
-    ``index``; default: the index of ``n``'s graph)."""
-    if index is None:
-        model = n.graph.owning_module
-        index = graph_index(model) if model is not None else None
-    memo: dict[Any, list[tuple[Rule, int]]] = (
-        index.derived(("rule positions", id(rules), first), dict) if index is not None else {}
-    )
-    try:
-        found = memo.get(n.target)
-    except TypeError:  # an unhashable target: worked out afresh
-        found, memo = None, {}
-    if found is None:
-        found = []
-        for r in rules:
-            for k, ops in enumerate(r.chain):
-                if is_op(n, ops):
-                    found.append((r, k))
-                    if first:
-                        break
-        memo[n.target] = found
-    return found
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:

@@ -437,19 +437,23 @@ def _entries(report: Any) -> list[dict[str, Any]]:
 
 
 def report_read_early_and_late(
-    quantizer: Callable[[], Any], graph: Callable[[], Any], read: Callable[[Any], Any] = _entries
+    quantizer: Callable[[], Any],
+    graph: Callable[[], Any],
+    read: Callable[[Any], Any] = _entries,
+    lazy: bool = True,
 ) -> tuple[Any, Any]:
     """A report read in ``validate`` (after annotate, before prepare_pt2e puts observers
     between the ops) and one read after prepare_pt2e, two quantizers made alike annotating two
-    graphs made alike (``read``: what is read of a report; default its entries as dicts); the
-    report is not explained before its first read (asserted)."""
+    graphs made alike (``read``: what is read of a report; default its entries as dicts);
+    ``lazy``: the report is not explained before its first read (the composable and pairs
+    bases'), else it is as annotate ends (the modules and operators bases'): asserted."""
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
     early, later = quantizer(), quantizer()
     got = []
 
     def validate(model: torch.fx.GraphModule) -> None:
-        assert early.last_report._later is not None  # not explained yet
+        assert (early.last_report._later is not None) == lazy
         got.append(read(early.last_report))
         type(early).validate(early, model)
 

@@ -51,7 +51,7 @@ def entries(target: Target, family: str) -> dict[str, Any]:
     fam = next(f for f in FAMILIES if f.name == family)
     gm = export(fam, BLOCKS)
     early, late = report_read_early_and_late(
-        lambda: _quantizer(target), lambda: copy.deepcopy(gm), _read
+        lambda: _quantizer(target), lambda: copy.deepcopy(gm), _read, lazy=False
     )
     assert late == early
     return early
