@@ -41,6 +41,20 @@ def _restore_sys_path():
     sys.path[:] = saved
 
 
+@pytest.fixture(autouse=True)
+def _restore_onednn():
+    """Qualcomm's quantizer, ExecuTorch's and the generated copy alike, turns oneDNN off for the
+    whole process on AMD CPUs (``disable_mkldnn_on_amd``, in ``transform_for_annotation``):
+    after a test that ran it, the next test's numerics must not change (a converted model's
+    outputs, compared bit for bit with a recording, did)."""
+    torch = sys.modules.get("torch")
+    before = torch.backends.mkldnn.enabled if torch is not None else True
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.backends.mkldnn.enabled != before:
+        torch.backends.mkldnn.enabled = before
+
+
 @pytest.fixture(scope="session")
 def analysis():
     """specs/ resolved: the FX backends, the PT2E-only targets and the quantizers."""

@@ -295,12 +295,16 @@ def deployment(target: Target, path: Path, quantizer: Any, lower: bool) -> dict[
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        out = deploy_module(
-            lambda: exported.module(check_guards=False),  # as ExecuTorch's flows load it
-            args,
-            quantizer,
-            _load(target.deploy) if lower else None,
-        )
+        # oneDNN on, as recorded: Qualcomm's quantizer (and so its generated copy) turns it off
+        # for the whole process on AMD CPUs (disable_mkldnn_on_amd, in transform_for_annotation),
+        # and a converted model's outputs are bit for bit only under one setting.
+        with torch.backends.mkldnn.flags(enabled=True):
+            out = deploy_module(
+                lambda: exported.module(check_guards=False),  # as ExecuTorch's flows load it
+                args,
+                quantizer,
+                _load(target.deploy) if lower else None,
+            )
     finally:
         torch.set_num_threads(threads)
     lowering = out.failed and not out.failed.startswith(("export:", "prepare_pt2e", "convert_pt2e"))

@@ -68,7 +68,7 @@ def test_wheel_generates_the_same_output(tmp_path):
         assert (project / "generated" / rel).read_bytes() == p.read_bytes(), rel
     # The support matrix bcfg wrote into docs/ (the site's pages beside it are not bcfg's).
     docs = [p.relative_to(REPO / "docs") for p in DOCS.files(REPO / "docs")]
-    assert len(docs) == 23  # README, index.html, 10 FX backends, 11 PT2E-only targets
+    assert len(docs) == 24  # README, index.html, 10 FX backends, 12 PT2E-only targets
     for rel in docs:
         assert (project / "docs" / rel).read_bytes() == (REPO / "docs" / rel).read_bytes(), rel
 

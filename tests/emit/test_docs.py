@@ -413,7 +413,7 @@ def test_the_examples_are_set_apart_from_the_real_targets(docs, resolved, analys
     assert heads[-1] == ("my_backend", "example")
     assert [b for b, cls in heads if "example" in cls] == ["my_backend"]
     assert "<small>example, FX · 3</small>" in html
-    assert "11 PT2E-only targets, 1 example," in html
+    assert "12 PT2E-only targets, 1 example," in html
     detail = re.search(r'<template id="d-p-nn.Linear">.*?</template>', html).group(0)
     assert "my_backend (example)" in detail
     plain = render_docs(list(resolved.values()), "specs", analysis.pt2e_only, analysis.quantizers)

@@ -62,7 +62,7 @@ def test_bcfg_docs_writes_the_docs_alone_or_elsewhere(project, capsys, tmp_path)
     err = capsys.readouterr().err
     assert "wrote docs/README.md" in err and "wrote docs/backends/x86.md" in err
     assert (
-        "bcfg docs: 10 backend(s), 11 PT2E-only target(s), 23 file(s) in docs/, 2 written, "
+        "bcfg docs: 10 backend(s), 12 PT2E-only target(s), 24 file(s) in docs/, 2 written, "
         "0 removed"
     ) in err
     assert snapshot(project / "generated") == generated

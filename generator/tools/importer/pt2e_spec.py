@@ -234,6 +234,24 @@ def interpret(obs: Observations) -> Interpretation:
         patterns.append(p)
     # Longer chains first among those of one first op (the matcher takes the longest anyway).
     patterns.sort(key=lambda p: (p.ops[0], -len(p.ops)))
+    shares = _shares(shared, notes)
+    hooks: list[str] = []
+    _conditions(patterns, obs, notes, hooks)
+    if shares:
+        hooks.append(
+            "Sharing: the shared-observer ops, each sharing as observed ("
+            + ", ".join(s.op for s in shares)
+            + ")"
+        )
+    _share_conditions(shares, obs, notes, hooks)
+    interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    interp.positional, interp.nonfloat = positional, nonfloat
+    _mixins(interp, obs, hooks)
+    return interp
+
+
+def _shares(shared: dict[str, list[Match]], notes: list[str]) -> list[Share]:
+    """The shared-observer ops, each with the form it was seen to share in."""
     shares = []
     for op, ms in shared.items():
         # the form after a quantized input, and (eager_form) after an unquantized one where
@@ -252,18 +270,12 @@ def interpret(obs: Observations) -> Interpretation:
         spec = next((m.specs["input"] for m in ms if m.specs.get("input") is not None), None)
         sh = Share(op, form, eager=bool(eager_ms), spec=spec, eager_form=eager_form)
         shares.append(sh)
-    hooks: list[str] = []
-    _conditions(patterns, obs, notes, hooks)
-    if shares:
-        hooks.append(
-            "Sharing: the shared-observer ops, each sharing as observed ("
-            + ", ".join(s.op for s in shares)
-            + ")"
-        )
-    _share_conditions(shares, obs, notes, hooks)
-    interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
-    interp.positional = positional
-    interp.nonfloat = nonfloat
+    return shares
+
+
+def _mixins(interp: Interpretation, obs: Observations, hooks: list[str]) -> None:
+    """The hooks mixins an interpretation needs, said in ``hooks``."""
+    nonfloat, positional = interp.nonfloat, interp.positional
     if nonfloat:
         hooks.append(
             "NonFloatInputs: an op annotated though an input is no float tensor ("
@@ -282,7 +294,6 @@ def interpret(obs: Observations) -> Interpretation:
             f"transform: the quantizer's own transform_for_annotation, delegated (it changed "
             f"{len(obs.transformed)} probe graphs, first {obs.transformed[0]})"
         )
-    return interp
 
 
 def _checks() -> dict[str, Any]:
