@@ -451,6 +451,29 @@ def _top(src: _Source) -> list[str]:
     return out
 
 
+def header(text: str, depth: int) -> list[str]:
+    """A compound statement's header: as written if it fits, else a ``def``'s parameters
+    hugged on one line, or one a line with a trailing comma, as black splits them."""
+    line = "    " * depth + text
+    if len(line) <= LINE_LENGTH:
+        check_literals(text)
+        return [line]
+    if not text.startswith("def ") or "(" not in text:
+        raise Unsupported("a long header other than a def")
+    head, rest = text.split("(", 1)
+    params, close = rest.rsplit(")", 1)
+    if any(c in params for c in "()[]{}\\'\"") or params.endswith(","):
+        raise Unsupported("parameters with brackets, strings or a trailing comma")
+    pad = "    " * (depth + 1)
+    first, last = "    " * depth + f"{head}(", "    " * depth + f"){close}"
+    if len(pad + params) <= LINE_LENGTH:
+        return [first, pad + params, last]
+    items = [pad + p.strip() + "," for p in params.split(",")]
+    if any(len(i) > LINE_LENGTH for i in items):
+        raise Unsupported("a parameter too long for a line")
+    return [first, *items, last]
+
+
 def from_import(module: str, names: list[str]) -> list[str]:
     """``from module import names`` as black writes it: one line, or one name a line."""
     line = f"from {module} import {', '.join(names)}"

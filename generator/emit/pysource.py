@@ -129,11 +129,9 @@ class Fragments:
 
     def statement(self, text: str, depth: int) -> list[str]:
         """A simple statement at ``depth``."""
-
-        def wrap() -> list[str]:
-            return black_format(nest(text, depth)).splitlines()[depth:]
-
-        return self._lay("stmt", text, depth, lambda: layout.statement(text, depth), wrap)
+        return self._lay(
+            "stmt", text, depth, lambda: layout.statement(text, depth), _black(text, depth)
+        )
 
     def block(self, lines: list[str]) -> list[str]:
         """Indented source lines (a class, a constructor) laid out line by line: blank lines
@@ -155,13 +153,11 @@ class Fragments:
 
     def docstring(self, text: str, depth: int) -> list[str]:
         """A one-line docstring at ``depth``, however long: black never wraps one."""
-        return self._lay(
-            "doc",
-            text,
-            depth,
-            lambda: _docstring(text, depth),
-            lambda: _docstring(text, depth, True),
-        )
+
+        def lay() -> list[str]:
+            return [layout.docstring(text[3:-3], depth)]
+
+        return self._lay("doc", text, depth, lay, _black(text, depth))
 
     def header(self, text: str, depth: int) -> list[str]:
         """A compound statement's header at ``depth``."""
@@ -169,7 +165,7 @@ class Fragments:
         def wrap() -> list[str]:
             return black_format(nest(text + "\n    pass", depth)).splitlines()[depth:-1]
 
-        return self._lay("head", text, depth, lambda: _header(text, depth), wrap)
+        return self._lay("head", text, depth, lambda: layout.header(text, depth), wrap)
 
     def function(self, fn: dict) -> list[str]:
         """A module-level function: name, params, one-line doc, body lines."""
@@ -196,37 +192,9 @@ class Fragments:
 _HEADERS = frozenset({"def", "class", "if", "elif", "else:", "for", "while", "with"})
 
 
-def _header(text: str, depth: int) -> list[str]:
-    """A compound statement's header: as written if it fits, else a ``def``'s parameters
-    hugged on one line, or one a line with a trailing comma, as black splits them."""
-    line = "    " * depth + text
-    if len(line) <= layout.LINE_LENGTH:
-        layout.check_literals(text)
-        return [line]
-    if not text.startswith("def ") or "(" not in text:
-        raise layout.Unsupported("a long header other than a def")
-    head, rest = text.split("(", 1)
-    params, close = rest.rsplit(")", 1)
-    if any(c in params for c in "()[]{}\\'\"") or params.endswith(","):
-        raise layout.Unsupported("parameters with brackets, strings or a trailing comma")
-    pad = "    " * (depth + 1)
-    first, last = "    " * depth + f"{head}(", "    " * depth + f"){close}"
-    if len(pad + params) <= layout.LINE_LENGTH:
-        return [first, pad + params, last]
-    items = [pad + p.strip() + "," for p in params.split(",")]
-    if any(len(i) > layout.LINE_LENGTH for i in items):
-        raise layout.Unsupported("a parameter too long for a line")
-    return [first, *items, last]
-
-
-def _docstring(text: str, depth: int, black: bool = False) -> list[str]:
-    """A one-line docstring, however long: black never wraps one (it may strip or pad one)."""
-    try:
-        if not black:
-            return [layout.docstring(text[3:-3], depth)]
-    except layout.Unsupported:
-        pass
-    return black_format(nest(text, depth)).splitlines()[depth:]
+def _black(text: str, depth: int) -> Callable[[], list[str]]:
+    """Black's layout of the statement ``text`` at ``depth``, when asked for."""
+    return lambda: black_format(nest(text, depth)).splitlines()[depth:]
 
 
 def nest(text: str, depth: int) -> str:

@@ -35,12 +35,11 @@ def refuse_when_set(quantizer: Any, method: str, config: Any, rules: Sequence[Ru
         r.weight_qscheme == "any" and r.activation_qscheme == "any" for r in rules
     ):  # nothing to refuse: the config is not read
         return
+    weighted = getattr(config, "weight", None) is not None  # a float weight: unweighted ops'
     for check, rules_of in (
-        (weight_required, [r for r in rules if r.weight is not None]),
+        (weight_required, [r for r in rules if r.weight is not None and weighted]),
         (activation_required, [r for r in rules if r.kind != "propagate"]),
     ):
-        if check is weight_required and getattr(config, "weight", None) is None:
-            continue
         reasons = {r.name: check(r, config) for r in rules_of}
         if not reasons or not all(reasons.values()):
             continue
