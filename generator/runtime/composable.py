@@ -55,7 +55,7 @@ from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .matcher import LongestChains
-from .model import Accessors, Context, Decline, Match, Reason, Validated, failing, first_ops, view
+from .model import Context, Decline, Match, Reason, failing, first_ops, view
 from .objects import load_object
 from .validate import SYMMETRIC, disallowed, refuse, refuse_when_set, required
 from .values import KEY, Rule
@@ -178,7 +178,8 @@ class Matcher(LongestChains):
                 why = f"a when: condition ({names}) rules the match out"
                 return Match(nodes, Decline(Reason.SKIP, why))
             if self.checked and rule.allows:  # ExecuTorch's checks read both activations
-                Validated(config).input(), Validated(config).output()
+                checked = view(config, "validated")
+                checked.input(), checked.output()
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
                 return Match(nodes, Decline(Reason.NOT_TRIED, "; ".join(refused)))
@@ -225,52 +226,34 @@ def _inputs(node: Node, nodes: list[Node]) -> Iterator[tuple[Node, str]]:
 
 
 def annotate_match(
-    nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
+    nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], how: str = "spec"
 ) -> None:
-    """Annotate an accepted match with ``config`` (None: mark it not quantized); ``checked``:
-    the config's own specs are read through its validating accessors (``model.Validated``)."""
-    specs = view(config, "validated" if checked else "spec")
+    """Annotate an accepted match with ``config`` (None: mark it not quantized), read through
+    its view (``how``: the spec's ``configs:``). Under ``accessors`` the config's own
+    accessors say what each op's inputs and output get (ExecuTorch's Arm QuantizationConfig:
+    ``get_input_act_qspec(node, input)`` and the rest); else the rule says (``weight_axis``,
+    fixed qparams, shared outputs)."""
+    specs, asked = view(config, how), how == "accessors"
     for node in nodes:
         inputs: dict[Node, Any] = {}
         for arg, role in _inputs(node, nodes):
             if not config:
                 inputs[arg] = None
             elif role == "weight":
-                own = specs.weight()
-                inputs[arg] = own if rule is None else weight_spec(rule, config)
-            elif role == "bias":
-                inputs[arg] = specs.bias(node)
-            else:
-                inputs[arg] = specs.input()
-        output = None
-        if all(u not in nodes for u in node.users) and float_out(node) and config:
-            output = _output(node, rule, config, shares, checked)
-        mark(node, inputs, output, config is not None)
-
-
-def ask_config(nodes: list[Node], config: Any) -> None:
-    """Annotate a match by the config's own accessors (ExecuTorch's Arm QuantizationConfig:
-    ``get_input_act_qspec(node, input)``, ``get_weight_qspec(node)``, ``get_bias_qspec(node)``,
-    ``get_output_act_qspec(node)``), which say what each op's inputs and output get."""
-    specs = Accessors(config)
-    for node in nodes:
-        inputs: dict[Node, Any] = {}
-        for arg, role in _inputs(node, nodes):
-            if role == "weight":
-                inputs[arg] = specs.weight(node)
+                inputs[arg] = (
+                    specs.weight(node) if asked or rule is None else weight_spec(rule, specs)
+                )
             elif role == "bias":
                 inputs[arg] = specs.bias(node)
             else:
                 inputs[arg] = specs.input(node, arg)
         output = None
-        if all(u not in nodes for u in node.users) and float_out(node):
-            output = specs.output(node)
-        mark(node, inputs, output, True)
+        if all(u not in nodes for u in node.users) and float_out(node) and config:
+            output = specs.output(node) if asked else _output(node, rule, specs, shares)
+        mark(node, inputs, output, config is not None)
 
 
-def _output(
-    node: Node, rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
-) -> Any:
+def _output(node: Node, rule: Rule | None, specs: Any, shares: set[Any]) -> Any:
     """A match's output spec: fixed qparams, its input's (a shared op, or an op after one)."""
     first = node.args[0] if node.args else None
     if node.target in shares and isinstance(first, Node):
@@ -278,9 +261,7 @@ def _output(
     if isinstance(first, Node) and first.target in shares and first.args:
         if isinstance(first.args[0], Node):
             return SharedQuantizationSpec(first.args[0])
-    spec = config.output_activation if rule is None else output_spec(rule, config)
-    own = spec is config.output_activation
-    return view(config, "validated" if checked else "spec").output() if own else spec
+    return specs.output() if rule is None else output_spec(rule, specs)
 
 
 def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[Match]:
@@ -402,7 +383,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
     # Call targets that share like the shared_observer rules but no rule can name
     # (operator.getitem, higher-order ops).
     shared_targets: Sequence[Any] = ()
-    # True: a config's own accessors say what each op of a match gets (ask_config;
+    # True: a config's own accessors say what each op of a match gets (annotate_match;
     # the quantizer's configs: accessors).
     config_accessors = False
     # True: the spec says it, reading the config's specs through its accessors (configs:
@@ -528,10 +509,7 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
                 self.last_matches.append(match)
                 if not match.accepted:
                     continue
-                if self.config_accessors and stage.config is not None:
-                    ask_config(match.nodes, stage.config)
-                else:
-                    annotate_match(match.nodes, rule, stage.config, shares, self.config_validated)
+                annotate_match(match.nodes, rule, stage.config, shares, self.configs())
         propagate = [r for r in self.rules if r.kind == "propagate"]
         ops = [op for r in propagate for op in r.chain[0]] + list(self.shared_targets)
         for match in share(model, ops, self._fallback()):
@@ -546,9 +524,15 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         config = None if self.global_stage is None else self.global_stage.config
         if config is None:
             return None
-        return view(
-            config, "validated" if self.config_accessors or self.config_validated else "spec"
-        ).input()
+        return view(config, "spec" if self.configs() == "spec" else "validated").input()
+
+    def configs(self) -> str:
+        """How the runtime reads a config (``model.view``): the spec's ``configs:``."""
+        return (
+            "accessors"
+            if self.config_accessors
+            else "validated" if self.config_validated else "spec"
+        )
 
     # What validate(model) checks: "none", or "one_device" (each op's inputs on one device).
     validation = "none"
@@ -583,9 +567,9 @@ def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], con
     if rule.output_qscheme != "affine" or config is None:
         return True
     if q.config_accessors:
-        spec = Accessors(config).output(nodes[-1])
+        spec = view(config, "accessors").output(nodes[-1])
     else:
-        spec = output_spec(rule, config)
+        spec = output_spec(rule, view(config))
     return spec is not None and getattr(spec, "qscheme", None) not in SYMMETRIC
 
 

@@ -43,7 +43,7 @@ from .annotate import Annotating
 from .conditions import quantized, unmet
 from .graph import is_annotated, is_op, mark
 from .matcher import nodes_calling, sequential_partitions, source_partitions
-from .model import Context, Reason, first_ops
+from .model import Context, Reason, first_ops, view
 from .quantizer import SpecQuantizer
 from .scopes import Scope
 from .values import KEY, STRUCTURAL, Accept, Rule
@@ -92,8 +92,8 @@ class OperatorScopedQuantizer(SpecQuantizer):
         for config in [*configs, self.global_config]:
             if config is None:
                 continue
-            qat = config.is_qat if qat is None else qat
-            act = config.input_activation
+            qat = view(config).is_qat() if qat is None else qat
+            act = view(config).input()
             if act is not None and dynamic is None:
                 dynamic = act.is_dynamic
         return qat, dynamic
@@ -104,12 +104,12 @@ class OperatorScopedQuantizer(SpecQuantizer):
             return False
         qat, dynamic = self._mode()
         skip = False
-        if qat is not None and qat != config.is_qat:
+        if qat is not None and qat != view(config).is_qat():
             warnings.warn(
                 "Mixed QAT and Non-QAT quantization config is not supported.", stacklevel=2
             )
             skip = True
-        act = config.input_activation
+        act = view(config).input()
         if dynamic is not None and act is not None and dynamic != act.is_dynamic:
             warnings.warn(
                 "Mixed dynamic and static quantization config is not supported.", stacklevel=2
@@ -210,7 +210,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
             for index, rule in enumerate(self.rules):
                 if rule.kind == "propagate" or (rule.opt_in and is_global):
                     continue
-                if config is not None and rule.qat and not config.is_qat:
+                if config is not None and rule.qat and not view(config).is_qat():
                     continue
                 if self._annotate_rule(rule, accept, scoped) and config:
                     self._used.setdefault((index, label), config)
@@ -253,21 +253,20 @@ class OperatorScopedQuantizer(SpecQuantizer):
             root, last = chain[0], chain[-1]
             if not _holds(rule, chain, config, quantizable, rec):
                 continue
+            specs = view(config)
             qmap: dict[Node, Any] = {}
             for i, arg in enumerate(root.args):
-                spec = {rule.weight: config.weight, rule.bias: config.bias}.get(
-                    i, config.input_activation
-                )
+                spec = {rule.weight: specs.weight(), rule.bias: specs.bias()}.get(i, specs.input())
                 if isinstance(arg, Node):
                     qmap[arg] = spec
-            output = config.output_activation if rule.qat else None
+            output = specs.output() if rule.qat else None
             for node in chain:
                 node.meta[KEY] = Annotation(_annotated=True)
             root.meta[KEY].input_qspec_map = qmap
             if other is not None:
                 binary, extra = other
                 binary.meta[KEY].input_qspec_map = (
-                    {extra: config.input_activation} if rule.other == "quantized" else {}
+                    {extra: specs.input()} if rule.other == "quantized" else {}
                 )
             last.meta[KEY] = Annotation(
                 input_qspec_map=last.meta[KEY].input_qspec_map,
@@ -294,7 +293,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
             return False
         inputs = node.all_input_nodes
         first = inputs[0]
-        qmap: dict[Node, Any] = {first: config.input_activation}
+        qmap: dict[Node, Any] = {first: view(config).input()}
         for other in inputs[1:]:
             qmap[other] = SharedQuantizationSpec((first, node))
         node.meta[KEY] = Annotation(

@@ -53,7 +53,7 @@ from torchao.quantization.pt2e.quantizer import (
 from . import api, match_report, report
 from .composable import MATCHED_FIRST
 from .matcher import sequences
-from .model import Context, Decline, Match, Reason, failing, first_ops
+from .model import Context, Decline, Match, Reason, failing, first_ops, view
 from .validate import disallowed
 from .values import KEY, Rule
 
@@ -151,10 +151,10 @@ class PairQuantizer(Quantizer):
         self.refused = "; ".join(reasons) if rule.allows and all(reasons) else ""
         if self.refused and refuse:
             raise ValueError(f"{rule.name}: a config the spec does not allow: {self.refused}")
-        self.rule, self.config = rule, config
+        self.rule, self.config, self.specs = rule, config, view(config)
         self.label = label or type(self).__name__
         self.last_matches: list[Match] = []
-        self.float_activations = config.input_activation is None
+        self.float_activations = self.specs.input() is None
         self.checks = rule.when + (rule.weights_only_when if self.float_activations else ())
         self.quantizable = first_ops(rules or [rule])
 
@@ -221,10 +221,10 @@ class PairQuantizer(Quantizer):
 
     def annotate_match(self, nodes: list[Node]) -> None:
         first: Any = nodes[0]
-        rule, config = self.rule, self.config
+        rule, specs = self.rule, self.specs
         head = first.args[rule.inputs[0]]
         head = head[0] if isinstance(head, (list, tuple)) else head
-        out_spec = config.output_activation
+        out_spec = specs.output()
         if rule.kind == "shared":  # the output shares the first input's spec
             out_spec = SharedQuantizationSpec((head, first))
         out = self.output_node(nodes)
@@ -234,10 +234,10 @@ class PairQuantizer(Quantizer):
             arg = first.args[i]
             if isinstance(arg, (list, tuple)):  # the first element's spec, shared by the rest
                 for k, x in enumerate(arg):
-                    spec = SharedQuantizationSpec((arg[0], first)) if k else config.input_activation
+                    spec = SharedQuantizationSpec((arg[0], first)) if k else specs.input()
                     annotate_input(first, x, spec)
             else:
-                annotate_input(first, arg, config.input_activation)
+                annotate_input(first, arg, specs.input())
         self.annotate_parameters(first)
 
     def annotate_parameters(self, node: Any) -> None:
@@ -251,7 +251,7 @@ class PairQuantizer(Quantizer):
             return
         if rule.weight is None or rule.parameters == "float":
             return
-        annotate_input(node, node.args[rule.weight], config.weight)
+        annotate_input(node, node.args[rule.weight], self.specs.weight())
         bias = rule.bias
         if bias is None or len(node.args) <= bias:
             return
@@ -260,7 +260,9 @@ class PairQuantizer(Quantizer):
             return
         derived = rule.bias_spec == "derived" and not self.float_activations
         annotate_input(
-            node, arg, derived_bias(node, rule.inputs[0], rule.weight) if derived else config.bias
+            node,
+            arg,
+            derived_bias(node, rule.inputs[0], rule.weight) if derived else self.specs.bias(),
         )
 
     def validate(self, model: GraphModule) -> None:

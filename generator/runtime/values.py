@@ -9,6 +9,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from .model import view
+
 __all__ = [
     "FLOAT",
     "KEY",
@@ -16,7 +18,6 @@ __all__ = [
     "Allows",
     "Quant",
     "Rule",
-    "is_dynamic",
     "unhonoured",
     "STRUCTURAL",
 ]
@@ -137,10 +138,11 @@ class Rule:
 
     def applies(self, config: Any) -> bool:
         """Whether the rule is tried with ``config``: its dtype configs say static or dynamic."""
-        if self.qat and not config.is_qat:
+        specs = view(config)
+        if self.qat and not specs.is_qat():
             return False
-        dynamic = is_dynamic(config)
-        if self.qat_if_dynamic and dynamic and not config.is_qat:
+        dynamic = specs.dynamic()
+        if self.qat_if_dynamic and dynamic and not specs.is_qat():
             return False
         return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
 
@@ -162,9 +164,3 @@ def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:
 
 def _anywhere(nodes: Sequence[Node]) -> bool:
     return True
-
-
-def is_dynamic(config: Any) -> bool:
-    """Whether a quantization config quantizes activations dynamically."""
-    act = config.input_activation
-    return act is not None and bool(act.is_dynamic)
