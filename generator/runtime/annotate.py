@@ -93,7 +93,9 @@ def annotate_chain(rule: Rule, accept: Accept, at: Annotating) -> bool:
     model, config, outputs, rec = at.model, at.config, at.outputs, at.rec
     specs = roles_specs(rule, view(config))
     done = False
-    for node in chain_ends(model, rule):
+    # match: source (a one-op chain): the op as its sources' partitions give it, as torchao's
+    ends = candidates(model, rule, accept) if rule.sources else chain_ends(model, rule)
+    for node in ends:
         chain = chain_at(node, rule)
         if chain is None:
             continue
