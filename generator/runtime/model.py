@@ -66,23 +66,17 @@ class Decline:
     detail: str
 
 
+@dataclass(eq=False, slots=True)
 class Match:
     """A match a matcher tried: its nodes, and ``decline`` (None: accepted). The base that
     tried it adds the stage or pair that tried it (its label), its config and its rule's
     name."""
 
-    __slots__ = ("nodes", "decline", "stage", "config", "rule")
-
-    def __init__(
-        self,
-        nodes: list[Node],
-        decline: Decline | None = None,
-        stage: str = "",
-        config: Any = None,
-        rule: str | None = None,
-    ) -> None:
-        self.nodes, self.decline = nodes, decline
-        self.stage, self.config, self.rule = stage, config, rule
+    nodes: list[Node]
+    decline: Decline | None = None
+    stage: str = ""
+    config: Any = None
+    rule: str | None = None
 
     @property
     def accepted(self) -> bool:
