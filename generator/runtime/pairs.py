@@ -290,10 +290,6 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
         as torchao's ComposableQuantizer keeps it."""
         super().__init__(quantizers if isinstance(quantizers, list) else list(quantizers))
 
-    @classmethod
-    def rule_of(cls, ops: Any) -> Rule:
-        return rule_of(cls.rules, ops, cls.spec or cls.__name__)
-
     def get_ops_to_preserve_from_decomposition(self) -> list:
         """The ops of its pairs' patterns (each position's first op), and of the composed
         quantizers of this base: what a trace keeps from decomposition (ExecuTorch's
@@ -308,7 +304,7 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
 
     def add_pair(self, ops: Any, config: Any) -> PairsQuantizer:
         """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
-        rule = self.rule_of(ops)
+        rule = rule_of(self.rules, ops, self.spec or type(self).__name__)
         label = f"pair {len(self.quantizers) + 1} ({rule.name})"
         self.quantizers.append(PairQuantizer(rule, config, label, rules=self.rules))
         return self
