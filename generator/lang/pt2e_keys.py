@@ -390,7 +390,8 @@ PT2E_TABLE: tuple[Key, ...] = (
         BOTH,
         "`source`: find the nodes through torch's source partitions of the pattern's module or "
         "function, as torchao's quantizers do (graphs exported non-strict carry none for "
-        "functions); a chain by source is for `scopes: operators`",
+        "functions): one op by its own partitions (a chain of one, or an eager shared op); a chain "
+        "of several ops by its elements' partitions, under `scopes: operators`",
         words=Match,
         needs=(Need.IN_ORDER,),
         witness=Witness(

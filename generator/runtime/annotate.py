@@ -17,6 +17,7 @@ from torchao.quantization.pt2e.quantizer import (
 from .conditions import decline
 from .graph import index, is_annotated, is_op, mark, shared_inputs
 from .matcher import candidates, chain_at, chain_ends
+from .model import ConfigView, view
 from .values import KEY, Accept, Rule
 
 __all__ = ["ANNOTATORS", "Annotating", "Annotator", "follow", "propagate", "share_first", "write"]
@@ -55,9 +56,9 @@ def roles(root: Node, rule: Rule) -> list[tuple[Node, str]]:
     return out
 
 
-def output_spec(rule: Rule, config: Any) -> Any:
+def output_spec(rule: Rule, specs: ConfigView) -> Any:
     """The config's output spec, or the fixed-qparams spec a dtype config fixes for its dtype."""
-    out = config.output_activation
+    out = specs.output()
     for a in rule.allows:
         q = a.output
         if q is None or q.scale is None or q.zero_point is None:
@@ -74,24 +75,27 @@ def output_spec(rule: Rule, config: Any) -> Any:
     return out
 
 
-def weight_spec(rule: Rule, config: Any) -> Any:
+def weight_spec(rule: Rule, specs: ConfigView) -> Any:
     """The config's weight spec, on the channel axis the rule's weight has (``weight_axis``)."""
-    spec = config.weight
+    spec = specs.weight()
     if rule.weight_axis is None or spec is None or spec.ch_axis == rule.weight_axis:
         return spec
     return dataclasses.replace(spec, ch_axis=rule.weight_axis)
 
 
+def roles_specs(rule: Rule, specs: ConfigView) -> dict[str, Any]:
+    """The spec each role of a chain's first op gets (``roles``)."""
+    return {"input": specs.input(), "weight": weight_spec(rule, specs), "bias": specs.bias()}
+
+
 def annotate_chain(rule: Rule, accept: Accept, at: Annotating) -> bool:
     """Annotate every match of a chain rule: inputs of its first op, output of its last."""
     model, config, outputs, rec = at.model, at.config, at.outputs, at.rec
-    specs = {
-        "input": config.input_activation,
-        "weight": weight_spec(rule, config),
-        "bias": config.bias,
-    }
+    specs = roles_specs(rule, view(config))
     done = False
-    for node in chain_ends(model, rule):
+    # match: source (a one-op chain): the op as its sources' partitions give it, as torchao's
+    ends = candidates(model, rule, accept) if rule.sources else chain_ends(model, rule)
+    for node in ends:
         chain = chain_at(node, rule)
         if chain is None:
             continue
@@ -129,10 +133,8 @@ def write(
     collects them: consumers observe them); its weight and bias are marked."""
     root, last = chain[0], chain[-1]
     found = roles(root, rule) if found is None else found
-    if specs is None:
-        specs = {"input": config.input_activation, "weight": weight_spec(rule, config)}
-        specs["bias"] = config.bias
-    output = output_spec(rule, config)
+    specs = roles_specs(rule, view(config)) if specs is None else specs
+    output = output_spec(rule, view(config))
     if outputs is not None:
         outputs.add(last)
         if not isinstance(output, FixedQParamsQuantizationSpec):
@@ -167,7 +169,7 @@ def share_first(
             head = next(
                 (a for a in first if isinstance(a, Node) and from_quantized(a, share)), head
             )
-        qmap = {head: config.input_activation} if isinstance(head, Node) else {}
+        qmap = {head: view(config).input()} if isinstance(head, Node) else {}
         shared = SharedQuantizationSpec((head, node))
         for a in shared_inputs(node):
             qmap.setdefault(a, shared)
@@ -177,7 +179,7 @@ def share_first(
         quantized = (
             not consumers and qa is not None and qa._annotated and qa.output_qspec is not None
         )
-        qmap = {first: (SharedQuantizationSpec(first) if quantized else config.input_activation)}
+        qmap = {first: (SharedQuantizationSpec(first) if quantized else view(config).input())}
         shared = SharedQuantizationSpec((first, node))
     return QuantizationAnnotation(input_qspec_map=qmap, output_qspec=shared, _annotated=True)
 

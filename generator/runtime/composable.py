@@ -1,42 +1,16 @@
-"""``ComposableSpecQuantizer``: ExecuTorch's composable quantizer scheme (Cortex-M, Arm) over a spec.
-
-ExecuTorch's Cortex-M quantizer, and the composable implementation of its Arm
-quantizers, compose pattern quantizers and a shared-qspec quantizer
-(``executorch.backends.arm.quantizer.arm_quantizer_utils``). This module is
-that scheme, with the spec's rules as its support table:
-
-* **Stages**, in order: each a quantization config and the nodes it sees (all
-  nodes of the graph, or those whose target is one of a set of ops).
-* **The matcher** of a stage walks its nodes in graph order. A run of nodes,
-  each the only user of the one before, is cut from the front into the
-  longest chains the table supports (a chain rule's ops, each position any of
-  its alternatives); a placeholder or the output is a match of its own. A
-  match is rejected if one of its nodes was matched before (by an earlier
-  stage), if one holds a scalar too large to observe, if a ``when:``
-  condition of its rule fails (``fn(match)``, a ``model.Context``), or if the
-  stage's config is not one the rule's dtype configs allow; a rejected match
-  is retried shorter. Every match tried is recorded with the reason it was
-  rejected (``last_matches``).
-* **Annotation** of an accepted match: each node's float inputs from outside
-  the match get the input spec (weights and biases of conv and linear: the
-  weight spec on the rule's ``weight_axis``, the bias spec, called with the
-  node if it is a function: ExecuTorch's derived int32 bias), and each node
-  none of whose users is in the match gets the output spec: the fixed qparams
-  a dtype config fixes (softmax), the input's observer for a ``shared_observer``
-  rule (pooling), or for an op after one in a chain, the observer of that op's
-  input. Under ``configs: validated`` the config's own specs are read through
-  its accessors (``model.Validated``), which may refuse them, as ExecuTorch reads them.
-* **Shared ops** (``shared_observer`` patterns that only propagate) then form
-  clusters of connected shared ops; a cluster next to an annotated op shares
-  one spec, the first spec found around it, rooted at the first float input
-  of its first node in graph order; a cluster with none stays float.
-* **Marks**: as ExecuTorch's ``_mark_node_as_quantized``, each annotated
-  call records ``custom["_arm_annotation_info"] = {"quantized": ...}`` and
-  ``_arm_disallow_tfa``, which ExecuTorch's Arm and Cortex-M passes read.
+"""``ComposableSpecQuantizer`` (``scopes: composable``): ExecuTorch's composable quantizer
+scheme (``arm_quantizer_utils``: pattern quantizers and a shared-qspec quantizer, as its
+Cortex-M and composable Arm quantizers compose them), with the spec's rules as the support
+table: stages in order, each a config and the nodes it sees; at each run of single-user
+nodes the longest supported chain, declined (``last_matches``) and retried shorter; then
+clusters of shared ops; and ExecuTorch's marks (``_arm_annotation_info``,
+``_arm_disallow_tfa``), which its Arm and Cortex-M passes read. docs/reference/pt2e.md
+(``scopes: composable``) has the scheme in full.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -55,10 +29,10 @@ from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
 from .graph import float_tensor as float_out
 from .matcher import LongestChains
-from .model import Accessors, Context, Decline, Match, Reason, Validated, failing, first_ops, view
+from .model import Context, Decline, Match, Reason, failing, first_ops, view
 from .objects import load_object
 from .validate import SYMMETRIC, disallowed, refuse, refuse_when_set, required
-from .values import KEY, Rule
+from .values import KEY, STRUCTURAL, Rule
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
@@ -159,10 +133,9 @@ class Matcher(LongestChains):
         quantizable: frozenset[Any] = frozenset(),
         params: dict[str, Any] | None = None,
     ) -> None:
-        self.rules, self.accepts, self.checked = rules, accepts, checked
+        self.table, self.accepts, self.checked = rules, accepts, checked
         self.quantizable, self.params = quantizable, params
         self.longest = max((len(k) for k in rules), default=0)
-        self.table = rules
 
     def validate(self, nodes: list[Node], config: Any) -> Match:
         if any(n.meta.get(MATCHED, False) for n in nodes):
@@ -170,7 +143,7 @@ class Matcher(LongestChains):
         model = nodes[0].graph.owning_module
         if model is not None and any(large_value(n, model) for n in nodes):
             return Match(nodes, SCALAR)
-        rule = self.rules.get(tuple(n.target for n in nodes))
+        rule = self.table.get(tuple(n.target for n in nodes))
         if rule is not None and not all(n.op in ("placeholder", "output") for n in nodes):
             context = Context(nodes, config, self.quantizable, self.params)
             if rule.when and failing(rule.when, context) is not None:
@@ -178,7 +151,8 @@ class Matcher(LongestChains):
                 why = f"a when: condition ({names}) rules the match out"
                 return Match(nodes, Decline(Reason.SKIP, why))
             if self.checked and rule.allows:  # ExecuTorch's checks read both activations
-                Validated(config).input(), Validated(config).output()
+                checked = view(config, "validated")
+                checked.input(), checked.output()
             refused = [disallowed(a, config) for a in rule.allows]
             if rule.allows and all(refused):
                 return Match(nodes, Decline(Reason.NOT_TRIED, "; ".join(refused)))
@@ -225,52 +199,34 @@ def _inputs(node: Node, nodes: list[Node]) -> Iterator[tuple[Node, str]]:
 
 
 def annotate_match(
-    nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
+    nodes: list[Node], rule: Rule | None, config: Any, shares: set[Any], how: str = "spec"
 ) -> None:
-    """Annotate an accepted match with ``config`` (None: mark it not quantized); ``checked``:
-    the config's own specs are read through its validating accessors (``model.Validated``)."""
-    specs = view(config, "validated" if checked else "spec")
+    """Annotate an accepted match with ``config`` (None: mark it not quantized), read through
+    its view (``how``: the spec's ``configs:``). Under ``accessors`` the config's own
+    accessors say what each op's inputs and output get (ExecuTorch's Arm QuantizationConfig:
+    ``get_input_act_qspec(node, input)`` and the rest); else the rule says (``weight_axis``,
+    fixed qparams, shared outputs)."""
+    specs, asked = view(config, how), how == "accessors"
     for node in nodes:
         inputs: dict[Node, Any] = {}
         for arg, role in _inputs(node, nodes):
             if not config:
                 inputs[arg] = None
             elif role == "weight":
-                own = specs.weight()
-                inputs[arg] = own if rule is None else weight_spec(rule, config)
-            elif role == "bias":
-                inputs[arg] = specs.bias(node)
-            else:
-                inputs[arg] = specs.input()
-        output = None
-        if all(u not in nodes for u in node.users) and float_out(node) and config:
-            output = _output(node, rule, config, shares, checked)
-        mark(node, inputs, output, config is not None)
-
-
-def ask_config(nodes: list[Node], config: Any) -> None:
-    """Annotate a match by the config's own accessors (ExecuTorch's Arm QuantizationConfig:
-    ``get_input_act_qspec(node, input)``, ``get_weight_qspec(node)``, ``get_bias_qspec(node)``,
-    ``get_output_act_qspec(node)``), which say what each op's inputs and output get."""
-    specs = Accessors(config)
-    for node in nodes:
-        inputs: dict[Node, Any] = {}
-        for arg, role in _inputs(node, nodes):
-            if role == "weight":
-                inputs[arg] = specs.weight(node)
+                inputs[arg] = (
+                    specs.weight(node) if asked or rule is None else weight_spec(rule, specs)
+                )
             elif role == "bias":
                 inputs[arg] = specs.bias(node)
             else:
                 inputs[arg] = specs.input(node, arg)
         output = None
-        if all(u not in nodes for u in node.users) and float_out(node):
-            output = specs.output(node)
-        mark(node, inputs, output, True)
+        if all(u not in nodes for u in node.users) and float_out(node) and config:
+            output = specs.output(node) if asked else _output(node, rule, specs, shares)
+        mark(node, inputs, output, config is not None)
 
 
-def _output(
-    node: Node, rule: Rule | None, config: Any, shares: set[Any], checked: bool = False
-) -> Any:
+def _output(node: Node, rule: Rule | None, specs: Any, shares: set[Any]) -> Any:
     """A match's output spec: fixed qparams, its input's (a shared op, or an op after one)."""
     first = node.args[0] if node.args else None
     if node.target in shares and isinstance(first, Node):
@@ -278,9 +234,7 @@ def _output(
     if isinstance(first, Node) and first.target in shares and first.args:
         if isinstance(first.args[0], Node):
             return SharedQuantizationSpec(first.args[0])
-    spec = config.output_activation if rule is None else output_spec(rule, config)
-    own = spec is config.output_activation
-    return view(config, "validated" if checked else "spec").output() if own else spec
+    return specs.output() if rule is None else output_spec(rule, specs)
 
 
 def share(model: GraphModule, ops: Sequence[Any], fallback: Any = None) -> list[Match]:
@@ -320,22 +274,17 @@ def _gather(root: Node, ops: Sequence[Any]) -> tuple[set[Node], list[Any], bool,
     while queue:
         node = queue.pop(0)
         nodes.add(node)
-        for arg in node.all_input_nodes:
-            if arg.target in ops and arg not in nodes and KEY not in arg.meta:
-                queue.append(arg)
-            ann = arg.meta.get(KEY)
-            spec = None if ann is None else ann.output_qspec
-            if spec is not None and not (arg.op in ("placeholder", "output") and _uint8(spec)):
+        # its inputs (their output specs), then its users (their input specs of it)
+        for other in [*node.all_input_nodes, *node.users]:
+            if other.target in ops and other not in nodes and KEY not in other.meta:
+                queue.append(other)
+            ann = other.meta.get(KEY)
+            spec = None
+            if ann is not None:
+                spec = ann.input_qspec_map.get(node) if other in node.users else ann.output_qspec
+            if spec is not None and not (other.op in ("placeholder", "output") and _uint8(spec)):
                 specs.append(spec)
-            io, io8 = io or _io(arg), io8 or _uint8_io(arg)
-        for user in node.users:
-            if user.target in ops and user not in nodes and KEY not in user.meta:
-                queue.append(user)
-            ann = user.meta.get(KEY)
-            spec = None if ann is None else ann.input_qspec_map.get(node)
-            if spec is not None and not (user.op in ("placeholder", "output") and _uint8(spec)):
-                specs.append(spec)
-            io, io8 = io or _io(user), io8 or _uint8_io(user)
+            io, io8 = io or _io(other), io8 or _uint8_io(other)
     return nodes, specs, io, io8
 
 
@@ -382,42 +331,26 @@ def _float_users(node: Node) -> list[Node]:
 
 
 class ComposableSpecQuantizer(report.Reports, Quantizer):
-    """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules.
-
-    ``add_stage(config, targets=None, finder=None, first=False)`` adds a stage (all
-    nodes, those calling one of ``targets``, or those ``finder.find_nodes(model)``
-    yields; ``first``: before the others); ``add_quantizer(q)`` puts any torchao
-    Quantizer first; ``set_global_stage(config)`` sets the stage that annotates
-    after all others (and whose input spec a cluster of shared ops touching a
-    quantized model input or output falls back to). Stages annotate in order,
-    then the shared ops. ``last_matches`` lists every match tried by the last
-    ``annotate``, accepted or with the reason it was rejected; ``report()`` turns
-    them into ``last_report`` (``match_report``: why each op is quantized or float).
-    """
+    """A torchao Quantizer of ExecuTorch's composable scheme over a spec's rules: stages
+    (``add_stage``, ``add_quantizer``, ``set_global_stage``) annotate in order, then the
+    shared ops; ``last_matches`` lists every match the last ``annotate`` tried."""
 
     backend = ""
     spec = ""
     rules: Sequence[Rule] = ()
     transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
-    # Call targets that share like the shared_observer rules but no rule can name
-    # (operator.getitem, higher-order ops).
+    # Call targets that share like the shared_observer rules but no rule can name.
     shared_targets: Sequence[Any] = ()
-    # True: a config's own accessors say what each op of a match gets (ask_config;
-    # the quantizer's configs: accessors).
+    # The spec's configs: accessors and configs: validated (how the config is read: configs()).
     config_accessors = False
-    # True: the spec says it, reading the config's specs through its accessors (configs:
-    # validated): a config they refuse raises where ExecuTorch's Cortex-M raises.
     config_validated = False
     # True: annotate with no stage is an error (nothing would be quantized).
     needs_stage = True
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
-    honours: frozenset[str] = frozenset(
-        {
-            *("name", "kind", "chain", "weight", "bias", "allows"),
-            *("weight_axis", "when", "output_qscheme", "given", "weight_qscheme"),
-            "activation_qscheme",
-        }
-    )
+    honours: frozenset[str] = STRUCTURAL | {
+        *("weight_axis", "when", "output_qscheme", "given", "weight_qscheme"),
+        "activation_qscheme",
+    }
 
     def __init__(self) -> None:
         super().__init__()
@@ -479,11 +412,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         self.global_stage = Stage(config)
         return self
 
-    def accepts(self, rule: Rule, nodes: list[Node], config: Any) -> bool:
-        """Whether ``config`` may quantize the match ``nodes`` of ``rule`` (beyond its dtypes):
-        its ``output_qscheme`` (``affine``: the last op's output spec is not symmetric)."""
-        return affine_output(self, rule, nodes, config)
-
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         return transforms.run(self.transforms, model)
 
@@ -503,8 +431,9 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
                 "config annotates which nodes"
             )
         supported = table(self.rules)
+        accept = functools.partial(affine_output, self)  # output_qscheme
         matcher = Matcher(
-            supported, self.accepts, self.config_validated, first_ops(self.rules), self.params
+            supported, accept, self.config_validated, first_ops(self.rules), self.params
         )
         shares = {op for r in self.rules if r.kind == "shared" for op in r.chain[0]}
         self.last_matches, self.added = [], {}
@@ -520,18 +449,12 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
             label = "global" if stage is self.global_stage else stage.label(index)
             for match in matcher.matches(stage.nodes(model), stage.config):
                 rule = supported.get(tuple(n.target for n in match.nodes))
-                match.stage, match.config, match.rule = (
-                    label,
-                    stage.config,
-                    rule.name if rule else None,
-                )
+                match.stage, match.config = label, stage.config
+                match.rule = rule.name if rule else None
                 self.last_matches.append(match)
                 if not match.accepted:
                     continue
-                if self.config_accessors and stage.config is not None:
-                    ask_config(match.nodes, stage.config)
-                else:
-                    annotate_match(match.nodes, rule, stage.config, shares, self.config_validated)
+                annotate_match(match.nodes, rule, stage.config, shares, self.configs())
         propagate = [r for r in self.rules if r.kind == "propagate"]
         ops = [op for r in propagate for op in r.chain[0]] + list(self.shared_targets)
         for match in share(model, ops, self._fallback()):
@@ -546,9 +469,15 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         config = None if self.global_stage is None else self.global_stage.config
         if config is None:
             return None
-        return view(
-            config, "validated" if self.config_accessors or self.config_validated else "spec"
-        ).input()
+        return view(config, "spec" if self.configs() == "spec" else "validated").input()
+
+    def configs(self) -> str:
+        """How the runtime reads a config (``model.view``): the spec's ``configs:``."""
+        return (
+            "accessors"
+            if self.config_accessors
+            else "validated" if self.config_validated else "spec"
+        )
 
     # What validate(model) checks: "none", or "one_device" (each op's inputs on one device).
     validation = "none"
@@ -583,9 +512,9 @@ def affine_output(q: ComposableSpecQuantizer, rule: Rule, nodes: list[Node], con
     if rule.output_qscheme != "affine" or config is None:
         return True
     if q.config_accessors:
-        spec = Accessors(config).output(nodes[-1])
+        spec = view(config, "accessors").output(nodes[-1])
     else:
-        spec = output_spec(rule, config)
+        spec = output_spec(rule, view(config))
     return spec is not None and getattr(spec, "qscheme", None) not in SYMMETRIC
 
 

@@ -1,25 +1,8 @@
-"""The report of a composable quantizer (``ComposableSpecQuantizer.report()``): why each op
-is quantized or left float, from the matches its last ``annotate`` recorded.
-
-The composable scheme records every match it tries (``last_matches``: accepted,
-or with its ``Decline``), each with the stage that tried it and
-the rule of its ops. ``_Taken.explain`` turns them into the main base's ``Report``
-(``report.Report``: one ``Entry`` per op, the same reason codes), so that
-``bcfg compat`` reads either base the same way:
-
-* an op of an accepted match: ``annotated`` with the match's rule, its stage
-  and the specs it got; a stage whose config is None marks it not quantized
-  (``no_config``, on purpose);
-* an op of a cluster of shared ops: ``annotated`` (``shared``), or float with
-  why the cluster stayed float (``producer_float``);
-* an op only in rejected matches: the last rejection of a match it starts
-  (else of one it is in): another stage matched a node first (``annotated``),
-  a ``when:`` condition or a large scalar ruled it out (``skip``), the
-  stage's config is not one the rule's dtypes allow (``not_tried``);
-* an op in no match: no floating-point tensor (``not_a_tensor_op``), no stage
-  sees it (``no_config``), no rule has its op (``no_rule``), or the rules
-  that have it have it after another op that is not there (``chain_broke``);
-* an op an added quantizer (``add_quantizer``) annotated: that quantizer's.
+"""The report of a composable or pairs quantizer (``report()``): why each op is quantized or
+left float, from the matches its last ``annotate`` recorded (``last_matches``: accepted, or
+with its ``Decline``, each with the stage or pair that tried it and its rule), as the same
+``report.Report`` the other bases give (one ``Entry`` per op, the same reason codes), so that
+``bcfg compat`` reads every base alike.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ from typing import Any, Protocol
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import QuantizationSpecBase
 
-from .graph import index
-
 __all__ = [
     "Accessors",
     "Check",
@@ -68,23 +66,17 @@ class Decline:
     detail: str
 
 
+@dataclass(eq=False, slots=True)
 class Match:
     """A match a matcher tried: its nodes, and ``decline`` (None: accepted). The base that
     tried it adds the stage or pair that tried it (its label), its config and its rule's
     name."""
 
-    __slots__ = ("nodes", "decline", "stage", "config", "rule")
-
-    def __init__(
-        self,
-        nodes: list[Node],
-        decline: Decline | None = None,
-        stage: str = "",
-        config: Any = None,
-        rule: str | None = None,
-    ) -> None:
-        self.nodes, self.decline = nodes, decline
-        self.stage, self.config, self.rule = stage, config, rule
+    nodes: list[Node]
+    decline: Decline | None = None
+    stage: str = ""
+    config: Any = None
+    rule: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -129,6 +121,8 @@ class Context:
             hash(key)
         except TypeError:
             return bool(check(tensor))
+        from .graph import index  # model is below graph: values reads configs through it
+
         memo = index(self.model).derived("layouts", dict)
         hit = memo.get(key)
         if hit is None:
@@ -163,12 +157,17 @@ def failing(checks: Sequence[Check], context: Context) -> Check | None:
 class ConfigView(Protocol):
     """What the runtime reads of a quantization config, whatever its class: the spec each
     role of a match's op gets (``node``: the op; ``arg``: the input; None: the config's
-    own, for any op). ``view(config, how)`` gives the adapter of a config."""
+    own, for any op), whether it is a QAT config and whether it quantizes activations
+    dynamically. ``view(config, how)`` gives the adapter of a config."""
+
+    config: Any
 
     def input(self, node: Node | None = None, arg: Node | None = None) -> Any: ...
     def output(self, node: Node | None = None) -> Any: ...
     def weight(self, node: Node | None = None) -> Any: ...
     def bias(self, node: Node | None = None) -> Any: ...
+    def is_qat(self) -> Any: ...
+    def dynamic(self) -> bool: ...
 
 
 class Fields:
@@ -195,11 +194,19 @@ class Fields:
         spec = callable(bias) and not isinstance(bias, QuantizationSpecBase) and node is not None
         return bias(node) if spec else bias
 
+    def is_qat(self) -> Any:
+        return self.config.is_qat
+
+    def dynamic(self) -> bool:
+        act = self.config.input_activation
+        return act is not None and bool(act.is_dynamic)
+
 
 class Validated(Fields):
-    """ExecuTorch Arm's config under ``configs: validated``: its specs through its validating
-    accessors, called without an op (``get_input_act_qspec()``: ``ValueError`` for a spec it
-    does not support), as ExecuTorch's Cortex-M reads them."""
+    """ExecuTorch Arm's config under ``configs: validated``: its activation specs through its
+    validating accessors, called without an op (``get_input_act_qspec()``: ``ValueError`` for
+    a spec it does not support), as ExecuTorch's Cortex-M reads them; its weight and bias as
+    its fields."""
 
     __slots__ = ()
 
@@ -208,9 +215,6 @@ class Validated(Fields):
 
     def output(self, node: Node | None = None) -> Any:
         return self.config.get_output_act_qspec()
-
-    def weight(self, node: Node | None = None) -> Any:
-        return self.config.get_weight_qspec()
 
 
 class Accessors(Fields):

@@ -1,27 +1,9 @@
-"""``OperatorScopedQuantizer``: the configuration and annotation scheme of torchao's inductor quantizers.
-
-A spec whose quantizer says ``scopes: operators`` gets this base class: the
-configuration API of torchao's ``X86InductorQuantizer`` (and its subclass
-``ArmInductorQuantizer``), and their way of annotating, with the spec's rules
-as the data:
-
-* ``set_global``, ``set_module_name_qconfig``, ``set_module_type_qconfig``,
-  ``set_function_type_qconfig`` (a module class or function stands for the
-  ATen op its patterns start with: the rules' ``roots``),
-  ``get_global_quantization_config``. A config that mixes QAT and not, or
-  static and dynamic, with those set before is skipped with a warning.
-* Precedence: each module name (all nodes of a match in the module), then each
-  operator type (exactly one node of the match is that op), then the global
-  config (exactly one node is the first op of a rule that is not ``opt_in``).
-  A node annotated once is not annotated again; a config of None annotates
-  what it selects as not quantized.
-* Per config, the rules in order (QAT rules only with a QAT config or None),
-  then the shared-observer ops (``propagate`` rules) in graph order, each when
-  its conditions hold. After every config, an annotated shared-observer op
-  that is a quantized pattern's output shares its first input's observer.
-* A pattern's output is observed by its quantized consumers (its last op is
-  flagged ``_is_output_of_quantized_pattern``); only QAT rules, through batch
-  norm, give their last op the output spec.
+"""``OperatorScopedQuantizer`` (``scopes: operators``): the configuration API and annotation
+scheme of torchao's inductor quantizers (``X86InductorQuantizer``, ``ArmInductorQuantizer``)
+over a spec's rules: module names, then operator types, then the global config; per config
+the rules in order, then the shared-observer ops; a pattern's output observed by its
+quantized consumers (flagged ``_is_output_of_quantized_pattern``). docs/reference/pt2e.md
+(``scopes: operators``) has the scheme in full.
 """
 
 from __future__ import annotations
@@ -43,9 +25,9 @@ from .annotate import Annotating
 from .conditions import quantized, unmet
 from .graph import is_annotated, is_op, mark
 from .matcher import nodes_calling, sequential_partitions, source_partitions
-from .model import Context, Reason, first_ops
+from .model import Context, Reason, first_ops, view
 from .quantizer import SpecQuantizer
-from .scopes import Scope
+from .scopes import Scope, all_nodes
 from .values import KEY, STRUCTURAL, Accept, Rule
 
 __all__ = ["Annotation", "OperatorScopedQuantizer"]
@@ -67,7 +49,9 @@ def _claim(nodes: list[Node]) -> None:
 class OperatorScopedQuantizer(SpecQuantizer):
     """A torchao Quantizer configured by module name, operator type and a global config."""
 
-    honours = STRUCTURAL | {"reused_weight", "partitions", "roots", "other", "when", "opt_in"}
+    honours = STRUCTURAL | {
+        *("sources", "qat", "reused_weight", "partitions", "roots", "other", "when", "opt_in"),
+    }
 
     def __init__(self) -> None:
         super().__init__()
@@ -92,8 +76,8 @@ class OperatorScopedQuantizer(SpecQuantizer):
         for config in [*configs, self.global_config]:
             if config is None:
                 continue
-            qat = config.is_qat if qat is None else qat
-            act = config.input_activation
+            qat = view(config).is_qat() if qat is None else qat
+            act = view(config).input()
             if act is not None and dynamic is None:
                 dynamic = act.is_dynamic
         return qat, dynamic
@@ -104,12 +88,12 @@ class OperatorScopedQuantizer(SpecQuantizer):
             return False
         qat, dynamic = self._mode()
         skip = False
-        if qat is not None and qat != config.is_qat:
+        if qat is not None and qat != view(config).is_qat():
             warnings.warn(
                 "Mixed QAT and Non-QAT quantization config is not supported.", stacklevel=2
             )
             skip = True
-        act = config.input_activation
+        act = view(config).input()
         if dynamic is not None and act is not None and dynamic != act.is_dynamic:
             warnings.warn(
                 "Mixed dynamic and static quantization config is not supported.", stacklevel=2
@@ -181,46 +165,40 @@ class OperatorScopedQuantizer(SpecQuantizer):
         """The first ops of the rules (those not opt_in unless ``opt_in``)."""
         return first_ops([r for r in self.rules if opt_in or not r.opt_in])
 
-    def _filters(self) -> list[tuple[str, Any, Accept, bool]]:
-        """(label, config, accept, is_global) for each config set, in order of precedence."""
-        out: list[tuple[str, Any, Accept, bool]] = []
-        for name, config in self.module_name_qconfig.items():
-            out.append((f"module_name {name!r}", config, _all_in(name), False))
-        for op, config in self.operator_type_qconfig.items():
-            out.append((f"operator_type {op}", config, _exactly_one({op}), False))
-        if self.global_config:
-            out.append(("global", self.global_config, _exactly_one(self._ops(False)), True))
-        return out
-
     def scopes(self) -> list[Scope]:
         """The configs set, in order of precedence, each with the matches it accepts."""
-        return [Scope(label, config, accept) for label, config, accept, _ in self._filters()]
+        out = [
+            Scope(f"module_name {name!r}", config, all_nodes(get_module_name_filter(name)))
+            for name, config in self.module_name_qconfig.items()
+        ]
+        for op, config in self.operator_type_qconfig.items():
+            out.append(Scope(f"operator_type {op}", config, _exactly_one({op})))
+        if self.global_config:
+            out.append(Scope("global", self.global_config, _exactly_one(self._ops(False))))
+        return out
 
     def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
         quantizable = self._ops(True)
-        shared = [r for r in self.rules if r.kind == "propagate"]
-        share = frozenset(op for r in shared for op in r.chain[0])
-        filters = self._filters()
+        share = first_ops([r for r in self.rules if r.kind == "propagate"])
+        scopes = self.scopes()
         if rec is not None:  # the report takes a match's scope from here, not a test of its own
-            rec.scopes = [Scope(label, config, accept) for label, config, accept, _ in filters]
-        for at, (label, config, accept, is_global) in enumerate(filters):
+            rec.scopes = scopes
+        for at, scope in enumerate(scopes):
+            label, config, accept = scope.label, scope.config, scope.accept
             if rec is not None:
                 rec.at = at
             scoped = Annotating(model, config, None, share, rec, quantizable)
             for index, rule in enumerate(self.rules):
-                if rule.kind == "propagate" or (rule.opt_in and is_global):
+                if rule.kind == "propagate" or (rule.opt_in and label == "global"):
                     continue
-                if config is not None and rule.qat and not config.is_qat:
+                if config is not None and rule.qat and not view(config).is_qat():
                     continue
                 if self._annotate_rule(rule, accept, scoped) and config:
                     self._used.setdefault((index, label), config)
             for node in nodes_calling(model, share):  # only their ops can propagate
                 for index, rule in enumerate(self.rules):
-                    if (
-                        rule.kind == "propagate"
-                        and self._propagate(node, rule, accept, scoped)
-                        and config
-                    ):
+                    done = rule.kind == "propagate" and self._propagate(node, rule, accept, scoped)
+                    if done and config:
                         self._used.setdefault((index, label), config)
         for node in nodes_calling(model, share):
             qa = node.meta.get(KEY)
@@ -237,13 +215,9 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 continue
             reused = _reused(chain[0], rule) if rule.reused_weight == "decline" else None
             if reused is not None:
+                why = f"{reused[0].name} was quantized by {reused[1].name}"
                 if rec is not None:
-                    rec.declined(
-                        rule,
-                        chain,
-                        Reason.ANNOTATED,
-                        f"{reused[0].name} was quantized by {reused[1].name}",
-                    )
+                    rec.declined(rule, chain, Reason.ANNOTATED, why)
                 continue
             if config is None:
                 _claim(chain)
@@ -253,21 +227,20 @@ class OperatorScopedQuantizer(SpecQuantizer):
             root, last = chain[0], chain[-1]
             if not _holds(rule, chain, config, quantizable, rec):
                 continue
+            specs = view(config)
             qmap: dict[Node, Any] = {}
             for i, arg in enumerate(root.args):
-                spec = {rule.weight: config.weight, rule.bias: config.bias}.get(
-                    i, config.input_activation
-                )
+                spec = {rule.weight: specs.weight(), rule.bias: specs.bias()}.get(i, specs.input())
                 if isinstance(arg, Node):
                     qmap[arg] = spec
-            output = config.output_activation if rule.qat else None
+            output = specs.output() if rule.qat else None
             for node in chain:
                 node.meta[KEY] = Annotation(_annotated=True)
             root.meta[KEY].input_qspec_map = qmap
             if other is not None:
                 binary, extra = other
                 binary.meta[KEY].input_qspec_map = (
-                    {extra: config.input_activation} if rule.other == "quantized" else {}
+                    {extra: specs.input()} if rule.other == "quantized" else {}
                 )
             last.meta[KEY] = Annotation(
                 input_qspec_map=last.meta[KEY].input_qspec_map,
@@ -294,7 +267,7 @@ class OperatorScopedQuantizer(SpecQuantizer):
             return False
         inputs = node.all_input_nodes
         first = inputs[0]
-        qmap: dict[Node, Any] = {first: config.input_activation}
+        qmap: dict[Node, Any] = {first: view(config).input()}
         for other in inputs[1:]:
             qmap[other] = SharedQuantizationSpec((first, node))
         node.meta[KEY] = Annotation(
@@ -329,12 +302,6 @@ def _reused(root: Node, rule: Rule) -> tuple[Node, Node] | None:
                 if qa.input_qspec_map.get(param) is not None:
                     return param, user
     return None
-
-
-def _all_in(module_name: str) -> Accept:
-    """Accept a match whose nodes all come from module ``module_name``."""
-    f = get_module_name_filter(module_name)
-    return lambda nodes: all(f(n) for n in nodes)
 
 
 def _exactly_one(ops: set[Any] | frozenset[Any]) -> Accept:

@@ -1,37 +1,10 @@
-"""``PairQuantizer``: ExecuTorch's Cadence scheme, (pattern, config) pairs, over a spec's rules.
-
-ExecuTorch's Cadence quantizers compose ``CadenceAtenQuantizer(pattern,
-config)``s, each annotating every match of one pattern with one config, the
-first pair first. A ``PairQuantizer`` is one pair, its pattern a rule of a
-``scopes: pairs`` spec (``PatternPair``: the rule of a pattern object's
-``partition_types()``, the base of a spec's pair class); ``PairsQuantizer``, the
-base of such a spec's generated quantizer, composes quantizers (pairs, and
-other such quantizers) given in order or added (``add_pair(ops, config)``).
-
-* **Matches**: as ExecuTorch's ``find_sequential_partitions_aten``, each node
-  calling one of the rule's ops that has a ``source_fn_stack`` is a
-  partition; the partitions of each op (grouped by source, then in graph
-  order) are combined in ``itertools.product`` order, each used by the next.
-  A match is skipped if an op before the last has another user, if a
-  ``when:`` condition fails (with a weights-only config, a
-  ``weights_only_when:`` one too), or if its anchors (the first op, the node
-  that takes the output spec) are annotated already (the report's ``annotated``).
-* **Anchors** by argument index, as the rule's pt2e keys say: the first op's
-  ``inputs`` get the input activation spec (a list argument, cat's: its first
-  element, the rest sharing it); its ``weight`` argument the weight spec and
-  its ``bias`` argument (if given; ``none_bias``: even None) the bias spec,
-  ``bias_spec: derived`` an int32 spec derived from the first input's and the
-  weight's scales (their product, zero point 0) (``parameters: float``: no
-  weight or bias anchors; ``weights``: a function gives them); the last op's
-  output (``output_index``: its user's getitem of that index) the output spec. A
-  ``shared`` rule's output shares its first input's spec.
-* **Weights only** (a config whose input activation is None, W8A32): only the
-  weight and bias arguments (a None bias too) are annotated, with the config's
-  weight and bias specs.
-
-``last_matches`` lists the matches of the last ``annotate`` as the composable
-base's do (``model.Match``: accepted, or with why it was skipped, the
-pair's class, config and rule).
+"""``PairsQuantizer`` (``scopes: pairs``): ExecuTorch's Cadence scheme of (pattern, config)
+pairs over a spec's rules. Each ``PairQuantizer`` annotates every match of one rule with
+one config, the first pair first: matches as ExecuTorch's ``find_sequential_partitions_aten``
+(one node a partition), anchors by argument index (``inputs``, ``weight``, ``bias``,
+``output_index``), a derived int32 bias, weights-only configs (W8A32). ``PatternPair`` is a
+spec's pair class; ``last_matches`` lists the matches tried as the composable base's do.
+docs/reference/pt2e.md (``scopes: pairs``) has the scheme in full.
 """
 
 from __future__ import annotations
@@ -50,12 +23,13 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import api, match_report, report
+from . import api, match_report, report, transforms
 from .composable import MATCHED_FIRST
+from .graph import is_annotated
 from .matcher import sequences
-from .model import Context, Decline, Match, Reason, failing, first_ops
+from .model import Context, Decline, Match, Reason, failing, first_ops, view
 from .validate import disallowed
-from .values import KEY, Rule
+from .values import KEY, STRUCTURAL, Rule
 
 __all__ = [
     "PairQuantizer", "PairsQuantizer", "PatternPair", "bias_qparams", "partitions", "rule_of",
@@ -120,10 +94,6 @@ def annotate_input(node: Any, arg: Any, spec: Any) -> None:
     node.meta[KEY] = annotation
 
 
-def annotated(node: Node) -> bool:
-    return KEY in node.meta and node.meta[KEY]._annotated
-
-
 def _tensor_or_unknown(node: Node) -> bool:
     """Whether ``node``'s value is a tensor, or not recorded (a graph without values)."""
     return "val" not in node.meta or isinstance(node.meta["val"], torch.Tensor)
@@ -151,10 +121,10 @@ class PairQuantizer(Quantizer):
         self.refused = "; ".join(reasons) if rule.allows and all(reasons) else ""
         if self.refused and refuse:
             raise ValueError(f"{rule.name}: a config the spec does not allow: {self.refused}")
-        self.rule, self.config = rule, config
+        self.rule, self.config, self.specs = rule, config, view(config)
         self.label = label or type(self).__name__
         self.last_matches: list[Match] = []
-        self.float_activations = config.input_activation is None
+        self.float_activations = self.specs.input() is None
         self.checks = rule.when + (rule.weights_only_when if self.float_activations else ())
         self.quantizable = first_ops(rules or [rule])
 
@@ -191,7 +161,7 @@ class PairQuantizer(Quantizer):
                 f"{nodes[-1].name} has no getitem of index {self.rule.output_index} (output_index)"
             )
             return Decline(Reason.SKIP, why)
-        if any(n is not None and annotated(n) for n in anchored):
+        if is_annotated(n for n in anchored if n is not None):
             return MATCHED_FIRST  # an earlier pair's (the report says which node it took)
         return None
 
@@ -221,10 +191,10 @@ class PairQuantizer(Quantizer):
 
     def annotate_match(self, nodes: list[Node]) -> None:
         first: Any = nodes[0]
-        rule, config = self.rule, self.config
+        rule, specs = self.rule, self.specs
         head = first.args[rule.inputs[0]]
         head = head[0] if isinstance(head, (list, tuple)) else head
-        out_spec = config.output_activation
+        out_spec = specs.output()
         if rule.kind == "shared":  # the output shares the first input's spec
             out_spec = SharedQuantizationSpec((head, first))
         out = self.output_node(nodes)
@@ -234,10 +204,10 @@ class PairQuantizer(Quantizer):
             arg = first.args[i]
             if isinstance(arg, (list, tuple)):  # the first element's spec, shared by the rest
                 for k, x in enumerate(arg):
-                    spec = SharedQuantizationSpec((arg[0], first)) if k else config.input_activation
+                    spec = SharedQuantizationSpec((arg[0], first)) if k else specs.input()
                     annotate_input(first, x, spec)
             else:
-                annotate_input(first, arg, config.input_activation)
+                annotate_input(first, arg, specs.input())
         self.annotate_parameters(first)
 
     def annotate_parameters(self, node: Any) -> None:
@@ -251,7 +221,7 @@ class PairQuantizer(Quantizer):
             return
         if rule.weight is None or rule.parameters == "float":
             return
-        annotate_input(node, node.args[rule.weight], config.weight)
+        annotate_input(node, node.args[rule.weight], self.specs.weight())
         bias = rule.bias
         if bias is None or len(node.args) <= bias:
             return
@@ -260,7 +230,9 @@ class PairQuantizer(Quantizer):
             return
         derived = rule.bias_spec == "derived" and not self.float_activations
         annotate_input(
-            node, arg, derived_bias(node, rule.inputs[0], rule.weight) if derived else config.bias
+            node,
+            arg,
+            derived_bias(node, rule.inputs[0], rule.weight) if derived else self.specs.bias(),
         )
 
     def validate(self, model: GraphModule) -> None:
@@ -308,23 +280,15 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
     transforms: Sequence[Any] = ()
     unseen = "no pair has its pattern (add_pair, set_global)"  # match_report's words
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
-    honours: frozenset[str] = frozenset(
-        {
-            *("name", "kind", "chain", "weight", "bias", "allows", "when"),
-            *("inputs", "output_index", "bias_spec", "none_bias", "parameters"),
-            *("weights_only_when", "weights"),
-        }
-    )
+    honours: frozenset[str] = STRUCTURAL | {
+        *("when", "inputs", "output_index", "bias_spec", "none_bias", "parameters"),
+        *("weights_only_when", "weights"),
+    }
 
     def __init__(self, quantizers: Sequence[Quantizer] = ()) -> None:
         """``quantizers`` (pairs, other quantizers) annotate in order: the list itself is kept,
         as torchao's ComposableQuantizer keeps it."""
         super().__init__(quantizers if isinstance(quantizers, list) else list(quantizers))
-
-    @classmethod
-    def rule_of(cls, ops: Any) -> Rule:
-        """The rule whose chain's ops (each position's first) are ``ops`` (an op or a sequence)."""
-        return rule_of(cls.rules, ops, cls.spec or cls.__name__)
 
     def get_ops_to_preserve_from_decomposition(self) -> list:
         """The ops of its pairs' patterns (each position's first op), and of the composed
@@ -340,7 +304,7 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
 
     def add_pair(self, ops: Any, config: Any) -> PairsQuantizer:
         """Annotate every match of the rule of ``ops`` with ``config``, after the pairs before."""
-        rule = self.rule_of(ops)
+        rule = rule_of(self.rules, ops, self.spec or type(self).__name__)
         label = f"pair {len(self.quantizers) + 1} ({rule.name})"
         self.quantizers.append(PairQuantizer(rule, config, label, rules=self.rules))
         return self
@@ -382,8 +346,7 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
         return why
 
     def annotate(self, model: GraphModule) -> GraphModule:
-        for transform in self.transforms:
-            model = transform(model)
+        model = transforms.run(self.transforms, model)
         mine = getattr(model.graph, SOURCED, None) is None  # else an enclosing annotate's
         if mine:
             setattr(model.graph, SOURCED, sourced(model))

@@ -11,6 +11,7 @@ from torchao.quantization.pt2e.quantizer import Quantizer
 from . import report, transforms
 from .annotate import ANNOTATORS, Annotating, follow, propagate
 from .graph import calls, reindex
+from .model import first_ops
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import refuse, refuse_when_set, rejections
 from .values import STRUCTURAL, Rule
@@ -19,20 +20,10 @@ __all__ = ["SpecQuantizer"]
 
 
 class SpecQuantizer(report.Reports, Quantizer):
-    """A torchao Quantizer whose rules are the patterns of a spec.
-
-    Configure it as torchao's quantizers: ``set_global(config)``,
-    ``set_module_name(name, config)``, ``set_module_type(type, config)`` and
-    ``set_operator_type(op, config)``, and ``set_filter_function(fn)`` (only
-    matches whose ops ``fn`` all accepts); each returns the quantizer. A node is
-    configured by the first of: the first module name (in the order set) whose
-    module it is in, then the first module type, then an operator type one of
-    the pattern's ops has, then the global config. A config of None leaves
-    what it selects unquantized. With ``operator_type = "patterns"`` an
-    operator type instead selects the rules whose ``operator_types`` hold it
-    (a config of None then does nothing), and the global config takes what
-    is left. A rule's ``scope`` says which ops of a match a scope judges.
-    """
+    """A torchao Quantizer whose rules are the patterns of a spec (``scopes: modules``),
+    configured as torchao's XNNPACK quantizer (``set_global``, ``set_module_name``,
+    ``set_module_type``, ``set_operator_type``, ``set_filter_function``) with its precedence
+    (``scopes.module_scopes``)."""
 
     backend = ""
     spec = ""
@@ -45,7 +36,16 @@ class SpecQuantizer(report.Reports, Quantizer):
     # The Rule fields this base reads; a rule that sets another is refused (bcfg's table of
     # PT2E keys says the same, and bcfg refuses such a spec at the key).
     honours: frozenset[str] = STRUCTURAL | {
-        *("skip", "annotate", "weight_axis", "qparams", "any_float", "reused_weight"),
+        *(
+            "sources",
+            "qat",
+            "skip",
+            "annotate",
+            "weight_axis",
+            "qparams",
+            "any_float",
+            "reused_weight",
+        ),
         *("operator_types", "qat_if_dynamic", "scope", "weight_qscheme", "activation_qscheme"),
     }
 
@@ -102,12 +102,7 @@ class SpecQuantizer(report.Reports, Quantizer):
         return model
 
     def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
-        share = frozenset(
-            op
-            for rule in self.rules
-            if rule.kind in ("propagate", "shared")
-            for op in rule.chain[0]
-        )
+        share = first_ops([r for r in self.rules if r.kind in ("propagate", "shared")])
         # The outputs of quantized patterns, when consumers observe them.
         outputs: set[Node] | None = set() if self.outputs == "consumers" else None
         scopes = self.scopes()

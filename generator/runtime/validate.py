@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from .values import Allows, Quant, Rule, is_dynamic
+from .model import view
+from .values import Allows, Quant, Rule
 
 __all__ = ["disallowed", "refuse", "refuse_when_set", "rejections", "required"]
 
@@ -35,7 +36,7 @@ def refuse_when_set(quantizer: Any, method: str, config: Any, rules: Sequence[Ru
         r.weight_qscheme == "any" and r.activation_qscheme == "any" for r in rules
     ):  # nothing to refuse: the config is not read
         return
-    weighted = getattr(config, "weight", None) is not None  # a float weight: unweighted ops'
+    weighted = spec_of(config, "weight") is not None  # a float weight: unweighted ops'
     for check, rules_of in (
         (weight_required, [r for r in rules if r.weight is not None and weighted]),
         (activation_required, [r for r in rules if r.kind != "propagate"]),
@@ -95,7 +96,7 @@ def weight_required(rule: Rule, config: Any) -> str:
     """Why ``config``'s weight spec is not what ``weight_qscheme`` requires; empty if it is."""
     if rule.weight_qscheme == "any" or rule.weight is None:
         return ""
-    spec = getattr(config, "weight", None)
+    spec = spec_of(config, "weight")
     qscheme = getattr(spec, "qscheme", None)
     per_channel = qscheme in PER_CHANNEL
     want = f"weight_qscheme: {rule.weight_qscheme}"
@@ -121,8 +122,8 @@ def activation_required(rule: Rule, config: Any) -> str:
     want = rule.activation_qscheme
     if want == "any":
         return ""
-    for field in ("input_activation", "output_activation"):
-        spec = getattr(config, field, None)
+    for field, role in (("input_activation", "input"), ("output_activation", "output")):
+        spec = spec_of(config, role)
         dtype = getattr(spec, "dtype", None)
         if spec is None or (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
             continue
@@ -137,19 +138,29 @@ def activation_required(rule: Rule, config: Any) -> str:
 
 def disallowed(allows: Allows, config: Any) -> str:
     """Why ``config`` is not one ``allows`` describes; empty if it is."""
-    if allows.dynamic is not None and is_dynamic(config) != allows.dynamic:
+    specs = view(config)
+    if allows.dynamic is not None and specs.dynamic() != allows.dynamic:
         want = "dynamic" if allows.dynamic else "static"
-        return f"input_activation.is_dynamic is {is_dynamic(config)}, the dtype config is {want}"
-    for field, quant in (
-        ("input_activation", allows.input),
-        ("output_activation", allows.output),
-        ("weight", allows.weight),
-        ("bias", allows.bias),
+        return f"input_activation.is_dynamic is {specs.dynamic()}, the dtype config is {want}"
+    for field, read, quant in (
+        ("input_activation", specs.input, allows.input),
+        ("output_activation", specs.output, allows.output),
+        ("weight", specs.weight, allows.weight),
+        ("bias", specs.bias, allows.bias),
     ):
-        problem = spec_problem(field, getattr(config, field), quant)
+        problem = spec_problem(field, read(), quant)
         if problem:
             return problem
     return ""
+
+
+def spec_of(config: Any, role: str) -> Any:
+    """The spec of ``role`` (``input``, ``output``, ``weight``) a config's view gives; None
+    for an object without it (a check of what a setter was given)."""
+    try:
+        return getattr(view(config), role)()
+    except AttributeError:
+        return None
 
 
 def spec_problem(field: str, spec: Any, quant: Quant | None) -> str:

@@ -9,6 +9,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from .model import view
+
 __all__ = [
     "FLOAT",
     "KEY",
@@ -16,7 +18,6 @@ __all__ = [
     "Allows",
     "Quant",
     "Rule",
-    "is_dynamic",
     "unhonoured",
     "STRUCTURAL",
 ]
@@ -56,7 +57,9 @@ class Allows:
 
 @dataclass(frozen=True)
 class Rule:
-    """One pattern of the spec, as the quantizer matches and annotates it."""
+    """One pattern of the spec, as the quantizer matches and annotates it. A field is what a
+    key of bcfg's table of PT2E keys (``lang/pt2e_keys.py``) lands as: the key's row says what
+    it means and which bases read it (each base's ``honours``)."""
 
     name: str
     kind: str = "chain"
@@ -70,31 +73,16 @@ class Rule:
     qat: bool = False
     weight_axis: int | None = None
     qparams: str = "first"
-    any_float: bool = False  # activation inputs of any floating dtype, not float32 only
-    # "decline": a match whose weight or bias an earlier match annotated (a module called
-    # twice, tied weights) is left to the rules after; "match": only its ops are checked.
+    any_float: bool = False
     reused_weight: str = "match"
-    # A quantizer whose operator_type is "patterns": the overloads whose
-    # set_operator_type selects the rule (exact equality); None: its first op's.
     operator_types: tuple[Any, ...] | None = None
-    qat_if_dynamic: bool = False  # a dynamic config tries it only if it is a QAT config
-    # Which ops of a match a scope (module name or type, filter function) judges:
-    # "all_ops", "first_op", or "none" (it matches anywhere, with each config in turn).
+    qat_if_dynamic: bool = False
     scope: str = "all_ops"
-    # Operator-scoped quantizers (operators.py): sequences of source types a chain
-    # is found by, the module classes and functions its first op comes from, what
-    # a binary op's other input gets ("quantized" or "float"), conditions a match
-    # must meet, and whether only an operator-type or module-name config annotates it.
-    # Which base reads which field: each base's ``honours`` (bcfg's table of PT2E keys).
     partitions: tuple[tuple[Any, ...], ...] = ()
     roots: tuple[Any, ...] = ()
     other: str | None = None
     when: tuple[Callable[..., bool], ...] = ()
     opt_in: bool = False
-    # Pairs (pairs.py, ExecuTorch's Cadence scheme): the first op's arguments that get the
-    # input spec, the getitem of the last op's user that gets the output spec, the bias's
-    # spec ("derived" or "config"), a None bias annotated too, the weight and bias left
-    # "float", conditions of weights-only configs, a function giving the weight anchors.
     inputs: tuple[int, ...] = (0,)
     output_index: int | None = None
     bias_spec: str = "derived"
@@ -102,14 +90,9 @@ class Rule:
     parameters: str = "quantized"
     weights_only_when: tuple[Callable[..., bool], ...] = ()
     weights: Callable[..., Any] | None = None
-    # Composable: "affine": a config giving the last op a symmetric output spec is refused.
     output_qscheme: str = "any"
-    # Composable (composable.py): the constructor parameters (name, value) an instance's
-    # support table needs the rule under (select); none: every instance's.
     given: tuple[tuple[str, Any], ...] = ()
-    # The weight spec a config must give: "any", "per_channel" or "per_tensor" (validate).
     weight_qscheme: str = "any"
-    # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
     activation_qscheme: str = "any"
 
     def __post_init__(self) -> None:
@@ -137,16 +120,18 @@ class Rule:
 
     def applies(self, config: Any) -> bool:
         """Whether the rule is tried with ``config``: its dtype configs say static or dynamic."""
-        if self.qat and not config.is_qat:
+        specs = view(config)
+        if self.qat and not specs.is_qat():
             return False
-        dynamic = is_dynamic(config)
-        if self.qat_if_dynamic and dynamic and not config.is_qat:
+        dynamic = specs.dynamic()
+        if self.qat_if_dynamic and dynamic and not specs.is_qat():
             return False
         return any(bool(a.dynamic) == dynamic for a in self.allows) or not self.allows
 
 
-# The Rule fields every base reads: what the pattern and its dtype configs say.
-STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows", "sources", "qat"})
+# The Rule fields every base reads: what the pattern and its dtype configs say (as the key
+# table's PATTERN_FIELDS read by every base).
+STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows"})
 
 
 def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:
@@ -162,9 +147,3 @@ def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:
 
 def _anywhere(nodes: Sequence[Node]) -> bool:
     return True
-
-
-def is_dynamic(config: Any) -> bool:
-    """Whether a quantization config quantizes activations dynamically."""
-    act = config.input_activation
-    return act is not None and bool(act.is_dynamic)

@@ -1,18 +1,10 @@
 """The torchao this runtime runs on: the releases it is verified with, and a quiet first import.
 
-The package's ``__init__`` calls ``load()`` before any other module of the runtime
-imports torchao, so that a generated quantizer
-
-* fails with a message that says what to install when torchao is missing;
-* warns (``TorchaoVersionWarning``) when torchao is not a release the runtime is
-  verified with (``TORCHAO_VERIFIED``), once, naming both versions;
-* does not print, on torch's CPU build, what importing torchao prints there and
-  means nothing for PT2E quantization: the ``Failed to load ... .so`` lines of
-  torchao's CUDA kernels (a CPU build of torch cannot load them) and torch's
-  notice that torchao registers an enum as a pytree constant. Only those
-  records, only during that first import; every other warning and log record
-  is left alone, and once torchao is imported (by the user's code first, say)
-  nothing is filtered at all.
+The package's ``__init__`` calls ``load()`` before any other module imports torchao: a
+missing torchao says what to install; one not verified (``TORCHAO_VERIFIED``) warns once
+(``TorchaoVersionWarning``); on torch's CPU build, the records importing torchao gives there
+(its CUDA kernels' ``Failed to load ... .so``, torch's pytree enum notice) are dropped, only
+those and only during that first import.
 """
 
 from __future__ import annotations

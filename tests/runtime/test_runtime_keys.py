@@ -242,3 +242,32 @@ def test_a_config_no_pattern_takes_is_refused_when_set(tmp_path, scopes):
         weights().set_operator_type(aten.relu.default, per_tensor)
     taker = generate(tmp_path / "t", WEIGHT_SPEC.replace("SCOPES", scopes))()
     taker.set_global(per_tensor) if scopes == "modules" else taker.add_stage(per_tensor)
+
+
+class LinearThenF(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return F.linear(self.fc(x), self.fc.weight)
+
+
+def test_match_source_on_a_single_op_chain_finds_its_nodes_by_source_partition():
+    """``match: source`` under ``scopes: modules`` on a one-op chain: the chain annotator finds
+    the op through torch's source partitions of the rule's sources, as the key table says the
+    modules base reads it (it matched every linear, by ATen op, whatever the sources said)."""
+    annotated = {}
+    for sources in ((), (nn.Linear,), (nn.Conv2d,)):
+        rule = Rule("r", chain=[[aten.linear.default]], weight=1, bias=2, sources=sources)
+        q = quantizer(rule).set_global(CONFIG)
+        model = exported(LinearThenF(), torch.randn(2, 4))
+        q.annotate(model)
+        annotated[sources] = sorted(
+            n.name
+            for n in model.graph.nodes
+            if n.op == "call_function" and "quantization_annotation" in n.meta
+        )
+    assert annotated[()] == ["linear", "linear_1"]
+    assert annotated[(nn.Linear,)] == ["linear"]  # the module's, not the function's
+    assert annotated[(nn.Conv2d,)] == []
