@@ -111,6 +111,8 @@ class Rule:
     weight_qscheme: str = "any"
     # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
     activation_qscheme: str = "any"
+    # Registry (registry.py): the op's annotator, fn(node, config).
+    annotate_node: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.
