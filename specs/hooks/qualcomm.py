@@ -369,14 +369,14 @@ def slice_scatter(node: Any, q: Any = None) -> None:
     _set(node, inputs, out)
 
 
-def _conv_bn(gm: Any, conv: Any, config: Callable) -> bool:
+def _conv_bn(gm: Any, conv: Any, q: Any) -> bool:
     """Qualcomm's conv-bn partition: the conv's inputs (a bias-less conv given a zero bias to
     derive a quantized bias on), the output spec at the batch norm's output."""
     torch = _t()[0]
     bn = next(iter(conv.users))
     out = bn if bn.target == torch.ops.aten.batch_norm.default else next((u for u in bn.users if u.target is operator.getitem and u.args[1] == 0), None)  # fmt: skip
     partition = [conv, bn] + ([out] if out is not bn else [])
-    if out is None or any(_ann(n) for n in partition) or (q := config(conv)) is None:
+    if out is None or any(_ann(n) for n in partition) or q is None:
         return False
     inputs = {conv.args[0]: q.input_activation} if q.input_activation is not None else {}
     inputs[conv.args[1]] = q.weight
@@ -572,47 +572,34 @@ class Qnn:
     def get_supported_ops(self) -> set:
         return self.supported_ops
 
-    def _get_submodule_qconfig(self, node: Any) -> Any:
-        return next((c for f, c in self.submodule_qconfig_list if f(node)), self.default_quant_config)  # fmt: skip
-
     def _select(self) -> None:
-        """The spec's select: levels from Qualcomm's settings: a block size by node name (the
-        per-block config of the node's submodule's or the default ModuleQConfig, on the
-        op's weight axis), a submodule's ModuleQConfig, the default's per-channel ops, the
-        default (each ModuleQConfig per channel for its ops, else whole for a quant op)."""
-        default = self.default_quant_config
-        ops = default.use_per_channel_weight_quant_ops
-        select = self.selection.set
-        select("node_name", {n: functools.partial(self._per_block, b) for n, b in self.block_size_map.items() if b})  # fmt: skip
-        select("submodule", [(f, functools.partial(self._whole, c)) for f, c in self.submodule_qconfig_list])  # fmt: skip
-        select("op_set", [(op, functools.partial(self._per_channel, default)) for op in ops])
-        select("default", [(None, functools.partial(self._whole, default))])
+        """The spec's select: levels from Qualcomm's settings: a block size by node name, a
+        submodule's ModuleQConfig, the default's per-channel ops, the default."""
+        default, member = self.default_quant_config, self._member
+        self.selection.set("node_name", {n: functools.partial(member, None, b) for n, b in self.block_size_map.items() if b})  # fmt: skip
+        self.selection.set("submodule", [(f, functools.partial(member, c, None)) for f, c in self.submodule_qconfig_list])  # fmt: skip
+        self.selection.set("op_set", [(tuple(default.use_per_channel_weight_quant_ops), functools.partial(member, default, None))])  # fmt: skip
+        self.selection.set("default", [(None, functools.partial(member, default, None))])
 
-    def _per_block(self, block_size: Any, node: Any) -> Any:
-        config = self._get_submodule_qconfig(node)
-        ch_axis = config.op_axis_dict.get(node.target, 0)
-        assert len(config.per_block_quant_config_list) > ch_axis, f"Unsupported per block quantization axis: {ch_axis}, please increase the range of per_block_quant_config_list"  # fmt: skip
-        config = config.per_block_quant_config_list[ch_axis]
-        config.block_size = block_size
-        return config
-
-    def _per_channel(self, config: Any, node: Any) -> Any:
-        ch_axis = config.use_per_channel_weight_quant_ops[node.target]
-        assert len(config.per_channel_quant_config_list) > ch_axis, f"Unsupported per channel quantization axis: {ch_axis}, please increase the range of per_channel_quant_config_list"  # fmt: skip
-        return config.per_channel_quant_config_list[ch_axis]
-
-    def _whole(self, config: Any, node: Any) -> Any:
-        if node.target in config.use_per_channel_weight_quant_ops:
-            return self._per_channel(config, node)
-        if node.target in self.quant_ops:
+    def _member(self, config: Any, block_size: Any, node: Any) -> Any:
+        """The config of a ModuleQConfig (None: the node's submodule's, else the default) for
+        the node: per block with a block size, per channel for its per-channel ops, else
+        whole for a quant op."""
+        op = node.target
+        config = config or next((c for f, c in self.submodule_qconfig_list if f(node)), self.default_quant_config)  # fmt: skip
+        if block_size:
+            kind, ch_axis = "block", config.op_axis_dict.get(op, 0)
+        elif op in config.use_per_channel_weight_quant_ops:
+            kind, ch_axis = "channel", config.use_per_channel_weight_quant_ops[op]
+        elif op in self.quant_ops:
             return config.quant_config
-        print(f"No quant config is implemented for op, {node.target}")
-        return None
-
-    def _get_quant_config(self, node: Any) -> Any:
-        """The config the select: levels choose for the node (None: none, or a placeholder)."""
-        scope = None if isinstance(node.target, str) else self.selection.choose(node)
-        return None if scope is None else scope.config
+        else:
+            return print(f"No quant config is implemented for op, {op}")
+        configs = getattr(config, f"per_{kind}_quant_config_list")
+        assert len(configs) > ch_axis, f"Unsupported per {kind} quantization axis: {ch_axis}, please increase the range of per_{kind}_quant_config_list"  # fmt: skip
+        if block_size:
+            configs[ch_axis].block_size = block_size
+        return configs[ch_axis]
 
     def annotate(self, model: Any) -> Any:
         if self._recipe:
@@ -623,7 +610,7 @@ class Qnn:
                 for conv in list(model.graph.nodes):
                     users = list(conv.users)
                     if conv.op == "call_function" and len(users) == 1 and (conv.target, users[0].target) in self.conv_bn and conv.name not in self.discard_nodes:  # fmt: skip
-                        count += _conv_bn(model, conv, self._get_quant_config)
+                        count += _conv_bn(model, conv, self.selection.choose(conv).config)
                 if count:
                     model.recompile()
             super().annotate(model)
