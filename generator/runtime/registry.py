@@ -96,7 +96,9 @@ class RegistryQuantizer(Reports, Quantizer):
             if entry is None or scope is None:
                 continue
             config = scope.config  # None: left float on purpose (the report says so)
-            why = None if config is None else unmet(entry.when, Context([node], config, quantizable, self.params))  # fmt: skip
+            why = None
+            if entry.when and config is not None:
+                why = unmet(entry.when, Context([node], config, quantizable, self.params))
             self.last_matches.append(Match([node], why, scope.label, config, entry.name))
             if why is None and config is not None:
                 entry.annotate_fn(node, config)
