@@ -173,11 +173,12 @@ class Select:
                     return self._scope(level, node.name, test[node.name], node)
             elif level == "op_set":
                 if not isinstance(node.target, str) and node.target in test:
-                    return self._scope(level, *test[node.target], node)
+                    ops, config = test[node.target]
+                    return self._scope(level, ops, config, node)
             else:
                 hit = next(((k, c) for k, f, c in test if f(node)), None)
                 if hit is not None:
-                    return self._scope(level, *hit, node)
+                    return self._scope(level, hit[0], hit[1], node)
         return None
 
     @staticmethod
