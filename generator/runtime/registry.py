@@ -107,8 +107,11 @@ class RegistryQuantizer(Reports, Quantizer):
         return model
 
     def seen(self, model: GraphModule) -> set[Node]:
-        """The nodes the selector gives a config."""
-        return {n for n in model.graph.nodes if (s := self.selection.choose(n)) and s.config}
+        """The nodes of registered ops the selector gives a config."""
+        ops = [
+            n for n in model.graph.nodes if n.op == "call_function" and n.target in self.registry
+        ]
+        return {n for n in ops if (s := self.selection.choose(n)) and s.config}
 
     def validate(self, model: GraphModule) -> None:
         pass

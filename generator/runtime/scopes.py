@@ -173,8 +173,7 @@ class Select:
                     return self._scope(level, node.name, test[node.name], node)
             elif level == "op_set":
                 if not isinstance(node.target, str) and node.target in test:
-                    ops, config = test[node.target]
-                    return self._scope(level, ops, config, node)
+                    return self._scope(level, node.target, test[node.target][1], node)
             else:
                 hit = next(((k, c) for k, f, c in test if f(node)), None)
                 if hit is not None:
