@@ -44,6 +44,17 @@ _ATEN = "torch.ops.aten."
 _RESERVED = GENERATED_NAMES
 
 
+# The configuration method of each level of a registry quantizer's select: (runtime registry).
+SETTERS = {
+    "node_name": "set_node_name",
+    "module_name": "set_module_name",
+    "module_type": "set_module_type",
+    "submodule": "add_submodule",
+    "op_set": "set_op_set",
+    "default": "set_default",
+}
+
+
 def getter_name(module: str) -> str:
     return f"get_{module}_quantizer"
 
@@ -170,7 +181,7 @@ def _reserve_imports(q: m.Quantizer, names: _Names) -> None:
     hooks = [
         h
         for r in q.rules
-        for h in (*r.skip, *r.when, r.annotate, *r.weights_only_when, r.weights)
+        for h in (*r.skip, *r.when, r.annotate, *r.weights_only_when, r.weights, r.annotate_node)
         if h is not None
     ]
     for h in [*hooks, *q.transforms]:
@@ -221,6 +232,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"config_type = {layout.string(q.config_type)}")
     if q.validation != "none":
         body.append(f"validation = {layout.string(q.validation)}")
+    if q.select != ("default",):
+        body.append(f"select = {_seq([layout.string(w) for w in q.select])}")
     base = names.need(BASES[q.scopes].runtime)
     api = [names.need("ComposableAPI")] if q.api == "composable" else []
     spec_file = safe_text(q.spec_file)
@@ -252,6 +265,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             init=init,
             classes=others,
             count=len(q.rules),
+            select=" > ".join(q.select),
+            setters=", ".join(SETTERS[w] for w in q.select),
         )
     )
     whole = not frag.fast or not _plain(spec_file)

@@ -65,13 +65,16 @@ class Outputs(StrEnum):
 
 class Scopes(StrEnum):
     """A quantizer's runtime base: ``modules`` (SpecQuantizer), ``operators``
-    (OperatorScopedQuantizer), ``composable`` (ComposableSpecQuantizer) or ``pairs``
-    (PairsQuantizer: ExecuTorch's Cadence scheme of (pattern, config) pairs)."""
+    (OperatorScopedQuantizer), ``composable`` (ComposableSpecQuantizer), ``pairs``
+    (PairsQuantizer: ExecuTorch's Cadence scheme of (pattern, config) pairs) or ``registry``
+    (RegistryQuantizer: Qualcomm's registry of per-op annotators, a config per node by the
+    levels of ``select:``)."""
 
     MODULES = "modules"
     OPERATORS = "operators"
     COMPOSABLE = "composable"
     PAIRS = "pairs"
+    REGISTRY = "registry"
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,20 @@ BASES: dict[Scopes, Base] = {
     Scopes.OPERATORS: Base("OperatorScopedQuantizer", reports=True),
     Scopes.COMPOSABLE: Base("ComposableSpecQuantizer", reports=True),
     Scopes.PAIRS: Base("PairsQuantizer", reports=True),
+    Scopes.REGISTRY: Base("RegistryQuantizer", reports=True),
 }
+
+
+class Level(StrEnum):
+    """A level of a ``scopes: registry`` quantizer's ``select:`` (runtime ``scopes.LEVELS``):
+    what an entry's key is that takes a node."""
+
+    NODE_NAME = "node_name"
+    MODULE_NAME = "module_name"
+    MODULE_TYPE = "module_type"
+    SUBMODULE = "submodule"
+    OP_SET = "op_set"
+    DEFAULT = "default"
 
 
 class OperatorType(StrEnum):
@@ -191,6 +207,7 @@ class Kind(Enum):
     INDEX = "an argument index, `0` or more"
     INDICES = "an argument index, `0` or more, or a list of them"
     CLASSES = "a list of class records"
+    LEVELS = "a list of its words, in order of precedence"
     PATH = "an object by dotted path"
     GIVEN = "a record of constructor parameter: value"
 
@@ -277,6 +294,7 @@ ALL = frozenset(Scopes)
 MODULES = frozenset({Scopes.MODULES})
 OPERATORS = frozenset({Scopes.OPERATORS})
 PAIRS = frozenset({Scopes.PAIRS})
+REGISTRY = frozenset({Scopes.REGISTRY})
 
 
 @dataclass(frozen=True)
@@ -532,7 +550,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.HOOKS,
         (),
         ("when",),
-        OPERATORS | {Scopes.COMPOSABLE, Scopes.PAIRS},
+        OPERATORS | {Scopes.COMPOSABLE, Scopes.PAIRS, Scopes.REGISTRY},
         "conditions the match's first op meets before a config quantizes it (below)",
         grade=more_narrows,
         hooks=CONDITIONS,
@@ -855,6 +873,27 @@ PT2E_TABLE: tuple[Key, ...] = (
         meaning="any: every activation spec; symmetric or affine: the activations' qscheme",
         witness=Witness(Scopes.MODULES, "linear", (("activation_qscheme", "symmetric"),), LINEAR),
     ),
+    Key(
+        "annotate_node",
+        "the function that annotates a node of the pattern's op, fn(node, config), with the "
+        "config select: chose for the node (scopes: registry: the op's registry entry)",
+        Kind.HOOK,
+        None,
+        ("annotate_node",),
+        REGISTRY,
+        "the op's entry of the registry: `fn(node, config)` annotates one node calling the "
+        "pattern's op, with the config the quantizer's `select:` chose for it (a node "
+        "whose `when:` conditions fail, or whose config is None, is not passed to it)",
+        what="node annotator",
+        arity=("node", "config"),
+        witness=Witness(
+            Scopes.REGISTRY,
+            "linear",
+            (("annotate_node", "node_input"),),
+            (("chain", (("aten.linear.default",),)), ("annotate_node", "node_output")),
+            calls=(("set_default", ()),),
+        ),
+    ),
 )
 
 QUANTIZER_TABLE: tuple[Key, ...] = (
@@ -898,14 +937,16 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "modules (the default: set_module_name, set_module_type, set_operator_type), "
         "operators (torchao's inductor quantizers: module names, operator types, global), "
         "composable (ExecuTorch's Cortex-M and Arm: stages of a config and the nodes it sees, "
-        "the longest supported chain, then clusters of shared ops) or pairs (ExecuTorch's "
-        "Cadence: (pattern, config) pairs, each annotating every match, the first first)",
+        "the longest supported chain, then clusters of shared ops), pairs (ExecuTorch's "
+        "Cadence: (pattern, config) pairs, each annotating every match, the first first) or "
+        "registry (Qualcomm's: each node annotated by its op's annotate_node, with the "
+        "config the levels of select: choose)",
         Kind.WORD,
         Scopes.MODULES,
         ("scopes",),
         ALL,
         "the runtime base: `SpecQuantizer`, `OperatorScopedQuantizer`, "
-        "`ComposableSpecQuantizer` or `PairsQuantizer`",
+        "`ComposableSpecQuantizer`, `PairsQuantizer` or `RegistryQuantizer`",
         words=Scopes,
         grade=any_change_narrows,
     ),
@@ -1029,6 +1070,33 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
             "two_devices",
             (("validation", "one_device"),),
             (("chain", (("aten.add.Tensor",),)),),
+        ),
+    ),
+    Key(
+        "select",
+        "node_name, module_name, module_type, submodule, op_set, default: the levels that "
+        "choose a node's config, in order of precedence (scopes: registry)",
+        Kind.LEVELS,
+        (Level.DEFAULT,),
+        ("select",),
+        REGISTRY,
+        "the levels that choose each node's config, first first: a node gets the config of "
+        "the first level with an entry that takes it (`set_node_name`, `set_module_name`, "
+        "`set_module_type`, `add_submodule` with a predicate of a node, `set_op_set`, "
+        "`set_default`; a level not listed is refused); a config may be a function of the "
+        "node (below)",
+        words=Level,
+        grade=any_change_narrows,
+        value="a list of `node_name`, `module_name`, `module_type`, `submodule`, `op_set`, "
+        "`default`; `[default]` (default)",
+        syntax="a list of levels, like [node_name, submodule, op_set, default]",
+        witness=Witness(
+            Scopes.REGISTRY,
+            "linear",
+            (("select", ("node_name", "default")),),
+            (("chain", (("aten.linear.default",),)), ("annotate_node", "node_input")),
+            (("select", ("default",)),),
+            (("set_node_name", ("linear",)),),
         ),
     ),
     Key(

@@ -13,6 +13,9 @@ One signature per hook kind (the key that names it):
 * annotate function (``annotate:``): ``fn(model, config, accept) -> bool``.
 * transform (``transform:``): ``fn(model) -> model``.
 * weights function (``weights:``): ``fn(node, config) -> [(node, argument, spec)]``.
+* node annotator (``annotate_node:``, ``scopes: registry``): ``fn(node, config)``, an op's
+  entry of the registry; a mixin registers more ops as ``self.registry[op] =
+  self.api.Entry(fn)``.
 * class mixin (``classes:``): methods of the generated class; ``self.api`` is this module
   (of the runtime copy the class runs on), and the functions below are how a mixin touches
   the marks the runtime leaves on a graph.
@@ -20,12 +23,16 @@ One signature per hook kind (the key that names it):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 from torch.fx import GraphModule
 
 from .model import Context
 from .values import KEY
 
-__all__ = ["API_VERSION", "Context", "forget_marks", "keep_unmarked"]
+__all__ = ["API_VERSION", "Context", "Entry", "forget_marks", "keep_unmarked"]
 
 API_VERSION = 1
 
@@ -33,6 +40,17 @@ API_VERSION = 1
 MATCHED = "quantizer_matched"  # ExecuTorch's PatternMatcher.Q_PATTERN_MATCHED_KEY
 INFO = "_arm_annotation_info"  # ArmAnnotationInfo.CUSTOM_META_KEY
 NO_TFA = "_arm_disallow_tfa"  # DISALLOW_TFA_META_KEY
+
+
+@dataclass
+class Entry:
+    """An op's entry of a registry quantizer (``scopes: registry``): its annotator
+    ``annotate_fn(node, config)``, the conditions a node meets first (``when:``) and the name
+    of its pattern."""
+
+    annotate_fn: Callable[..., Any]
+    when: Sequence[Callable[..., bool]] = ()
+    name: str = ""
 
 
 def keep_unmarked(model: GraphModule) -> None:

@@ -4,7 +4,8 @@ A scope is a config and the test of a match's nodes that says whether the
 config annotates them (``accept``). ``module_scopes`` gives the usual
 precedence: module names (in the order set), then module types, then
 operator types, then the global config; a node claimed by an earlier kind of
-scope is in no later one.
+scope is in no later one. ``Select`` gives a config per node by the levels a spec's
+``select:`` ranks (the ``scopes: registry`` preset's selector).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 from .graph import is_op
 from .values import Accept
 
-__all__ = ["Scope", "module_scopes", "module_type_filter", "ranked", "scope_of"]
+__all__ = ["LEVELS", "Scope", "Select", "module_scopes", "module_type_filter", "scope_of"]
 
 
 @dataclass
@@ -111,18 +112,88 @@ def module_scopes(
     return scopes
 
 
-def ranked(levels: Sequence[tuple[str, Any, Callable[[Node], bool]]]) -> list[Scope]:
-    """Scopes in order of precedence, one a level ``(label, config, test of a node)``: a node
-    is in the first level whose test holds for it (a selector of a composition's own order,
-    as Qualcomm's: node name, then submodule, then per-op, then default)."""
-    tests = [test for _, _, test in levels]
+# The levels a ``Select`` may rank (a spec's ``select:`` words), and what a level's key is.
+LEVELS = {
+    "node_name": "a node's name",
+    "module_name": "a module's qualified name (the node comes from it or a submodule of it)",
+    "module_type": "a module type (the node comes from a module of exactly that type)",
+    "submodule": "a predicate of a node",
+    "op_set": "an op or a collection of ops (the node calls one of them)",
+    "default": "none (it takes every node)",
+}
 
-    def first(k: int) -> Callable[[Node], bool]:
-        return lambda n: tests[k](n) and not any(f(n) for f in tests[:k])
 
-    return [
-        Scope(label, config, all_nodes(first(k))) for k, (label, config, _) in enumerate(levels)
-    ]
+class Select:
+    """A config per node by levels in order of precedence (a spec's ``select:``, Qualcomm's
+    node name > submodule predicate > per-op set > default; torchao's module name > module
+    type > global). Each level holds ``(key, config)`` entries, set by ``set``; a node gets
+    the config of the first entry of the first level whose key takes it (``choose``), one
+    a config that is a function of the node called with it (a config the node decides:
+    Qualcomm's per-block weight axis). A node no entry takes gets no config."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        self.order = tuple(order)
+        self.entries: dict[str, list[tuple[Any, Any]]] = {level: [] for level in self.order}
+        self._tests: list[tuple[str, Any]] = []
+
+    def set(self, level: str, entries: Any) -> None:
+        """The entries of ``level``, replacing its earlier ones: ``(key, config)`` pairs, or a
+        dict of them."""
+        if level not in self.entries:
+            raise ValueError(
+                f"this quantizer selects a config by {', '.join(self.order)}, not by {level} "
+                f"(its spec's select: says the levels)"
+            )
+        self.entries[level] = list(entries.items() if isinstance(entries, dict) else entries)
+        self._tests = []
+
+    def add(self, level: str, key: Any, config: Any) -> None:
+        """One more entry of ``level``, after its others."""
+        self.set(level, [*self.entries.get(level, ()), (key, config)])
+
+    def levels(self) -> list[tuple[str, Any]]:
+        """Each level with its test: a dict (node names, ops) looked up, else entries tried."""
+        if not self._tests:
+            for level in self.order:
+                entries = self.entries[level]
+                if level == "node_name":
+                    self._tests.append((level, dict(reversed(entries))))
+                elif level == "op_set":
+                    sets = [(k if isinstance(k, (list, tuple, set, frozenset)) else (k,), c) for k, c in entries]  # fmt: skip
+                    self._tests.append((level, {op: (k, c) for k, c in reversed(sets) for op in k}))  # fmt: skip
+                else:
+                    self._tests.append((level, [(k, _test(level, k), c) for k, c in entries]))
+        return self._tests
+
+    def choose(self, node: Node) -> Scope | None:
+        """The entry that takes ``node`` (its config called with it if a function), or None."""
+        for level, test in self.levels():
+            if level == "node_name":
+                if node.name in test:
+                    return self._scope(level, node.name, test[node.name], node)
+            elif level == "op_set":
+                if not isinstance(node.target, str) and node.target in test:
+                    return self._scope(level, node.target, test[node.target][1], node)
+            else:
+                hit = next(((k, c) for k, f, c in test if f(node)), None)
+                if hit is not None:
+                    return self._scope(level, hit[0], hit[1], node)
+        return None
+
+    @staticmethod
+    def _scope(level: str, key: Any, config: Any, node: Node) -> Scope:
+        label = level if level == "default" else f"{level} {getattr(key, '__name__', key)}"
+        return Scope(label, config(node) if callable(config) else config, everything)
+
+
+def _test(level: str, key: Any) -> Callable[[Node], bool]:
+    if level == "module_name":
+        return get_module_name_filter(key)
+    if level == "module_type":
+        return module_type_filter(key)
+    if level == "submodule":
+        return key
+    return lambda n: True  # default
 
 
 def scope_of(scopes: Sequence[Scope], nodes: Sequence[Node]) -> Scope | None:

@@ -94,6 +94,8 @@ class Rule:
     given: tuple[tuple[str, Any], ...] = ()
     weight_qscheme: str = "any"
     activation_qscheme: str = "any"
+    # Registry (registry.py): the op's annotator, fn(node, config).
+    annotate_node: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         # Generated tables write lists; a rule holds tuples, so that it stays immutable.

@@ -200,6 +200,8 @@ def _quantizer_changes(
             continue
         elif va == vb:
             continue
+        elif key.kind is Kind.LEVELS:  # select: as specs write it
+            va, vb = (spelling.key_text(key, v) for v in (va, vb))
         severity = _GRADES[key.grade(va, vb)]
         field_name = f"{QUANTIZER_FIELD} {key.word}"
         out.append(Change(module, None, Action.CHANGED, field_name, va, vb, severity, b.span))

@@ -27,6 +27,7 @@ from ..lang.pt2e_keys import (
     BiasSpec,
     Configs,
     Delegate,
+    Level,
     Match,
     OperatorType,
     Other,
@@ -325,6 +326,7 @@ class PT2EOptions:
     given: tuple[tuple[str, Any], ...] = ()  # constructor parameters selecting the pattern
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
     activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
+    annotate_node: Hook | None = None  # scopes: registry: the op's annotator, fn(node, config)
     where: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     def span(self, key: str) -> Span | None:
@@ -399,6 +401,7 @@ RUNTIME_NAMES: dict[str, str] = {
     "ComposableAPI": "composable",
     "PairsQuantizer": "pairs",
     "PatternPair": "pairs",
+    "RegistryQuantizer": "registry",
     "large_scalar": "conditions",
     "depthwise": "conditions",
     "grouped": "conditions",
@@ -523,6 +526,8 @@ class Rule:
     weight_qscheme: WeightQscheme = WeightQscheme.ANY
     # The activation specs' qscheme a config must give: "any", "symmetric", "affine".
     activation_qscheme: ActivationQscheme = ActivationQscheme.ANY
+    # Registry: the op's annotator, fn(node, config) (the registry preset's entry).
+    annotate_node: Hook | None = None
     origins: tuple[Origin, ...] = field(default=(), compare=False)
 
 
@@ -624,3 +629,5 @@ class Quantizer:
     api: Api = Api.STAGES
     config_type: str | None = None
     validation: Validate = Validate.NONE
+    # Registry: the levels that choose a node's config, first first.
+    select: tuple[Level, ...] = (Level.DEFAULT,)

@@ -163,6 +163,8 @@ def key_text(key: Key, value: Any) -> str:
         return f"[{', '.join(spell(op.path) for op in value)}]"
     if key.kind is Kind.INDICES:
         return str(value[0]) if len(value) == 1 else f"[{', '.join(map(str, value))}]"
+    if key.kind is Kind.LEVELS:
+        return f"[{', '.join(value)}]"
     if key.kind is Kind.GIVEN:
         return "{" + ", ".join(f"{name}: {literal(v)}" for name, v in value) + "}"
     return str(value)

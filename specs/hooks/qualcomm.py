@@ -1,19 +1,18 @@
 """What specs/qualcomm.bcfg says in Python: Qualcomm's kinds of annotation, its configs and the
 order its QnnQuantizer annotates in, as ExecuTorch 1.5.1 has them.
 
-- The kinds (``general`` ... ``unbind``): each takes a node and the config chosen for it and
-  annotates the node as the op's entry of Qualcomm's HTP registry does (``annotators/
-  htp_rules.py``: 182 keys, 33 annotations). The config defaults to None only so that the
-  function fits the one signature bcfg checks a ``when:`` against: ``Qnn`` calls it, the
-  runtime never does. ``conv_bn`` is QAT's conv and batch norm annotated as one partition.
+- The kinds (``general`` ... ``unbind``): each an op's ``annotate_node`` (``fn(node,
+  config)``), annotating the node as the op's entry of Qualcomm's HTP registry does
+  (``annotators/htp_rules.py``: 182 keys, 33 annotations).
 - ``QuantDtype``, ``QUANT_CONFIGS`` and ``ModuleQConfig``: Qualcomm's eight schemes, the
   configs of each (PTQ and QAT, per tensor, per channel, per block: the functions of
   Qualcomm's ``qconfig.py``, whose specs carry Qualcomm's observers) and a submodule's config.
-- ``Qnn``, the generated ``QnnQuantizer``'s mixin: its constructor methods, the config a node
-  gets (block size by node name, then submodule predicates, then per-channel op sets, then the
-  default), ``annotate`` (QAT's conv-bn partitions, every node in order, the custom
-  annotations, infinities replaced by the quantized range), Qualcomm's pass pipeline for
-  ``transform_for_annotation`` and its SDK's op constraints for ``validate``.
+- ``Qnn``, the generated ``QnnQuantizer``'s mixin: its constructor methods, which fill the
+  levels of the spec's ``select:`` (the runtime chooses each node's config by them: block
+  size by node name, then submodule predicates, then per-channel op sets, then the
+  default), ``annotate`` (QAT's conv-bn partitions, then the runtime's node by node, then
+  the custom annotations, infinities replaced by the quantized range), Qualcomm's pass
+  pipeline for ``transform_for_annotation`` and its SDK's op constraints for ``validate``.
 
 torch, torchao and ExecuTorch are imported when called, so that bcfg resolves this module
 without them."""
@@ -370,19 +369,14 @@ def slice_scatter(node: Any, q: Any = None) -> None:
     _set(node, inputs, out)
 
 
-def conv_bn(match: Any) -> bool:
-    """The QAT chain of a conv and its batch norm (``Qnn.annotate`` annotates it)."""
-    return True
-
-
-def _conv_bn(gm: Any, conv: Any, config: Callable) -> bool:
+def _conv_bn(gm: Any, conv: Any, q: Any) -> bool:
     """Qualcomm's conv-bn partition: the conv's inputs (a bias-less conv given a zero bias to
     derive a quantized bias on), the output spec at the batch norm's output."""
     torch = _t()[0]
     bn = next(iter(conv.users))
     out = bn if bn.target == torch.ops.aten.batch_norm.default else next((u for u in bn.users if u.target is operator.getitem and u.args[1] == 0), None)  # fmt: skip
     partition = [conv, bn] + ([out] if out is not bn else [])
-    if out is None or any(_ann(n) for n in partition) or (q := config(conv)) is None:
+    if out is None or any(_ann(n) for n in partition) or q is None:
         return False
     inputs = {conv.args[0]: q.input_activation} if q.input_activation is not None else {}
     inputs[conv.args[1]] = q.weight
@@ -491,16 +485,20 @@ class ModuleQConfig:
             self.per_block_quant_config_list = [block(**kw, ch_axis=i) for i in range(2)]
 
 
-class _Rule:
-    """A registry entry as Qualcomm's recipes read it: ``annotate_fn(node, config)``."""
+# QAT: a conv whose only user is one of these batch norms, annotated as one partition.
+CONV_BN = (
+    ("conv1d.default", "conv2d.default", "conv_transpose1d.default", "conv_transpose2d.input"),
+    ("batch_norm.default", "_native_batch_norm_legit.default", "_native_batch_norm_legit_functional.default", "_native_batch_norm_legit_no_training.default", "cudnn_batch_norm.default"),
+)  # fmt: skip
 
-    def __init__(self, annotate_fn: Callable) -> None:
-        self.annotate_fn = annotate_fn
+
+def _aten(name: str) -> Any:
+    return functools.reduce(getattr, name.split("."), _t()[0].ops.aten)
 
 
 def init(self: Any, backend: Any = None, soc_model: Any = None, strict: bool = True) -> None:
-    """QnnQuantizer(backend=HTP, soc_model=SM8750, strict=True): the registry of the spec's
-    ops (and the keys Qualcomm also registers: op packets, getitem, its custom op)."""
+    """QnnQuantizer(backend=HTP, soc_model=SM8750, strict=True): the keys Qualcomm registers
+    beside the spec's ops (op packets, getitem, its custom op), the default config."""
     import executorch.backends.qualcomm.builders.custom_ops  # noqa: F401 (qnn_custom ops)
     from executorch.backends.qualcomm.quantizer.backend_opinfo_adapter import get_backend_opinfo
     from executorch.backends.qualcomm.serialization import qc_schema as s
@@ -510,20 +508,20 @@ def init(self: Any, backend: Any = None, soc_model: Any = None, strict: bool = T
     self.backend = s.QnnExecuTorchBackendType.kHtpBackend if backend is None else backend
     soc_model = s.QcomChipset.SM8750 if soc_model is None else soc_model
     self.strict, self.soc_info = strict, s._soc_info_table[soc_model]
-    kinds = {op: r.when[0] for r in self.rules if len(r.chain) == 1 for op in r.chain[0]}
-    aten = torch.ops.aten
+    aten, Entry = torch.ops.aten, self.api.Entry
     extra = {aten.add: binary, aten.sub: binary, aten.mul: binary, aten.div: div,
              aten.sigmoid: fixed, operator.getitem: getitem,
              torch.ops.qnn_custom.hadamard_transform.default: general}  # fmt: skip
-    self._rules_map = {op: _Rule(fn) for op, fn in {**kinds, **extra}.items()}
-    self.conv_bn = {(a, b) for r in self.rules if len(r.chain) == 2 for a in r.chain[0] for b in r.chain[1]}  # fmt: skip
-    self.supported_ops = set(self._rules_map)
+    self.registry.update({op: Entry(fn) for op, fn in extra.items()})
+    self.conv_bn = {(_aten(a), _aten(b)) for a in CONV_BN[0] for b in CONV_BN[1]}
+    self.supported_ops = set(self.registry)
     self.quant_ops = self.supported_ops.copy()
     disable_mkldnn_on_amd()
     self.backend_opinfo = get_backend_opinfo(str(self.backend), soc_model)
     self.default_quant_config = ModuleQConfig()
     self.submodule_qconfig_list, self.block_size_map = [], {}
-    self.custom_quant_annotations, self.discard_nodes, self._recipe = [], set(), None
+    self.custom_quant_annotations, self._recipe = [], None
+    self._select()
 
 
 class Qnn:
@@ -537,6 +535,11 @@ class Qnn:
         self._recipe = recipe
         self._recipe.initialize_default_strategy_ops(self.supported_ops)
 
+    @property
+    def _rules_map(self) -> dict:
+        """Qualcomm's registry (op -> an entry with ``annotate_fn``): the runtime's."""
+        return self.registry
+
     def set_default_quant_config(
         self, quant_dtype: Any, is_qat: bool = False, is_conv_per_channel: bool = False,
         is_linear_per_channel: bool = False, is_embedding_per_channel: bool = False,
@@ -546,12 +549,15 @@ class Qnn:
             quant_dtype, is_qat, is_conv_per_channel, is_linear_per_channel,
             is_embedding_per_channel, act_observer, act_symmetric, eps,
         )  # fmt: skip
+        self._select()
 
     def set_submodule_qconfig_list(self, submodule_qconfig_list: list) -> None:
         self.submodule_qconfig_list = submodule_qconfig_list
+        self._select()
 
     def set_block_size_map(self, block_size_map: dict) -> None:
         self.block_size_map = block_size_map
+        self._select()
 
     def add_custom_quant_annotations(self, custom_quant_annotations: Any) -> None:
         self.custom_quant_annotations = custom_quant_annotations
@@ -566,30 +572,34 @@ class Qnn:
     def get_supported_ops(self) -> set:
         return self.supported_ops
 
-    def _get_submodule_qconfig(self, node: Any) -> Any:
-        return next((c for f, c in self.submodule_qconfig_list if f(node)), self.default_quant_config)  # fmt: skip
+    def _select(self) -> None:
+        """The spec's select: levels from Qualcomm's settings: a block size by node name, a
+        submodule's ModuleQConfig, the default's per-channel ops, the default."""
+        default, member = self.default_quant_config, self._member
+        self.selection.set("node_name", {n: functools.partial(member, None, b) for n, b in self.block_size_map.items() if b})  # fmt: skip
+        self.selection.set("submodule", [(f, functools.partial(member, c, None)) for f, c in self.submodule_qconfig_list])  # fmt: skip
+        self.selection.set("op_set", [(tuple(default.use_per_channel_weight_quant_ops), functools.partial(member, default, None))])  # fmt: skip
+        self.selection.set("default", [(None, functools.partial(member, default, None))])
 
-    def _get_quant_config(self, node: Any) -> Any:
-        """Qualcomm's priority: the node's block size, its submodule's config (or the default)
-        per channel for its op, else whole."""
+    def _member(self, config: Any, block_size: Any, node: Any) -> Any:
+        """The config of a ModuleQConfig (None: the node's submodule's, else the default) for
+        the node: per block with a block size, per channel for its per-channel ops, else
+        whole for a quant op."""
         op = node.target
-        if isinstance(op, str):
-            return None
-        config = self._get_submodule_qconfig(node)
-        if block_size := self.block_size_map.get(node.name):
-            ch_axis = config.op_axis_dict.get(node.target, 0)
-            assert len(config.per_block_quant_config_list) > ch_axis, f"Unsupported per block quantization axis: {ch_axis}, please increase the range of per_block_quant_config_list"  # fmt: skip
-            config = config.per_block_quant_config_list[ch_axis]
-            config.block_size = block_size
-            return config
-        if op in config.use_per_channel_weight_quant_ops:
-            ch_axis = config.use_per_channel_weight_quant_ops[op]
-            assert len(config.per_channel_quant_config_list) > ch_axis, f"Unsupported per channel quantization axis: {ch_axis}, please increase the range of per_channel_quant_config_list"  # fmt: skip
-            return config.per_channel_quant_config_list[ch_axis]
-        if op in self.quant_ops:
+        config = config or next((c for f, c in self.submodule_qconfig_list if f(node)), self.default_quant_config)  # fmt: skip
+        if block_size:
+            kind, ch_axis = "block", config.op_axis_dict.get(op, 0)
+        elif op in config.use_per_channel_weight_quant_ops:
+            kind, ch_axis = "channel", config.use_per_channel_weight_quant_ops[op]
+        elif op in self.quant_ops:
             return config.quant_config
-        print(f"No quant config is implemented for op, {op}")
-        return None
+        else:
+            return print(f"No quant config is implemented for op, {op}")
+        configs = getattr(config, f"per_{kind}_quant_config_list")
+        assert len(configs) > ch_axis, f"Unsupported per {kind} quantization axis: {ch_axis}, please increase the range of per_{kind}_quant_config_list"  # fmt: skip
+        if block_size:
+            configs[ch_axis].block_size = block_size
+        return configs[ch_axis]
 
     def annotate(self, model: Any) -> Any:
         if self._recipe:
@@ -600,12 +610,10 @@ class Qnn:
                 for conv in list(model.graph.nodes):
                     users = list(conv.users)
                     if conv.op == "call_function" and len(users) == 1 and (conv.target, users[0].target) in self.conv_bn and conv.name not in self.discard_nodes:  # fmt: skip
-                        count += _conv_bn(model, conv, self._get_quant_config)
+                        count += _conv_bn(model, conv, self.selection.choose(conv).config)
                 if count:
                     model.recompile()
-            for node in model.graph.nodes:
-                if node.name not in self.discard_nodes and (q := self._get_quant_config(node)):
-                    self._rules_map[node.target].annotate_fn(node, q)
+            super().annotate(model)
             for annotation in self.custom_quant_annotations:
                 annotation(model)
         self._replace_inf(model)

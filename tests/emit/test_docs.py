@@ -88,8 +88,8 @@ def test_the_matrix_has_one_row_per_pattern_and_a_column_per_backend(
     rows = [line for line in lines[head + 2 :] if line.startswith("| `")]
     every = list(resolved.values()) + analysis.pt2e_only
     patterns = {words.config_pattern(c) for b in every for c in b.configs}
-    # 255 in torch's eight backends, 23 more in xnnpack, 774 more in the PT2E-only targets
-    assert len(rows) == len(patterns) == 1052
+    # 255 in torch's eight backends, 23 more in xnnpack, 757 more in the PT2E-only targets
+    assert len(rows) == len(patterns) == 1035
     conv = next(r for r in rows if r.startswith("| `nn.Conv2d` |"))
     by_backend = dict(zip(columns, conv.removesuffix(" |").split(" | ")[2:]))
     assert by_backend["x86"] == "quint8 → quint8, w qint8, b float"

@@ -47,7 +47,7 @@ def test_the_comparison_sees_a_quantizer_without_the_concat_observer():
         def __init__(self) -> None:
             super().__init__()
             for op in (torch.ops.aten.cat.default, torch.ops.aten.concat.default):
-                self._rules_map[op] = hooks._Rule(hooks.general)
+                self._rules_map[op] = self.api.Entry(hooks.general)
 
     name, factory, args = next(z for z in zoo("qualcomm").ZOO if z[0] == "cat stack")
     torch.manual_seed(0)

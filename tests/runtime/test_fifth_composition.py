@@ -2,7 +2,7 @@
 shape (QnnQuantizer: a registry of per-op annotators, each with a per-node
 ``validate(node, constraints, soc_info)``, and a config priority: node name, then a
 submodule predicate, then a per-op config, then the default) from the selector
-(``scopes.ranked``), the matcher (``matcher.nodes_calling``), the checks (``model.Context``,
+(``scopes.Select``, the levels a spec's ``select:`` ranks), the matcher (``matcher.nodes_calling``), the checks (``model.Context``,
 ``conditions.unmet``/``decline``), the annotator (``annotate.write``) and the recorder
 (``model.Match``, ``match_report.publish``), with no base class of the runtime's."""
 
@@ -24,11 +24,11 @@ from torchao.quantization.pt2e.quantizer import (  # noqa: E402
 from generator.runtime import report  # noqa: E402
 from generator.runtime.annotate import write  # noqa: E402
 from generator.runtime.conditions import decline, unmet  # noqa: E402
-from generator.runtime.graph import is_annotated, is_op, reindex  # noqa: E402
+from generator.runtime.graph import is_annotated, reindex  # noqa: E402
 from generator.runtime.match_report import publish  # noqa: E402
 from generator.runtime.matcher import nodes_calling  # noqa: E402
 from generator.runtime.model import Context, Match, Reason  # noqa: E402
-from generator.runtime.scopes import ranked, scope_of  # noqa: E402
+from generator.runtime.scopes import Select  # noqa: E402
 from generator.runtime.values import STRUCTURAL, Rule  # noqa: E402
 
 aten = torch.ops.aten
@@ -92,22 +92,20 @@ class QnnShaped(report.Reports, Quantizer):
 
     def selector(self):
         """The config priority: node name > submodule predicate > per-op > default."""
-        return ranked(
-            [
-                *((f"node_name {n}", c, lambda node, n=n: node.name == n) for n, c in self.names.items()),
-                *((f"submodule {i}", c, p) for i, (p, c) in enumerate(self.submodules)),
-                *((f"per_op {op}", c, lambda n, op=op: is_op(n, (op,))) for op, c in self.per_op.items()),
-                ("default", self.default, lambda n: True),
-            ]
-        )  # fmt: skip
+        select = Select(("node_name", "submodule", "op_set", "default"))
+        select.set("node_name", self.names)
+        select.set("submodule", self.submodules)
+        select.set("op_set", self.per_op)
+        select.set("default", [(None, self.default)])
+        return select
 
     def annotate(self, model):
         reindex(model)
         self.last_matches = []
-        scopes = self.selector()
+        select = self.selector()
         for op, rule in REGISTRY.items():  # the registry's order, node by node
             for node in nodes_calling(model, (op,)):
-                scope = scope_of(scopes, [node])
+                scope = select.choose(node)
                 if scope is None or scope.config is None or is_annotated([node]):
                     continue
                 match = Context([node], scope.config, params=self.params)
@@ -121,8 +119,8 @@ class QnnShaped(report.Reports, Quantizer):
         return model
 
     def seen(self, model):
-        scopes = self.selector()
-        return {n for n in model.graph.nodes if (s := scope_of(scopes, [n])) and s.config}
+        select = self.selector()
+        return {n for n in model.graph.nodes if (s := select.choose(n)) and s.config}
 
     def validate(self, model):
         pass

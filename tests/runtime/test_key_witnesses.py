@@ -28,6 +28,7 @@ from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.pairs import PairsQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
+from generator.runtime.registry import RegistryQuantizer  # noqa: E402
 from generator.runtime.values import KEY, Rule  # noqa: E402
 
 BASES: dict[t.Scopes, Any] = {
@@ -35,6 +36,7 @@ BASES: dict[t.Scopes, Any] = {
     t.Scopes.OPERATORS: OperatorScopedQuantizer,
     t.Scopes.COMPOSABLE: ComposableSpecQuantizer,
     t.Scopes.PAIRS: PairsQuantizer,
+    t.Scopes.REGISTRY: RegistryQuantizer,
 }
 CONFIG = get_symmetric_quantization_config(is_per_channel=True)
 SYMMETRIC = dataclasses.replace(
@@ -158,11 +160,35 @@ def add_to_mul(model):
     return model
 
 
-HOOKS = {"annotate_inputs": annotate_inputs, "weight_only": weight_only, "add_to_mul": add_to_mul}
+def node_input(node, config):
+    """A witness's node annotator: the node's first input only."""
+    node.meta[KEY] = QuantizationAnnotation({node.args[0]: config.input_activation}, None, True)
+
+
+def node_output(node, config):
+    """A witness's node annotator: the node's output only."""
+    node.meta[KEY] = QuantizationAnnotation({}, config.output_activation, True)
+
+
+HOOKS = {
+    "annotate_inputs": annotate_inputs,
+    "weight_only": weight_only,
+    "add_to_mul": add_to_mul,
+    "node_input": node_input,
+    "node_output": node_output,
+}
 
 
 # The fields whose values a witness names as hooks.
-HOOK_FIELDS = {"skip", "annotate", "when", "weights_only_when", "weights", "transforms"}
+HOOK_FIELDS = {
+    "skip",
+    "annotate",
+    "when",
+    "weights_only_when",
+    "weights",
+    "transforms",
+    "annotate_node",
+}
 
 
 def value(v: Any, hook: bool = False) -> Any:

@@ -430,7 +430,8 @@ CHECKS = {
     ),
     "pt2e: a key the quantizer's runtime base does not honour": (
         "pt2e_unhonoured_keys",
-        "when applies to a quantizer with scopes: operators, composable or pairs, whose runtime reads it",
+        "when applies to a quantizer with scopes: operators, composable, pairs or registry, whose "
+        "runtime reads it",
     ),
     "pt2e: qat_config on a base that tries every chain with any config": (
         "pt2e_qat_config_composable",
@@ -559,6 +560,26 @@ CHECKS = {
     "pt2e: the composable base's configuration API on another base": (
         "pt2e_api_scopes",
         "api applies to a quantizer with scopes: composable; this one has scopes: modules",
+    ),
+    "pt2e: select: on a quantizer whose base is not the registry's": (
+        "pt2e_registry_select_scopes",
+        "select applies to a quantizer with scopes: registry; this one has scopes: composable",
+    ),
+    "pt2e: select: a level that is not one of its words": (
+        "pt2e_registry_select_word",
+        "select must be node_name, module_name, module_type, submodule, op_set or default",
+    ),
+    "pt2e: select: default before another level": (
+        "pt2e_registry_select_default",
+        "select: default takes every node, so the levels after it (node_name) would never",
+    ),
+    "pt2e: a chain of ops under scopes: registry": (
+        "pt2e_registry_chain",
+        "a quantizer with scopes: registry annotates node by node, each by its op's entry",
+    ),
+    "pt2e: a pattern without annotate_node under scopes: registry": (
+        "pt2e_registry_no_annotator",
+        "pattern aten.relu.default has no annotate_node",
     ),
     "pt2e: a config type for methods the quantizer does not have": (
         "pt2e_config_type_api",

@@ -22,6 +22,7 @@ from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.pairs import PairsQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
+from generator.runtime.registry import RegistryQuantizer  # noqa: E402
 from generator.runtime.values import Rule as RuntimeRule  # noqa: E402
 
 BASES = {
@@ -29,6 +30,7 @@ BASES = {
     t.Scopes.OPERATORS: OperatorScopedQuantizer.honours,
     t.Scopes.COMPOSABLE: ComposableSpecQuantizer.honours,
     t.Scopes.PAIRS: PairsQuantizer.honours,
+    t.Scopes.REGISTRY: RegistryQuantizer.honours,
 }
 
 
@@ -56,9 +58,12 @@ def disagreements(
     if _defaults(options, ("where",)) != keys:
         out.append(f"PT2EOptions fields {_defaults(options, ('where',))} != table {keys}")
     for k in (*table, *quantizer_table):
-        if k.words is not None and k.default is not None and k.default != next(iter(k.words)):
+        first = k.kind is t.Kind.WORD and k.default is not None
+        if k.words is not None and first and k.default != next(iter(k.words)):
             out.append(f"{k.word}: default {k.default!r} is not the first of its words")
-        if k.words is not None and k.kind is not t.Kind.WORD:
+        if k.kind is t.Kind.LEVELS and not set(k.default) <= set(k.words or ()):
+            out.append(f"{k.word}: default {k.default!r} is not a list of its words")
+        if k.words is not None and k.kind not in (t.Kind.WORD, t.Kind.LEVELS):
             out.append(f"{k.word}: words on a {k.kind.name} key")
     compiler = _defaults(rule, ("origins",))
     runtime = _defaults(runtime_rule)
@@ -129,6 +134,7 @@ CLASSES = {
     t.Scopes.OPERATORS: OperatorScopedQuantizer,
     t.Scopes.COMPOSABLE: ComposableSpecQuantizer,
     t.Scopes.PAIRS: PairsQuantizer,
+    t.Scopes.REGISTRY: RegistryQuantizer,
 }
 
 

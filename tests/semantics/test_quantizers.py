@@ -519,7 +519,8 @@ def test_scopes_operators_selects_torchaos_inductor_configuration_scheme(tmp_pat
         tmp_path, "quantizer b { scopes: operator }\n" + backend, "operator }"
     )
     assert (
-        message == "scopes must be modules, operators, composable or pairs, got the name 'operator'"
+        message
+        == "scopes must be modules, operators, composable, pairs or registry, got the name 'operator'"
     )
     assert hint == "did you mean 'operators'?"
 

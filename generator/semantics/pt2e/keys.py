@@ -129,6 +129,8 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
         _check_rank(ctx, c, opts.weight_axis, d)
     if s.scopes is Scopes.PAIRS:
         _check_inputs(ctx, c, opts, d)
+    if s.scopes is Scopes.REGISTRY:
+        _check_entry(ctx, c, opts, d)
     if s.scopes is Scopes.OPERATORS and d.kind is m.RuleKind.CHAIN and len(d.chain) > 1:
         if not d.partitions:
             raise fail(
@@ -140,6 +142,30 @@ def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Sett
                 "would match at the chain's first op alone",
                 "add pt2e: {match: source}, or write the ops one pattern each",
             )
+
+
+def _check_entry(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> None:
+    """A ``scopes: registry`` pattern is one op's entry: one op (or a list of ops), annotated
+    by its ``annotate_node``."""
+    if d.kind is not m.RuleKind.CHAIN or len(d.chain) != 1:
+        what = f"a chain of {len(d.chain)} ops" if len(d.chain) > 1 else "not annotated in order"
+        raise fail(
+            ctx,
+            c,
+            None,
+            f"a quantizer with scopes: registry annotates node by node, each by its op's entry; "
+            f"pattern {shown(c.pattern)} is {what}",
+            "write its ops one pattern each, each with pt2e: {annotate_node: fn}",
+        )
+    if opts.annotate_node is None:
+        raise fail(
+            ctx,
+            c,
+            None,
+            f"pattern {shown(c.pattern)} has no annotate_node: a quantizer with scopes: "
+            "registry annotates a node by its op's annotate_node function, fn(node, config)",
+            "add pt2e: {annotate_node: fn}",
+        )
 
 
 def _unmet(

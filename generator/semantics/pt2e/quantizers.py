@@ -187,18 +187,20 @@ class Quantizers:
     def _composable_api(
         self, values: dict[str, Any], spans: dict[str, Any], scopes: Scopes
     ) -> bool:
-        """Errors of the composable base's own fields (api, config_type, validate): whether any."""
+        """Errors of one base's own fields (the composable base's api, config_type, validate;
+        the registry's select): whether any."""
         failed = False
         for key in QUANTIZER_TABLE:
             own_check = key.word in ("configs", "classes")  # their errors say more
-            if key.bases != {Scopes.COMPOSABLE} or key.word not in spans or own_check:
+            if len(key.bases) != 1 or Scopes.MODULES in key.bases or key.word not in spans:
                 continue
-            if scopes is not Scopes.COMPOSABLE:
+            (base,) = key.bases
+            if scopes is not base and not own_check:
                 self.ctx.error(
                     spans[key.word],
-                    f"{key.word} applies to a quantizer with scopes: composable; this one has "
+                    f"{key.word} applies to a quantizer with scopes: {base}; this one has "
                     f"scopes: {scopes}, whose base has its own configuration methods",
-                    f"add scopes: composable, or remove {key.word}",
+                    f"add scopes: {base}, or remove {key.word}",
                 )
                 failed = True
         if "config_type" in spans and values.get("api") is not Api.COMPOSABLE and not failed:

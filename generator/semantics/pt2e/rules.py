@@ -148,9 +148,10 @@ def _partition(env: Env, c: m.PatternConfig, p: tuple) -> tuple[m.Symbol, ...]:
 def build(env: Env, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> m.Rule:
     """The rule of a derived, checked pattern."""
     if opts.qat_config is None:
-        # The composable and pairs bases try every chain with any config its dtypes allow (ExecuTorch's
-        # Arm, Cortex-M and Cadence annotate conv + batch norm for PTQ too): no QAT default.
-        composable = env.settings.scopes in (Scopes.COMPOSABLE, Scopes.PAIRS)
+        # The composable, pairs and registry bases try every chain with any config its dtypes
+        # allow (ExecuTorch's Arm, Cortex-M and Cadence annotate conv + batch norm for PTQ
+        # too): no QAT default.
+        composable = env.settings.scopes in (Scopes.COMPOSABLE, Scopes.PAIRS, Scopes.REGISTRY)
         qat = not composable and any(op.path in BATCH_NORM for ops in d.chain[1:] for op in ops)
         qat_if_dynamic = False
     else:

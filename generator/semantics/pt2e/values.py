@@ -82,7 +82,31 @@ class KeyValues:
             return self._indices(key.word, v)
         if key.kind is Kind.GIVEN:
             return self._given(v)
+        if key.kind is Kind.LEVELS:
+            return self._levels(key, v)
         return self._aten(v)
+
+    def _levels(self, key: Key, v: Value) -> tuple[Any, ...]:
+        """``select:``: a non-empty list of the key's words, each once; ``default`` (which
+        takes every node) last."""
+        assert key.words is not None
+        if not isinstance(v, Seq) or v.is_tuple or not v.items:
+            raise self.ctx.fail(
+                v.span, f"{key.word} must be {key.expects}, got {describe(v)}", key.meaning
+            )
+        words = [w.value for w in key.words]
+        out = [key.words(self._choice(key.word, key.word_list(), words, x)) for x in v.items]
+        for i, (x, level) in enumerate(zip(v.items, out, strict=True)):
+            if level in out[:i]:
+                raise self.ctx.fail(x.span, f"{key.word} names {level} twice", "remove one")
+            if level == "default" and i < len(out) - 1:
+                raise self.ctx.fail(
+                    x.span,
+                    f"{key.word}: default takes every node, so the levels after it "
+                    f"({', '.join(out[i + 1:])}) would never choose a config",
+                    "put default last",
+                )
+        return tuple(out)
 
     def _given(self, v: Value) -> tuple[tuple[str, Any], ...]:
         """``given:``: constructor parameters and literal values (whether they name parameters
