@@ -81,17 +81,12 @@ class Entry:
         return self.reason in DELIBERATE
 
 
-def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
-    """An op annotated as part of ``match``'s entry (an inner op, a weight or bias)."""
+def _covered(n: Node, match: tuple[Any, ...], what: str, role: str) -> Entry:
+    """An op annotated as part of ``match`` (rule, nodes, how, scope label, annotations): an
+    inner op, a weight or bias."""
+    rule, label = match[0].name, match[3]
     return Entry(
-        n.name,
-        _op(n),
-        True,
-        Reason.ANNOTATED,
-        f"pattern {match.rule}: {what}",
-        match.rule,
-        match.scope,
-        role,
+        n.name, _op(n), True, Reason.ANNOTATED, f"pattern {rule}: {what}", rule, label, role
     )
 
 
@@ -300,13 +295,16 @@ def _own(n: Node) -> Any:
 
 
 def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
+    return _spec_text(qa(first), qa(last), memo)
+
+
+def _spec_text(a: Any, b: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
+    """What annotations ``a`` (a match's first op's) and ``b`` (its last op's) say."""
     parts = []
-    a = qa(first)
     if a is not None:
         for arg, s in a.input_qspec_map.items():
             if s is not None:
                 parts.append(f"{arg.name}: {_spec(s, memo)}")
-    b = qa(last)
     if b is not None and b.output_qspec is not None:
         parts.append(f"output: {_spec(b.output_qspec, memo)}")
     return ", ".join(parts) or None
@@ -425,59 +423,65 @@ class Recorder:
             self.matched(rule, new, "hook")
 
     def finish(self, model: GraphModule, quantizer: Any, later: Any = None) -> Report:
-        """The report of the annotate just done, its text written on the stream: every op
-        explained now, from what this recorder recorded and the graph as the matchers left
-        it (``later``: what explains it when first read instead: the composable and pairs
-        bases' matches)."""
-        if later is None:
-            entries, matches = self.explain(model, quantizer)
-            report = Report(quantizer.backend, entries, matches)
-        else:
-            report = Report(quantizer.backend, later=later)
+        """The report of the annotate just done, its text written on the stream: the float
+        ops explained now, from what this recorder recorded and the graph as the matchers
+        left it; the matched ops' entries, which need only the matches and their
+        annotations, made when the report is first read (``later``: what explains it all
+        then instead: the composable and pairs bases' matches)."""
+        report = Report(
+            quantizer.backend, later=later if later is not None else self.explain(model, quantizer)
+        )
         stream = sys.stderr if self.stream == "stderr" else self.stream
         if stream is not None:
             stream.write(report.text())
         return report
 
-    def explain(
-        self, model: GraphModule, quantizer: Any
-    ) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
-        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
+    def explain(self, model: GraphModule, quantizer: Any) -> Explained:
+        """The annotate explained: every op that no match holds now (float, or annotated
+        as part of a match, a weight, propagated), the matches kept for their entries."""
         self.index = graph_index(model)
         self.rules = quantizer.rules
         # The scopes the annotate used (the quantizer's own, ``scopes()``, when it did not say).
         self.used_scopes: Sequence[Any] = (
             self.scopes if self.scopes is not None else quantizer.scopes()
         )
-        self.used = dict(getattr(quantizer, "_used", {}))
-        # The nodes each rule that matches by source partition finds (torch's partitioning,
-        # memoized on the index: what the annotate found), by rule.
-        self.found = {
-            id(r): set(candidates(model, r, lambda nodes: True)) for r in self.rules if r.sources
-        }
+        self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
+        self.model = model
         self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
-        self.bad = _rejections(self.rules, self.used)
         # What an op's target and a scope decide, once each (by id: an op's hash is a
         # Python call): the rules with the op, and what a float op no rule has says.
         self.by_op: dict[int, tuple[Any, list[tuple[Rule, int]], list[Rule]]] = {}
         self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
         self.taken: dict[tuple[int, int], bool] = {}
-        done, counts = self._matched()
+        # Each match with its scope's label and the annotations it got; the match each
+        # matched node is entered by (its first).
+        matches: list[tuple[Rule, list[Node], str, str, list[Any]]] = []
+        first: dict[Node, int] = {}
+        self.first, self.labelled = first, matches
+        for i, ((rule, nodes, how), at) in enumerate(zip(self.matches, self.matched_at)):
+            scope = self._scope_of(rule, nodes, how, at)
+            label = scope.label if scope is not None else "?"
+            if how == "hook":
+                qas = [n.meta.get(KEY) for n in nodes]
+            else:
+                qas = [nodes[0].meta.get(KEY), nodes[-1].meta.get(KEY)]
+            matches.append((rule, nodes, how, label, qas))
+            for n in nodes:
+                first.setdefault(n, i)
         share = [r for r in self.rules if r.kind in ("propagate", "shared")]
-        entries = []
         getitem = operator.getitem
-        for n in model.graph.nodes:
-            if n.op != "call_function" or n.target is getitem:
+        ops = [n for n in self.index.order if n.op == "call_function" and n.target is not getitem]
+        rest: dict[Node, Entry] = {}
+        for n in ops:
+            if n in first:
                 continue
-            got = done.get(n)
-            if got is None:
-                qa = n.meta.get(KEY)
-                if qa is None or not qa._annotated:
-                    got = self._why_float(n)
-                else:
-                    got = self._unmatched(n, qa, done, share)
-            entries.append(got)
-        return tuple(entries), tuple((r, s, c) for (r, s), c in counts.items())
+            qa = n.meta.get(KEY)
+            if qa is None or not qa._annotated:
+                rest[n] = self._why_float(n)
+            else:
+                rest[n] = self._unmatched(n, qa, share)
+        used = dict(getattr(quantizer, "_used", {}))
+        return Explained(ops, rest, matches, first, (self.rules, used), self.memo)
 
     def _scope_of(self, rule: Rule, nodes: list[Node], how: str, at: int | None) -> Any:
         """The scope of a match: the first that takes it. A match the quantizer annotated with
@@ -495,52 +499,17 @@ class Recorder:
             taken = self.taken[key] = _tries(scopes[at], rule)
         return scopes[at] if taken else _scope(scopes[at + 1 :], nodes, rule)
 
-    def _matched(self) -> tuple[dict[Node, Entry], dict[tuple[str, str], int]]:
-        """The entries of the ops the rules annotated, and the matches per rule and scope."""
-        done: dict[Node, Entry] = {}
-        counts: dict[tuple[str, str], int] = {}
-        qa, memo = _own, self.memo
-        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
-        for (rule, nodes, how), at in zip(self.matches, self.matched_at):
-            scope = self._scope_of(rule, nodes, how, at)
-            key = (rule.name, scope.label if scope is not None else "?")
-            label = key[1]
-            counts[key] = counts.get(key, 0) + 1
-            specs = _specs(nodes[0], nodes[-1], qa, memo) if how != "hook" else None
-            known = said.get(key)
-            if known is None:
-                why = self.bad.get(key)
-                known = said[key] = (
-                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
-                    if why
-                    else (Reason.ANNOTATED, f"pattern {rule.name}")
-                )
-            reason, detail = known
-            last = len(nodes) - 1
-            for i, n in enumerate(nodes):
-                if n in done:
-                    continue
-                if how != "chain":
-                    role = how
-                elif last == 0:
-                    role = "op"
-                else:
-                    role = "first op" if i == 0 else "last op" if i == last else "inside"
-                if how == "hook":
-                    specs = _specs(n, n, qa, memo)
-                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
-        return done, counts
-
-    def _unmatched(self, n: Node, qa: Any, done: dict[Node, Entry], share: list[Rule]) -> Entry:
+    def _unmatched(self, n: Node, qa: Any, share: list[Rule]) -> Entry:
         """An annotated op no match of the recorder holds: part of one, a weight, propagated,
         or marked (``qa``: its annotation)."""
-        owner = done.get(self.parts.get(n))  # type: ignore[arg-type]
+        first = self.first
+        owner = first.get(self.parts.get(n))  # type: ignore[arg-type]
         if owner is not None:
-            return _covered(n, owner, "part of its match", "part")
+            return _covered(n, self.labelled[owner], "part of its match", "part")
         if not (qa.input_qspec_map or qa.output_qspec):
-            user = next((done[u] for u in n.users if u in done), None)
+            user = next((first[u] for u in n.users if u in first), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
-                return _covered(n, user, "a weight or bias of its match", "weight")
+                return _covered(n, self.labelled[user], "a weight or bias of its match", "weight")
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
             return replace(self._why_float(n), role="marked")
@@ -555,8 +524,16 @@ class Recorder:
             sharing.name if sharing else None,
             scope.label if scope is not None else None,
             "propagated",
-            _specs(n, n, _own, self.memo),
+            _spec_text(qa, qa, self.memo),
         )
+
+    def _finds(self, r: Rule) -> set[Node]:
+        """The nodes source-partition rule ``r`` finds (torch's partitioning, memoized on the
+        index: what the annotate found)."""
+        got = self.found.get(id(r))
+        if got is None:
+            got = self.found[id(r)] = set(candidates(self.model, r, lambda nodes: True))
+        return got
 
     def _why_float(self, n: Node) -> Entry:
         # No scope takes the op alone (operator scopes take matches by their first op): the
@@ -614,7 +591,7 @@ class Recorder:
             if r.kind not in ("chain", "shared"):
                 continue
             got, broke = near(n, r, k)
-            if broke is None and r.sources and n not in self.found[id(r)]:
+            if broke is None and r.sources and n not in self._finds(r):
                 if best is None or got >= best[0]:
                     best = (got, r, ("source", r.sources, n))
                 continue
@@ -723,6 +700,62 @@ class Recorder:
             if other is not None and n in other.input_qspec_map:
                 return True
         return False
+
+
+class Explained:
+    """An annotate of the modules or operators base explained as it ended
+    (``Recorder.explain``): the entries of the ops no match holds, and the matches (rule,
+    nodes, how, scope label, the annotations they got), whose entries need nothing of the
+    graph and are made when the report is first read."""
+
+    def __init__(
+        self,
+        ops: list[Node],
+        rest: dict[Node, Entry],
+        matches: list[tuple[Rule, list[Node], str, str, list[Any]]],
+        first: dict[Node, int],
+        used: tuple[Sequence[Rule], dict[tuple[int, str], Any]],
+        memo: dict[int, tuple[Any, str]],
+    ) -> None:
+        self.ops, self.rest, self.matches, self.first = ops, rest, matches, first
+        self.used, self.memo = used, memo
+
+    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
+        done: dict[Node, Entry] = {}
+        counts: dict[tuple[str, str], int] = {}
+        bad = _rejections(*self.used)
+        memo, first = self.memo, self.first
+        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
+        for i, (rule, nodes, how, label, qas) in enumerate(self.matches):
+            key = (rule.name, label)
+            counts[key] = counts.get(key, 0) + 1
+            known = said.get(key)
+            if known is None:
+                why = bad.get(key)
+                known = said[key] = (
+                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
+                    if why
+                    else (Reason.ANNOTATED, f"pattern {rule.name}")
+                )
+            reason, detail = known
+            specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
+            last = len(nodes) - 1
+            for j, n in enumerate(nodes):
+                if first[n] != i:
+                    continue
+                if how != "chain":
+                    role = how
+                elif last == 0:
+                    role = "op"
+                else:
+                    role = "first op" if j == 0 else "last op" if j == last else "inside"
+                if how == "hook":
+                    specs = _spec_text(qas[j], qas[j], memo)
+                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
+        rest = self.rest
+        entries = tuple(done[n] if n in done else rest[n] for n in self.ops)
+        return entries, tuple((r, s, c) for (r, s), c in counts.items())
 
 
 def _said(detail: str | Node) -> str:
