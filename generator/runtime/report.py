@@ -32,9 +32,10 @@ from torch.fx import GraphModule, Node
 from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
-from .graph import is_op
+from .graph import is_op, shared_inputs
 from .matcher import candidates, near
 from .model import DELIBERATE, Reason
+from .scopes import everything
 from .validate import rejections
 from .values import KEY, Rule, unhonoured
 
@@ -93,10 +94,10 @@ def _covered(n: Node, match: tuple[Any, ...], what: str, role: str) -> Entry:
 class Report:
     """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule.
 
-    ``Report(backend, entries, matches)``: the modules and operators bases' recorder
-    explains the annotate as it ends (``Recorder.finish``), so that a graph changed since
-    (prepare_pt2e's observers) does not change what it says; the composable and pairs
-    bases' (``later``: their matches) when the report is first read."""
+    ``Report(backend, entries, matches)``, or ``later``: what makes them on first read
+    (``explain()``): the modules and operators bases' ``Explained``, whose float ops were
+    explained as the annotate ended, so that a graph changed since (prepare_pt2e's
+    observers) does not change what it says; the composable and pairs bases' matches."""
 
     __slots__ = ("backend", "_entries", "_matches", "_later")
 
@@ -109,7 +110,7 @@ class Report:
     ) -> None:
         self.backend = backend
         self._entries, self._matches = tuple(entries), tuple(matches)
-        self._later = later  # what explains it on first read (match_report's), or None
+        self._later = later
 
     def _made(self) -> None:
         if self._later is not None:
@@ -129,11 +130,10 @@ class Report:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Report):
             return NotImplemented
-        return (self.backend, self.entries, self.matches) == (
-            other.backend,
-            other.entries,
-            other.matches,
-        )
+        return self._key() == other._key()
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.backend, self.entries, self.matches)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -280,20 +280,6 @@ def _describe(s: Any, name: str) -> str:
     return out
 
 
-def describe_specs(first: Node, last: Node) -> str | None:
-    """The specs a match got: its first op's inputs, its last op's output; specs are described
-    once per graph index."""
-    model = first.graph.owning_module
-    memo: dict[int, tuple[Any, str]] = (
-        graph_index(model).derived("spec text", dict) if model is not None else {}
-    )
-    return _specs(first, last, _own, memo)
-
-
-def _own(n: Node) -> Any:
-    return n.meta.get(KEY)
-
-
 def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
     return _spec_text(qa(first), qa(last), memo)
 
@@ -310,31 +296,24 @@ def _spec_text(a: Any, b: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
     return ", ".join(parts) or None
 
 
-def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
-    """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
-    for s in scopes:
-        if _takes(s, nodes, rule):
-            return s
-    return None
+def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule) -> Any:
+    """The scope whose config annotates ``nodes`` with ``rule``: the first that accepts them."""
+    return next((s for s in scopes if _tries(s, rule) and rule.accept(s.accept)(nodes)), None)
 
 
-def _takes(s: Any, nodes: Sequence[Node], rule: Rule | None) -> bool:
-    return _tries(s, rule) and (rule.accept(s.accept) if rule is not None else s.accept)(nodes)
-
-
-def _tries(s: Any, rule: Rule | None) -> bool:
+def _tries(s: Any, rule: Rule) -> bool:
     """Whether scope ``s``'s config tries ``rule``, whatever the nodes."""
     if s.config is None:
         return False
     selects = getattr(s, "selects", None)
-    if rule is not None and selects is not None and not rule.selected_by(selects):
+    if selects is not None and not rule.selected_by(selects):
         return False  # an operator type that does not select the rule (operator_type "patterns")
-    return rule is None or rule.kind == "propagate" or rule.applies(s.config)
+    return rule.kind == "propagate" or rule.applies(s.config)
 
 
 def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
     for s in scopes:
-        if s.accept([n]):
+        if s.accept is everything or s.accept([n]):
             return s
     return None
 
@@ -354,6 +333,9 @@ class Recorder:
 
     def __init__(self, stream: Any = "stderr") -> None:
         self.stream = stream
+        self.start()
+
+    def start(self) -> None:
         self.matches: list[tuple[Rule, list[Node], str]] = []
         self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
@@ -363,12 +345,6 @@ class Recorder:
         self.scopes: Sequence[Any] | None = None
         self.at: int | None = None
         self.matched_at: list[int | None] = []
-
-    def start(self) -> None:
-        self.matches = []
-        self.declines = {}
-        self.parts = {}
-        self.scopes, self.at, self.matched_at = None, None, []
 
     def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
         self.matches.append((rule, list(nodes), how))
@@ -401,16 +377,11 @@ class Recorder:
             (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
         )
         if first is not None:  # the words when read (_said): by the node
-            self.declined(rule, chain, Reason.ANNOTATED, first)
-            return
+            return self.declined(rule, chain, Reason.ANNOTATED, first)
         outside = [n.name for n in chain if not accept([n])]
         if len(outside) < len(chain):  # partly in this config's scope: the match spans two
-            self.declined(
-                rule,
-                chain,
-                Reason.SCOPE_FILTER,
-                f"the match spans two configs' scopes ({', '.join(outside)} in another)",
-            )
+            spans = f"the match spans two configs' scopes ({', '.join(outside)} in another)"
+            self.declined(rule, chain, Reason.SCOPE_FILTER, spans)
 
     def annotated_nodes(self, model: GraphModule) -> set[Node]:
         return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
@@ -495,7 +466,7 @@ class Recorder:
             return earlier
         key = (id(rule), at)
         taken = self.taken.get(key)
-        if taken is None:  # _takes, but for the accept the annotate passed
+        if taken is None:  # _scope's test, but for the accept the annotate passed
             taken = self.taken[key] = _tries(scopes[at], rule)
         return scopes[at] if taken else _scope(scopes[at + 1 :], nodes, rule)
 
@@ -557,23 +528,31 @@ class Recorder:
         return self._nearest(n, scope, declines)
 
     def _op_rules(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
-        """(rule, position) of each place ``n``'s op has in the rules' chains, and the rules
-        with the op (each once): once per op."""
+        """(rule, position) of each place ``n``'s op has in the chains of the chain and shared
+        rules, and the rules with the op (each once): once per op."""
         target = n.target
         known = self.by_op.get(id(target))
         if known is None or known[0] is not target:
             places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
             seen: set[int] = set()
             with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
+            places = [(r, k) for r, k in places if r.kind in ("chain", "shared")]
             known = self.by_op[id(target)] = (target, places, with_op)
         return known[1], known[2]
 
     def _no_rule(self, n: Node, scope: Any) -> Entry:
-        """``_no_rule``'s entry, worked out once per op and scope (the node's name put in)."""
+        """A float op no rule has (hooks name no ops: any of them may have looked at it),
+        worked out once per op and scope (the node's name put in)."""
         key = (id(n.target), id(scope))
         known = self.no_rule.get(key)
         if known is None or known[0] is not n.target or known[1] is not scope:
-            known = self.no_rule[key] = (n.target, scope, _no_rule(n, self.rules, scope))
+            detail = f"no rule of the quantizer has {_op(n)}"
+            hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
+            if hooks:
+                named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
+                detail += f"; the hooks of {', '.join(named)} did not annotate it"
+            entry = _float(n, Reason.NO_RULE, detail, scope=scope)
+            known = self.no_rule[key] = (n.target, scope, entry)
         e = known[2]
         return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
 
@@ -588,8 +567,6 @@ class Recorder:
         # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
         for r, k in places:
-            if r.kind not in ("chain", "shared"):
-                continue
             got, broke = near(n, r, k)
             if broke is None and r.sources and n not in self._finds(r):
                 if best is None or got >= best[0]:
@@ -669,12 +646,7 @@ class Recorder:
         float, or an op a hook left."""
         for r in with_op:
             if r.kind == "propagate":
-                first = n.args[0] if n.args else None
-                if isinstance(first, (list, tuple)):
-                    inputs = [a for a in first if isinstance(a, Node)]
-                else:
-                    inputs = [first] if isinstance(first, Node) else []
-                cold = [i.name for i in inputs if not self._quantized_output(i)]
+                cold = [i.name for i in shared_inputs(n) if not self._quantized_output(i)]
                 what = f"input {', '.join(cold)} is" if cold else "inputs are"
                 detail = f"it shares its input's observer, and its {what} not quantized"
                 return _float(n, Reason.PRODUCER_FLOAT, f"pattern {r.name}: {detail}", r, scope)
@@ -685,9 +657,8 @@ class Recorder:
                     n, Reason.HOOK_DECLINED, f"pattern {r.name}: {name} left it", r, scope
                 )
         r = with_op[0]
-        return _float(
-            n, Reason.UNEXPLAINED, f"pattern {r.name} has its op but did not annotate it", r, scope
-        )
+        why = f"pattern {r.name} has its op but did not annotate it"
+        return _float(n, Reason.UNEXPLAINED, why, r, scope)
 
     def _quantized_output(self, n: Node) -> bool:
         qa = n.meta.get(KEY)
@@ -768,29 +739,6 @@ def _float(
 ) -> Entry:
     label = scope.label if scope is not None else None
     return Entry(n.name, _op(n), False, reason, detail, rule.name if rule else None, label)
-
-
-def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
-    """A float op no rule has (hooks name no ops: any of them may have looked at it)."""
-    detail = f"no rule of the quantizer has {_op(n)}"
-    hooks = _hooks(rules)
-    if hooks:
-        detail += f"; the hooks of {hooks} did not annotate it"
-    return _float(n, Reason.NO_RULE, detail, scope=scope)
-
-
-_HOOKS: dict[int, tuple[Sequence[Rule], str]] = {}  # by id(rules): the rules kept beside
-
-
-def _hooks(rules: Sequence[Rule]) -> str:
-    """The names of the rules' hooks that name no ops, once per rules."""
-    known = _HOOKS.get(id(rules))
-    if known is not None and known[0] is rules:
-        return known[1]
-    hooks = [r for r in rules if r.kind == "hook" and not r.chain]
-    text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
-    _HOOKS[id(rules)] = (rules, text)
-    return text
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
