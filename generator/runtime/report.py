@@ -400,25 +400,32 @@ class Recorder:
         annotations, made when the report is first read (``later``: what explains it all
         then instead: the composable and pairs bases' matches)."""
         report = Report(
-            quantizer.backend, later=later if later is not None else self.explain(model, quantizer)
+            quantizer.backend,
+            later=later if later is not None else Explained(self, model, quantizer),
         )
         stream = sys.stderr if self.stream == "stderr" else self.stream
         if stream is not None:
             stream.write(report.text())
         return report
 
-    def explain(self, model: GraphModule, quantizer: Any) -> Explained:
-        """The annotate explained: every op that no match holds now (float, or annotated
-        as part of a match, a weight, propagated), the matches kept for their entries."""
-        self.index = graph_index(model)
-        self.rules = quantizer.rules
+
+class Explained:
+    """An annotate of the modules or operators base, explained as it ends (from its
+    ``Recorder`` and the graph as the matchers left it): the ops a rule has and no match
+    holds now (the near misses, the annotated ops of no match); the matches (rule, nodes,
+    how, scope label, the annotations they got) and the ops no rule has (their arguments
+    kept: prepare_pt2e replaces them) when the report is first read (``explain``)."""
+
+    def __init__(self, rec: Recorder, model: GraphModule, quantizer: Any) -> None:
+        self.rules, self.declines, self.parts = quantizer.rules, rec.declines, rec.parts
         # The scopes the annotate used (the quantizer's own, ``scopes()``, when it did not say).
         self.used_scopes: Sequence[Any] = (
-            self.scopes if self.scopes is not None else quantizer.scopes()
+            rec.scopes if rec.scopes is not None else quantizer.scopes()
         )
+        self.used = (self.rules, dict(getattr(quantizer, "_used", {})))
+        self.model, index = model, graph_index(model)
+        self.memo: dict[int, tuple[Any, str]] = index.derived("spec text", dict)
         self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
-        self.model = model
-        self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
         # What an op's target and a scope decide, once each (by id: an op's hash is a
         # Python call): the rules with the op, and what a float op no rule has says.
         self.by_op: dict[int, tuple[Any, list[tuple[Rule, int]], list[Rule]]] = {}
@@ -426,33 +433,74 @@ class Recorder:
         self.taken: dict[tuple[int, int], bool] = {}
         # Each match with its scope's label and the annotations it got; the match each
         # matched node is entered by (its first).
-        matches: list[tuple[Rule, list[Node], str, str, list[Any]]] = []
-        first: dict[Node, int] = {}
-        self.first, self.labelled = first, matches
-        for i, ((rule, nodes, how), at) in enumerate(zip(self.matches, self.matched_at)):
+        self.matches: list[tuple[Rule, list[Node], str, str, list[Any]]] = []
+        self.first: dict[Node, int] = {}
+        first = self.first
+        for i, ((rule, nodes, how), at) in enumerate(zip(rec.matches, rec.matched_at)):
             scope = self._scope_of(rule, nodes, how, at)
             label = scope.label if scope is not None else "?"
             if how == "hook":
                 qas = [n.meta.get(KEY) for n in nodes]
             else:
                 qas = [nodes[0].meta.get(KEY), nodes[-1].meta.get(KEY)]
-            matches.append((rule, nodes, how, label, qas))
+            self.matches.append((rule, nodes, how, label, qas))
             for n in nodes:
                 first.setdefault(n, i)
         share = [r for r in self.rules if r.kind in ("propagate", "shared")]
         getitem = operator.getitem
-        ops = [n for n in self.index.order if n.op == "call_function" and n.target is not getitem]
-        rest: dict[Node, Entry] = {}
-        for n in ops:
+        self.ops = [n for n in index.order if n.op == "call_function" and n.target is not getitem]
+        # An op's entry, or (an op no rule has) its arguments as the annotate left them.
+        self.rest: dict[Node, Any] = {}
+        for n in self.ops:
             if n in first:
                 continue
             qa = n.meta.get(KEY)
-            if qa is None or not qa._annotated:
-                rest[n] = self._why_float(n)
+            if qa is not None and qa._annotated:
+                self.rest[n] = self._unmatched(n, qa, share)
+            elif self._op_rules(n)[1]:
+                self.rest[n] = self._why_float(n, n.args)
             else:
-                rest[n] = self._unmatched(n, qa, share)
-        used = dict(getattr(quantizer, "_used", {}))
-        return Explained(ops, rest, matches, first, (self.rules, used), self.memo)
+                self.rest[n] = n.args
+
+    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
+        done: dict[Node, Entry] = {}
+        counts: dict[tuple[str, str], int] = {}
+        bad = _rejections(*self.used)
+        memo, first = self.memo, self.first
+        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
+        for i, (rule, nodes, how, label, qas) in enumerate(self.matches):
+            key = (rule.name, label)
+            counts[key] = counts.get(key, 0) + 1
+            known = said.get(key)
+            if known is None:
+                why = bad.get(key)
+                known = said[key] = (
+                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
+                    if why
+                    else (Reason.ANNOTATED, f"pattern {rule.name}")
+                )
+            reason, detail = known
+            specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
+            last = len(nodes) - 1
+            for j, n in enumerate(nodes):
+                if first[n] != i:
+                    continue
+                if how != "chain":
+                    role = how
+                elif last == 0:
+                    role = "op"
+                else:
+                    role = "first op" if j == 0 else "last op" if j == last else "inside"
+                if how == "hook":
+                    specs = _spec_text(qas[j], qas[j], memo)
+                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
+        rest, why = self.rest, self._why_float
+        entries = tuple(
+            done[n] if n in done else e if isinstance(e := rest[n], Entry) else why(n, e)
+            for n in self.ops
+        )
+        return entries, tuple((r, s, c) for (r, s), c in counts.items())
 
     def _scope_of(self, rule: Rule, nodes: list[Node], how: str, at: int | None) -> Any:
         """The scope of a match: the first that takes it. A match the quantizer annotated with
@@ -476,14 +524,14 @@ class Recorder:
         first = self.first
         owner = first.get(self.parts.get(n))  # type: ignore[arg-type]
         if owner is not None:
-            return _covered(n, self.labelled[owner], "part of its match", "part")
+            return _covered(n, self.matches[owner], "part of its match", "part")
         if not (qa.input_qspec_map or qa.output_qspec):
             user = next((first[u] for u in n.users if u in first), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
-                return _covered(n, self.labelled[user], "a weight or bias of its match", "weight")
+                return _covered(n, self.matches[user], "a weight or bias of its match", "weight")
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
-            return replace(self._why_float(n), role="marked")
+            return replace(self._why_float(n, n.args), role="marked")
         sharing = next((r for r in share if is_op(n, r.chain[0])), None)
         scope = _node_scope(self.used_scopes, n)
         return Entry(
@@ -506,12 +554,12 @@ class Recorder:
             got = self.found[id(r)] = set(candidates(self.model, r, lambda nodes: True))
         return got
 
-    def _why_float(self, n: Node) -> Entry:
+    def _why_float(self, n: Node, args: Any) -> Entry:
         # No scope takes the op alone (operator scopes take matches by their first op): the
         # config of least precedence, the global one where it is set, decides what it says.
         scopes = self.used_scopes
         scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
-        if not self._floating_input(n):
+        if not _floating_input(args):
             return _float(n, Reason.NOT_A_TENSOR_OP, "no floating-point tensor input", scope=scope)
         if not isinstance(n.meta.get("val"), torch.Tensor):
             return _float(n, Reason.NOT_A_TENSOR_OP, "its output is not a tensor", scope=scope)
@@ -598,14 +646,6 @@ class Recorder:
             return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
         return self._left(n, with_op, scope)
 
-    def _floating_input(self, n: Node) -> bool:
-        """Whether an argument of ``n`` (or a node of a list argument) is a floating tensor."""
-        for a in n.args:
-            for x in a if isinstance(a, (list, tuple)) else (a,):
-                if isinstance(x, Node) and not not_floating(x):
-                    return True
-        return False
-
     def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
         """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
         kind = broke[0]
@@ -673,60 +713,13 @@ class Recorder:
         return False
 
 
-class Explained:
-    """An annotate of the modules or operators base explained as it ended
-    (``Recorder.explain``): the entries of the ops no match holds, and the matches (rule,
-    nodes, how, scope label, the annotations they got), whose entries need nothing of the
-    graph and are made when the report is first read."""
-
-    def __init__(
-        self,
-        ops: list[Node],
-        rest: dict[Node, Entry],
-        matches: list[tuple[Rule, list[Node], str, str, list[Any]]],
-        first: dict[Node, int],
-        used: tuple[Sequence[Rule], dict[tuple[int, str], Any]],
-        memo: dict[int, tuple[Any, str]],
-    ) -> None:
-        self.ops, self.rest, self.matches, self.first = ops, rest, matches, first
-        self.used, self.memo = used, memo
-
-    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
-        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
-        done: dict[Node, Entry] = {}
-        counts: dict[tuple[str, str], int] = {}
-        bad = _rejections(*self.used)
-        memo, first = self.memo, self.first
-        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
-        for i, (rule, nodes, how, label, qas) in enumerate(self.matches):
-            key = (rule.name, label)
-            counts[key] = counts.get(key, 0) + 1
-            known = said.get(key)
-            if known is None:
-                why = bad.get(key)
-                known = said[key] = (
-                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
-                    if why
-                    else (Reason.ANNOTATED, f"pattern {rule.name}")
-                )
-            reason, detail = known
-            specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
-            last = len(nodes) - 1
-            for j, n in enumerate(nodes):
-                if first[n] != i:
-                    continue
-                if how != "chain":
-                    role = how
-                elif last == 0:
-                    role = "op"
-                else:
-                    role = "first op" if j == 0 else "last op" if j == last else "inside"
-                if how == "hook":
-                    specs = _spec_text(qas[j], qas[j], memo)
-                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
-        rest = self.rest
-        entries = tuple(done[n] if n in done else rest[n] for n in self.ops)
-        return entries, tuple((r, s, c) for (r, s), c in counts.items())
+def _floating_input(args: Any) -> bool:
+    """Whether an argument (or a node of a list argument) is a floating tensor."""
+    for a in args:
+        for x in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(x, Node) and not not_floating(x):
+                return True
+    return False
 
 
 def _said(detail: str | Node) -> str:
