@@ -98,15 +98,20 @@ class GraphIndex:
         self._calling: dict[tuple[Any, ...], list[Node]] = {}
         self._partitions: dict[tuple[Any, ...], dict[Any, list[SourcePartition]]] = {}
         self.memo: dict[Any, Any] = {}  # what matchers derive from the index, by their key
-        # The tables below, each made on the first question that needs it: a quantizer that
-        # matches by ATen op never reads a node's sources.
-        self._by_target: dict[Any, list[Node]] | None = None
-        self._by_source: dict[Any, list[Node]] | None = None
+        # The tables below, each made on the first question that needs it (the targets', the
+        # sources'): a quantizer that matches by ATen op never reads a node's sources.
+        self._by_target: dict[Any, list[Node]] = {}
+        self._by_packet: dict[Any, list[Node]] = {}
+        self._by_source: dict[Any, list[Node]] = {}
+        self._by_torch_fn: dict[Any, list[Node]] = {}
+        self._by_module: dict[Any, list[Node]] = {}
+        self._built: set[str] = set()
 
     def _build(self) -> None:
         """The call_function nodes by target, then by overload packet (each target's packet
         looked up once)."""
-        self._by_target = by_target = {}
+        self._built.add("targets")
+        by_target = self._by_target
         for n in self.order:
             if n.op == "call_function":
                 got = by_target.get(n.target)
@@ -114,7 +119,6 @@ class GraphIndex:
                     by_target[n.target] = [n]
                 else:
                     got.append(n)
-        self._by_packet: dict[Any, list[Node]] = {}
         mixed = set()  # packets of more than one overload: their nodes put in graph order
         for target, nodes in by_target.items():
             packet = getattr(target, "overloadpacket", None)
@@ -129,7 +133,7 @@ class GraphIndex:
     def _build_sources(self) -> None:
         """The nodes each source could put in a partition: by the source of the innermost
         source_fn_stack entry, by torch_fn's name, by the innermost module class."""
-        self._by_source, self._by_torch_fn, self._by_module = {}, {}, {}
+        self._built.add("sources")
         for n in self.order:
             self._sources(n)
 
@@ -142,7 +146,7 @@ class GraphIndex:
             key, found = (), None
         if found is not None:
             return found
-        if self._by_target is None:
+        if "targets" not in self._built:
             self._build()
         lists = []
         for op in ops:
@@ -184,7 +188,7 @@ class GraphIndex:
         return found
 
     def _find_partitions(self, wanted: list[Any]) -> dict[Any, list[SourcePartition]]:
-        if self._by_source is None:
+        if "sources" not in self._built:
             self._build_sources()
         if _UNINDEXED in self._by_source or not all(_hashable(w) for w in wanted):
             return get_source_partitions(self.graph, wanted)

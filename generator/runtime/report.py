@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Self
 
@@ -227,18 +227,23 @@ def _op(n: Node) -> str:
     return _name(n.target) if n.op == "call_function" else n.op
 
 
-_NAMES: dict[int, tuple[Any, str]] = {}  # str of an op by its id (the op kept beside), once per op
+def _once(memo: dict[int, tuple[Any, Any]], key: Any, make: Callable[[Any], Any]) -> Any:
+    """``make(key)``, made once per ``key`` in ``memo``: by id, the key kept beside (so that
+    its id stays its own; torch's OpOverload.__hash__ and __str__ are Python calls)."""
+    known = memo.get(id(key))
+    if known is None or known[0] is not key:
+        known = memo[id(key)] = (key, make(key))
+    return known[1]
+
+
+_NAMES: dict[int, tuple[Any, str]] = {}  # the name of each op, once
 
 
 def _name(target: Any) -> str:
     """How the report names an op or a source: its ``str``, but a builtin or function whose
     ``str`` holds its address (``<built-in method cat of type object at 0x...>``) by where
-    it is defined (``torch.cat``), so that a report reads the same in every process. Once per
-    op (torch's OpOverload.__str__ and __hash__ are slow): by id, the op kept beside."""
-    known = _NAMES.get(id(target))
-    if known is None or known[0] is not target:
-        known = _NAMES[id(target)] = (target, _stable(target))
-    return known[1]
+    it is defined (``torch.cat``), so that a report reads the same in every process."""
+    return _once(_NAMES, target, _stable)
 
 
 def _stable(target: Any) -> str:
@@ -252,20 +257,13 @@ def _stable(target: Any) -> str:
 
 
 def _spec(s: Any, memo: dict[int, tuple[Any, str]]) -> str:
-    """What a spec says; ``memo``: by id (the spec kept beside, so its id stays its own), as
-    a config's few specs are shared by every match and described once."""
+    """What a spec says, once per spec in ``memo`` (a config's few specs are shared by every
+    match)."""
+    return "shared" if type(s).__name__ == "SharedQuantizationSpec" else _once(memo, s, _describe)
+
+
+def _describe(s: Any) -> str:
     name = type(s).__name__
-    if name == "SharedQuantizationSpec":
-        return "shared"
-    known = memo.get(id(s))
-    if known is not None and known[0] is s:
-        return known[1]
-    text = _describe(s, name)
-    memo[id(s)] = (s, text)
-    return text
-
-
-def _describe(s: Any, name: str) -> str:
     dtype = str(getattr(s, "dtype", "?")).removeprefix("torch.")
     if name == "FixedQParamsQuantizationSpec":
         return f"{dtype} fixed qparams"
@@ -428,7 +426,7 @@ class Explained:
         self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
         # What an op's target and a scope decide, once each (by id: an op's hash is a
         # Python call): the rules with the op, and what a float op no rule has says.
-        self.by_op: dict[int, tuple[Any, list[tuple[Rule, int]], list[Rule]]] = {}
+        self.by_op: dict[int, tuple[Any, Any]] = {}
         self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
         self.taken: dict[tuple[int, int], bool] = {}
         # Each match with its scope's label and the annotations it got; the match each
@@ -495,9 +493,9 @@ class Explained:
                 if how == "hook":
                     specs = _spec_text(qas[j], qas[j], memo)
                 done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
-        rest, why = self.rest, self._why_float
+        rest, float_op = self.rest, self._why_float
         entries = tuple(
-            done[n] if n in done else e if isinstance(e := rest[n], Entry) else why(n, e)
+            done[n] if n in done else e if isinstance(e := rest[n], Entry) else float_op(n, e)
             for n in self.ops
         )
         return entries, tuple((r, s, c) for (r, s), c in counts.items())
@@ -578,15 +576,12 @@ class Explained:
     def _op_rules(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
         """(rule, position) of each place ``n``'s op has in the chains of the chain and shared
         rules, and the rules with the op (each once): once per op."""
-        target = n.target
-        known = self.by_op.get(id(target))
-        if known is None or known[0] is not target:
-            places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
-            seen: set[int] = set()
-            with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
-            places = [(r, k) for r, k in places if r.kind in ("chain", "shared")]
-            known = self.by_op[id(target)] = (target, places, with_op)
-        return known[1], known[2]
+        return _once(self.by_op, n.target, lambda _: self._places(n))
+
+    def _places(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
+        places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
+        with_op = list({id(r): r for r, _ in places}.values())
+        return [(r, k) for r, k in places if r.kind in ("chain", "shared")], with_op
 
     def _no_rule(self, n: Node, scope: Any) -> Entry:
         """A float op no rule has (hooks name no ops: any of them may have looked at it),
