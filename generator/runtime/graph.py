@@ -98,28 +98,44 @@ class GraphIndex:
         self._calling: dict[tuple[Any, ...], list[Node]] = {}
         self._partitions: dict[tuple[Any, ...], dict[Any, list[SourcePartition]]] = {}
         self.memo: dict[Any, Any] = {}  # what matchers derive from the index, by their key
-        self._built = False  # the tables below, made on the first question that needs them
-
-    def _build(self) -> None:
-        """The nodes by target and overload packet, and (by the source of the innermost
-        source_fn_stack entry, by torch_fn's name, by the innermost module class) the nodes
-        each source could put in a partition. Made when first needed, not with the order: a
-        report's snapshot of a graph its quantizer matched without the index (a
-        PairsQuantizer's) needs only the order; over the nodes the order has."""
-        self._built = True
+        # The tables below, each made on the first question that needs it (the targets', the
+        # sources'): a quantizer that matches by ATen op never reads a node's sources.
         self._by_target: dict[Any, list[Node]] = {}
         self._by_packet: dict[Any, list[Node]] = {}
         self._by_source: dict[Any, list[Node]] = {}
         self._by_torch_fn: dict[Any, list[Node]] = {}
         self._by_module: dict[Any, list[Node]] = {}
+        self._built: set[str] = set()
+
+    def _build(self) -> None:
+        """The call_function nodes by target, then by overload packet (each target's packet
+        looked up once)."""
+        self._built.add("targets")
+        by_target = self._by_target
+        for n in self.order:
+            if n.op == "call_function":
+                got = by_target.get(n.target)
+                if got is None:
+                    by_target[n.target] = [n]
+                else:
+                    got.append(n)
+        mixed = set()  # packets of more than one overload: their nodes put in graph order
+        for target, nodes in by_target.items():
+            packet = getattr(target, "overloadpacket", None)
+            if packet is not None:
+                got = self._by_packet.setdefault(packet, [])
+                if got:
+                    mixed.add(packet)
+                got += nodes
+        for packet in mixed:
+            self._by_packet[packet].sort(key=self.order.__getitem__)
+
+    def _build_sources(self) -> None:
+        """The nodes each source could put in a partition: by the source of the innermost
+        source_fn_stack entry, by torch_fn's name, by the innermost module class."""
+        self._built.add("sources")
         for n in self.order:
             self._sources(n)
-            if n.op != "call_function":
-                continue
-            self._by_target.setdefault(n.target, []).append(n)
-            packet = getattr(n.target, "overloadpacket", None)
-            if packet is not None:
-                self._by_packet.setdefault(packet, []).append(n)
 
     def calling(self, ops: Iterable[Any]) -> list[Node]:
         """The nodes ``is_op(node, ops)`` holds for, in graph order."""
@@ -130,7 +146,7 @@ class GraphIndex:
             key, found = (), None
         if found is not None:
             return found
-        if not self._built:
+        if "targets" not in self._built:
             self._build()
         lists = []
         for op in ops:
@@ -172,8 +188,8 @@ class GraphIndex:
         return found
 
     def _find_partitions(self, wanted: list[Any]) -> dict[Any, list[SourcePartition]]:
-        if not self._built:
-            self._build()
+        if "sources" not in self._built:
+            self._build_sources()
         if _UNINDEXED in self._by_source or not all(_hashable(w) for w in wanted):
             return get_source_partitions(self.graph, wanted)
         nodes = [n for w in wanted for n in self._by_source.get(w, [])]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Self
 
@@ -32,9 +32,10 @@ from torch.fx import GraphModule, Node
 from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
-from .graph import is_op
+from .graph import is_op, shared_inputs
 from .matcher import candidates, near
 from .model import DELIBERATE, Reason
+from .scopes import everything
 from .validate import rejections
 from .values import KEY, Rule, unhonoured
 
@@ -81,27 +82,22 @@ class Entry:
         return self.reason in DELIBERATE
 
 
-def _covered(n: Node, match: Entry, what: str, role: str) -> Entry:
-    """An op annotated as part of ``match``'s entry (an inner op, a weight or bias)."""
+def _covered(n: Node, match: tuple[Any, ...], what: str, role: str) -> Entry:
+    """An op annotated as part of ``match`` (rule, nodes, how, scope label, annotations): an
+    inner op, a weight or bias."""
+    rule, label = match[0].name, match[3]
     return Entry(
-        n.name,
-        _op(n),
-        True,
-        Reason.ANNOTATED,
-        f"pattern {match.rule}: {what}",
-        match.rule,
-        match.scope,
-        role,
+        n.name, _op(n), True, Reason.ANNOTATED, f"pattern {rule}: {what}", rule, label, role
     )
 
 
 class Report:
     """The last ``annotate`` of a quantizer: one entry per op, and the matches per rule.
 
-    ``Report(backend, entries, matches)``: the modules and operators bases' recorder
-    explains the annotate as it ends (``Recorder.finish``), so that a graph changed since
-    (prepare_pt2e's observers) does not change what it says; the composable and pairs
-    bases' (``later``: their matches) when the report is first read."""
+    ``Report(backend, entries, matches)``, or ``later``: what makes them on first read
+    (``explain()``): the modules and operators bases' ``Explained``, whose float ops were
+    explained as the annotate ended, so that a graph changed since (prepare_pt2e's
+    observers) does not change what it says; the composable and pairs bases' matches."""
 
     __slots__ = ("backend", "_entries", "_matches", "_later")
 
@@ -114,7 +110,7 @@ class Report:
     ) -> None:
         self.backend = backend
         self._entries, self._matches = tuple(entries), tuple(matches)
-        self._later = later  # what explains it on first read (match_report's), or None
+        self._later = later
 
     def _made(self) -> None:
         if self._later is not None:
@@ -134,11 +130,10 @@ class Report:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Report):
             return NotImplemented
-        return (self.backend, self.entries, self.matches) == (
-            other.backend,
-            other.entries,
-            other.matches,
-        )
+        return self._key() == other._key()
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.backend, self.entries, self.matches)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -232,18 +227,23 @@ def _op(n: Node) -> str:
     return _name(n.target) if n.op == "call_function" else n.op
 
 
-_NAMES: dict[int, tuple[Any, str]] = {}  # str of an op by its id (the op kept beside), once per op
+def _once(memo: dict[int, tuple[Any, Any]], key: Any, make: Callable[[Any], Any]) -> Any:
+    """``make(key)``, made once per ``key`` in ``memo``: by id, the key kept beside (so that
+    its id stays its own; torch's OpOverload.__hash__ and __str__ are Python calls)."""
+    known = memo.get(id(key))
+    if known is None or known[0] is not key:
+        known = memo[id(key)] = (key, make(key))
+    return known[1]
+
+
+_NAMES: dict[int, tuple[Any, str]] = {}  # the name of each op, once
 
 
 def _name(target: Any) -> str:
     """How the report names an op or a source: its ``str``, but a builtin or function whose
     ``str`` holds its address (``<built-in method cat of type object at 0x...>``) by where
-    it is defined (``torch.cat``), so that a report reads the same in every process. Once per
-    op (torch's OpOverload.__str__ and __hash__ are slow): by id, the op kept beside."""
-    known = _NAMES.get(id(target))
-    if known is None or known[0] is not target:
-        known = _NAMES[id(target)] = (target, _stable(target))
-    return known[1]
+    it is defined (``torch.cat``), so that a report reads the same in every process."""
+    return _once(_NAMES, target, _stable)
 
 
 def _stable(target: Any) -> str:
@@ -257,20 +257,13 @@ def _stable(target: Any) -> str:
 
 
 def _spec(s: Any, memo: dict[int, tuple[Any, str]]) -> str:
-    """What a spec says; ``memo``: by id (the spec kept beside, so its id stays its own), as
-    a config's few specs are shared by every match and described once."""
+    """What a spec says, once per spec in ``memo`` (a config's few specs are shared by every
+    match)."""
+    return "shared" if type(s).__name__ == "SharedQuantizationSpec" else _once(memo, s, _describe)
+
+
+def _describe(s: Any) -> str:
     name = type(s).__name__
-    if name == "SharedQuantizationSpec":
-        return "shared"
-    known = memo.get(id(s))
-    if known is not None and known[0] is s:
-        return known[1]
-    text = _describe(s, name)
-    memo[id(s)] = (s, text)
-    return text
-
-
-def _describe(s: Any, name: str) -> str:
     dtype = str(getattr(s, "dtype", "?")).removeprefix("torch.")
     if name == "FixedQParamsQuantizationSpec":
         return f"{dtype} fixed qparams"
@@ -285,58 +278,40 @@ def _describe(s: Any, name: str) -> str:
     return out
 
 
-def describe_specs(first: Node, last: Node) -> str | None:
-    """The specs a match got: its first op's inputs, its last op's output; specs are described
-    once per graph index."""
-    model = first.graph.owning_module
-    memo: dict[int, tuple[Any, str]] = (
-        graph_index(model).derived("spec text", dict) if model is not None else {}
-    )
-    return _specs(first, last, _own, memo)
-
-
-def _own(n: Node) -> Any:
-    return n.meta.get(KEY)
-
-
 def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
+    return _spec_text(qa(first), qa(last), memo)
+
+
+def _spec_text(a: Any, b: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
+    """What annotations ``a`` (a match's first op's) and ``b`` (its last op's) say."""
     parts = []
-    a = qa(first)
     if a is not None:
         for arg, s in a.input_qspec_map.items():
             if s is not None:
                 parts.append(f"{arg.name}: {_spec(s, memo)}")
-    b = qa(last)
     if b is not None and b.output_qspec is not None:
         parts.append(f"output: {_spec(b.output_qspec, memo)}")
     return ", ".join(parts) or None
 
 
-def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule | None = None) -> Any:
-    """The scope whose config annotates ``nodes`` (with ``rule``): the first that accepts them."""
-    for s in scopes:
-        if _takes(s, nodes, rule):
-            return s
-    return None
+def _scope(scopes: Sequence[Any], nodes: Sequence[Node], rule: Rule) -> Any:
+    """The scope whose config annotates ``nodes`` with ``rule``: the first that accepts them."""
+    return next((s for s in scopes if _tries(s, rule) and rule.accept(s.accept)(nodes)), None)
 
 
-def _takes(s: Any, nodes: Sequence[Node], rule: Rule | None) -> bool:
-    return _tries(s, rule) and (rule.accept(s.accept) if rule is not None else s.accept)(nodes)
-
-
-def _tries(s: Any, rule: Rule | None) -> bool:
+def _tries(s: Any, rule: Rule) -> bool:
     """Whether scope ``s``'s config tries ``rule``, whatever the nodes."""
     if s.config is None:
         return False
     selects = getattr(s, "selects", None)
-    if rule is not None and selects is not None and not rule.selected_by(selects):
+    if selects is not None and not rule.selected_by(selects):
         return False  # an operator type that does not select the rule (operator_type "patterns")
-    return rule is None or rule.kind == "propagate" or rule.applies(s.config)
+    return rule.kind == "propagate" or rule.applies(s.config)
 
 
 def _node_scope(scopes: Sequence[Any], n: Node) -> Any:
     for s in scopes:
-        if s.accept([n]):
+        if s.accept is everything or s.accept([n]):
             return s
     return None
 
@@ -356,6 +331,9 @@ class Recorder:
 
     def __init__(self, stream: Any = "stderr") -> None:
         self.stream = stream
+        self.start()
+
+    def start(self) -> None:
         self.matches: list[tuple[Rule, list[Node], str]] = []
         self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
@@ -365,12 +343,6 @@ class Recorder:
         self.scopes: Sequence[Any] | None = None
         self.at: int | None = None
         self.matched_at: list[int | None] = []
-
-    def start(self) -> None:
-        self.matches = []
-        self.declines = {}
-        self.parts = {}
-        self.scopes, self.at, self.matched_at = None, None, []
 
     def matched(self, rule: Rule, nodes: Sequence[Node], how: str = "chain") -> None:
         self.matches.append((rule, list(nodes), how))
@@ -403,16 +375,11 @@ class Recorder:
             (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
         )
         if first is not None:  # the words when read (_said): by the node
-            self.declined(rule, chain, Reason.ANNOTATED, first)
-            return
+            return self.declined(rule, chain, Reason.ANNOTATED, first)
         outside = [n.name for n in chain if not accept([n])]
         if len(outside) < len(chain):  # partly in this config's scope: the match spans two
-            self.declined(
-                rule,
-                chain,
-                Reason.SCOPE_FILTER,
-                f"the match spans two configs' scopes ({', '.join(outside)} in another)",
-            )
+            spans = f"the match spans two configs' scopes ({', '.join(outside)} in another)"
+            self.declined(rule, chain, Reason.SCOPE_FILTER, spans)
 
     def annotated_nodes(self, model: GraphModule) -> set[Node]:
         return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
@@ -425,59 +392,113 @@ class Recorder:
             self.matched(rule, new, "hook")
 
     def finish(self, model: GraphModule, quantizer: Any, later: Any = None) -> Report:
-        """The report of the annotate just done, its text written on the stream: every op
-        explained now, from what this recorder recorded and the graph as the matchers left
-        it (``later``: what explains it when first read instead: the composable and pairs
-        bases' matches)."""
-        if later is None:
-            entries, matches = self.explain(model, quantizer)
-            report = Report(quantizer.backend, entries, matches)
-        else:
-            report = Report(quantizer.backend, later=later)
+        """The report of the annotate just done, its text written on the stream: the float
+        ops explained now, from what this recorder recorded and the graph as the matchers
+        left it; the matched ops' entries, which need only the matches and their
+        annotations, made when the report is first read (``later``: what explains it all
+        then instead: the composable and pairs bases' matches)."""
+        report = Report(
+            quantizer.backend,
+            later=later if later is not None else Explained(self, model, quantizer),
+        )
         stream = sys.stderr if self.stream == "stderr" else self.stream
         if stream is not None:
             stream.write(report.text())
         return report
 
-    def explain(
-        self, model: GraphModule, quantizer: Any
-    ) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
-        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
-        self.index = graph_index(model)
-        self.rules = quantizer.rules
+
+class Explained:
+    """An annotate of the modules or operators base, explained as it ends (from its
+    ``Recorder`` and the graph as the matchers left it): the ops a rule has and no match
+    holds now (the near misses, the annotated ops of no match); the matches (rule, nodes,
+    how, scope label, the annotations they got) and the ops no rule has (their arguments
+    kept: prepare_pt2e replaces them) when the report is first read (``explain``)."""
+
+    def __init__(self, rec: Recorder, model: GraphModule, quantizer: Any) -> None:
+        self.rules, self.declines, self.parts = quantizer.rules, rec.declines, rec.parts
         # The scopes the annotate used (the quantizer's own, ``scopes()``, when it did not say).
         self.used_scopes: Sequence[Any] = (
-            self.scopes if self.scopes is not None else quantizer.scopes()
+            rec.scopes if rec.scopes is not None else quantizer.scopes()
         )
-        self.used = dict(getattr(quantizer, "_used", {}))
-        # The nodes each rule that matches by source partition finds (torch's partitioning,
-        # memoized on the index: what the annotate found), by rule.
-        self.found = {
-            id(r): set(candidates(model, r, lambda nodes: True)) for r in self.rules if r.sources
-        }
-        self.memo: dict[int, tuple[Any, str]] = self.index.derived("spec text", dict)
-        self.bad = _rejections(self.rules, self.used)
+        self.used = (self.rules, dict(getattr(quantizer, "_used", {})))
+        self.model, index = model, graph_index(model)
+        self.memo: dict[int, tuple[Any, str]] = index.derived("spec text", dict)
+        self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
         # What an op's target and a scope decide, once each (by id: an op's hash is a
         # Python call): the rules with the op, and what a float op no rule has says.
-        self.by_op: dict[int, tuple[Any, list[tuple[Rule, int]], list[Rule]]] = {}
+        self.by_op: dict[int, tuple[Any, Any]] = {}
         self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
         self.taken: dict[tuple[int, int], bool] = {}
-        done, counts = self._matched()
+        # Each match with its scope's label and the annotations it got; the match each
+        # matched node is entered by (its first).
+        self.matches: list[tuple[Rule, list[Node], str, str, list[Any]]] = []
+        self.first: dict[Node, int] = {}
+        first = self.first
+        for i, ((rule, nodes, how), at) in enumerate(zip(rec.matches, rec.matched_at)):
+            scope = self._scope_of(rule, nodes, how, at)
+            label = scope.label if scope is not None else "?"
+            if how == "hook":
+                qas = [n.meta.get(KEY) for n in nodes]
+            else:
+                qas = [nodes[0].meta.get(KEY), nodes[-1].meta.get(KEY)]
+            self.matches.append((rule, nodes, how, label, qas))
+            for n in nodes:
+                first.setdefault(n, i)
         share = [r for r in self.rules if r.kind in ("propagate", "shared")]
-        entries = []
         getitem = operator.getitem
-        for n in model.graph.nodes:
-            if n.op != "call_function" or n.target is getitem:
+        self.ops = [n for n in index.order if n.op == "call_function" and n.target is not getitem]
+        # An op's entry, or (an op no rule has) its arguments as the annotate left them.
+        self.rest: dict[Node, Any] = {}
+        for n in self.ops:
+            if n in first:
                 continue
-            got = done.get(n)
-            if got is None:
-                qa = n.meta.get(KEY)
-                if qa is None or not qa._annotated:
-                    got = self._why_float(n)
+            qa = n.meta.get(KEY)
+            if qa is not None and qa._annotated:
+                self.rest[n] = self._unmatched(n, qa, share)
+            elif self._op_rules(n)[1]:
+                self.rest[n] = self._why_float(n, n.args)
+            else:
+                self.rest[n] = n.args
+
+    def explain(self) -> tuple[tuple[Entry, ...], tuple[tuple[str, str, int], ...]]:
+        """(one entry per op, (rule, scope, how many matches) per rule and scope)."""
+        done: dict[Node, Entry] = {}
+        counts: dict[tuple[str, str], int] = {}
+        bad = _rejections(*self.used)
+        memo, first = self.memo, self.first
+        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
+        for i, (rule, nodes, how, label, qas) in enumerate(self.matches):
+            key = (rule.name, label)
+            counts[key] = counts.get(key, 0) + 1
+            known = said.get(key)
+            if known is None:
+                why = bad.get(key)
+                known = said[key] = (
+                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
+                    if why
+                    else (Reason.ANNOTATED, f"pattern {rule.name}")
+                )
+            reason, detail = known
+            specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
+            last = len(nodes) - 1
+            for j, n in enumerate(nodes):
+                if first[n] != i:
+                    continue
+                if how != "chain":
+                    role = how
+                elif last == 0:
+                    role = "op"
                 else:
-                    got = self._unmatched(n, qa, done, share)
-            entries.append(got)
-        return tuple(entries), tuple((r, s, c) for (r, s), c in counts.items())
+                    role = "first op" if j == 0 else "last op" if j == last else "inside"
+                if how == "hook":
+                    specs = _spec_text(qas[j], qas[j], memo)
+                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
+        rest, float_op = self.rest, self._why_float
+        entries = tuple(
+            done[n] if n in done else e if isinstance(e := rest[n], Entry) else float_op(n, e)
+            for n in self.ops
+        )
+        return entries, tuple((r, s, c) for (r, s), c in counts.items())
 
     def _scope_of(self, rule: Rule, nodes: list[Node], how: str, at: int | None) -> Any:
         """The scope of a match: the first that takes it. A match the quantizer annotated with
@@ -491,59 +512,24 @@ class Recorder:
             return earlier
         key = (id(rule), at)
         taken = self.taken.get(key)
-        if taken is None:  # _takes, but for the accept the annotate passed
+        if taken is None:  # _scope's test, but for the accept the annotate passed
             taken = self.taken[key] = _tries(scopes[at], rule)
         return scopes[at] if taken else _scope(scopes[at + 1 :], nodes, rule)
 
-    def _matched(self) -> tuple[dict[Node, Entry], dict[tuple[str, str], int]]:
-        """The entries of the ops the rules annotated, and the matches per rule and scope."""
-        done: dict[Node, Entry] = {}
-        counts: dict[tuple[str, str], int] = {}
-        qa, memo = _own, self.memo
-        said: dict[tuple[str, str], tuple[Reason, str]] = {}  # (reason, detail) by rule and scope
-        for (rule, nodes, how), at in zip(self.matches, self.matched_at):
-            scope = self._scope_of(rule, nodes, how, at)
-            key = (rule.name, scope.label if scope is not None else "?")
-            label = key[1]
-            counts[key] = counts.get(key, 0) + 1
-            specs = _specs(nodes[0], nodes[-1], qa, memo) if how != "hook" else None
-            known = said.get(key)
-            if known is None:
-                why = self.bad.get(key)
-                known = said[key] = (
-                    (Reason.DISALLOWED, f"config {label} not allowed: {why}")
-                    if why
-                    else (Reason.ANNOTATED, f"pattern {rule.name}")
-                )
-            reason, detail = known
-            last = len(nodes) - 1
-            for i, n in enumerate(nodes):
-                if n in done:
-                    continue
-                if how != "chain":
-                    role = how
-                elif last == 0:
-                    role = "op"
-                else:
-                    role = "first op" if i == 0 else "last op" if i == last else "inside"
-                if how == "hook":
-                    specs = _specs(n, n, qa, memo)
-                done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
-        return done, counts
-
-    def _unmatched(self, n: Node, qa: Any, done: dict[Node, Entry], share: list[Rule]) -> Entry:
+    def _unmatched(self, n: Node, qa: Any, share: list[Rule]) -> Entry:
         """An annotated op no match of the recorder holds: part of one, a weight, propagated,
         or marked (``qa``: its annotation)."""
-        owner = done.get(self.parts.get(n))  # type: ignore[arg-type]
+        first = self.first
+        owner = first.get(self.parts.get(n))  # type: ignore[arg-type]
         if owner is not None:
-            return _covered(n, owner, "part of its match", "part")
+            return _covered(n, self.matches[owner], "part of its match", "part")
         if not (qa.input_qspec_map or qa.output_qspec):
-            user = next((done[u] for u in n.users if u in done), None)
+            user = next((first[u] for u in n.users if u in first), None)
             if user is not None:  # a weight or bias a match marked: no spec of its own
-                return _covered(n, user, "a weight or bias of its match", "weight")
+                return _covered(n, self.matches[user], "a weight or bias of its match", "weight")
             # Marked annotated without a spec (a config of None, a QAT partition's own op):
             # no later rule takes it, and it is not quantized; say why as for a float op.
-            return replace(self._why_float(n), role="marked")
+            return replace(self._why_float(n, n.args), role="marked")
         sharing = next((r for r in share if is_op(n, r.chain[0])), None)
         scope = _node_scope(self.used_scopes, n)
         return Entry(
@@ -555,15 +541,23 @@ class Recorder:
             sharing.name if sharing else None,
             scope.label if scope is not None else None,
             "propagated",
-            _specs(n, n, _own, self.memo),
+            _spec_text(qa, qa, self.memo),
         )
 
-    def _why_float(self, n: Node) -> Entry:
+    def _finds(self, r: Rule) -> set[Node]:
+        """The nodes source-partition rule ``r`` finds (torch's partitioning, memoized on the
+        index: what the annotate found)."""
+        got = self.found.get(id(r))
+        if got is None:
+            got = self.found[id(r)] = set(candidates(self.model, r, lambda nodes: True))
+        return got
+
+    def _why_float(self, n: Node, args: Any) -> Entry:
         # No scope takes the op alone (operator scopes take matches by their first op): the
         # config of least precedence, the global one where it is set, decides what it says.
         scopes = self.used_scopes
         scope = _node_scope(scopes, n) or (scopes[-1] if scopes else None)
-        if not self._floating_input(n):
+        if not _floating_input(args):
             return _float(n, Reason.NOT_A_TENSOR_OP, "no floating-point tensor input", scope=scope)
         if not isinstance(n.meta.get("val"), torch.Tensor):
             return _float(n, Reason.NOT_A_TENSOR_OP, "its output is not a tensor", scope=scope)
@@ -580,23 +574,28 @@ class Recorder:
         return self._nearest(n, scope, declines)
 
     def _op_rules(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
-        """(rule, position) of each place ``n``'s op has in the rules' chains, and the rules
-        with the op (each once): once per op."""
-        target = n.target
-        known = self.by_op.get(id(target))
-        if known is None or known[0] is not target:
-            places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
-            seen: set[int] = set()
-            with_op = [r for r, _ in places if not (id(r) in seen or seen.add(id(r)))]  # type: ignore[func-returns-value]
-            known = self.by_op[id(target)] = (target, places, with_op)
-        return known[1], known[2]
+        """(rule, position) of each place ``n``'s op has in the chains of the chain and shared
+        rules, and the rules with the op (each once): once per op."""
+        return _once(self.by_op, n.target, lambda _: self._places(n))
+
+    def _places(self, n: Node) -> tuple[list[tuple[Rule, int]], list[Rule]]:
+        places = [(r, k) for r in self.rules for k, ops in enumerate(r.chain) if is_op(n, ops)]
+        with_op = list({id(r): r for r, _ in places}.values())
+        return [(r, k) for r, k in places if r.kind in ("chain", "shared")], with_op
 
     def _no_rule(self, n: Node, scope: Any) -> Entry:
-        """``_no_rule``'s entry, worked out once per op and scope (the node's name put in)."""
+        """A float op no rule has (hooks name no ops: any of them may have looked at it),
+        worked out once per op and scope (the node's name put in)."""
         key = (id(n.target), id(scope))
         known = self.no_rule.get(key)
         if known is None or known[0] is not n.target or known[1] is not scope:
-            known = self.no_rule[key] = (n.target, scope, _no_rule(n, self.rules, scope))
+            detail = f"no rule of the quantizer has {_op(n)}"
+            hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
+            if hooks:
+                named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
+                detail += f"; the hooks of {', '.join(named)} did not annotate it"
+            entry = _float(n, Reason.NO_RULE, detail, scope=scope)
+            known = self.no_rule[key] = (n.target, scope, entry)
         e = known[2]
         return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
 
@@ -611,10 +610,8 @@ class Recorder:
         # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
         for r, k in places:
-            if r.kind not in ("chain", "shared"):
-                continue
             got, broke = near(n, r, k)
-            if broke is None and r.sources and n not in self.found[id(r)]:
+            if broke is None and r.sources and n not in self._finds(r):
                 if best is None or got >= best[0]:
                     best = (got, r, ("source", r.sources, n))
                 continue
@@ -643,14 +640,6 @@ class Recorder:
             reason, why = self._broke(broke)
             return _float(n, reason, f"pattern {r.name}: {why}", r, scope)
         return self._left(n, with_op, scope)
-
-    def _floating_input(self, n: Node) -> bool:
-        """Whether an argument of ``n`` (or a node of a list argument) is a floating tensor."""
-        for a in n.args:
-            for x in a if isinstance(a, (list, tuple)) else (a,):
-                if isinstance(x, Node) and not not_floating(x):
-                    return True
-        return False
 
     def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
         """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
@@ -692,12 +681,7 @@ class Recorder:
         float, or an op a hook left."""
         for r in with_op:
             if r.kind == "propagate":
-                first = n.args[0] if n.args else None
-                if isinstance(first, (list, tuple)):
-                    inputs = [a for a in first if isinstance(a, Node)]
-                else:
-                    inputs = [first] if isinstance(first, Node) else []
-                cold = [i.name for i in inputs if not self._quantized_output(i)]
+                cold = [i.name for i in shared_inputs(n) if not self._quantized_output(i)]
                 what = f"input {', '.join(cold)} is" if cold else "inputs are"
                 detail = f"it shares its input's observer, and its {what} not quantized"
                 return _float(n, Reason.PRODUCER_FLOAT, f"pattern {r.name}: {detail}", r, scope)
@@ -708,9 +692,8 @@ class Recorder:
                     n, Reason.HOOK_DECLINED, f"pattern {r.name}: {name} left it", r, scope
                 )
         r = with_op[0]
-        return _float(
-            n, Reason.UNEXPLAINED, f"pattern {r.name} has its op but did not annotate it", r, scope
-        )
+        why = f"pattern {r.name} has its op but did not annotate it"
+        return _float(n, Reason.UNEXPLAINED, why, r, scope)
 
     def _quantized_output(self, n: Node) -> bool:
         qa = n.meta.get(KEY)
@@ -725,6 +708,15 @@ class Recorder:
         return False
 
 
+def _floating_input(args: Any) -> bool:
+    """Whether an argument (or a node of a list argument) is a floating tensor."""
+    for a in args:
+        for x in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(x, Node) and not not_floating(x):
+                return True
+    return False
+
+
 def _said(detail: str | Node) -> str:
     """A decline's words: as recorded, or that of the node annotated first."""
     return detail if isinstance(detail, str) else f"{detail.name} was annotated first"
@@ -735,29 +727,6 @@ def _float(
 ) -> Entry:
     label = scope.label if scope is not None else None
     return Entry(n.name, _op(n), False, reason, detail, rule.name if rule else None, label)
-
-
-def _no_rule(n: Node, rules: Sequence[Rule], scope: Any) -> Entry:
-    """A float op no rule has (hooks name no ops: any of them may have looked at it)."""
-    detail = f"no rule of the quantizer has {_op(n)}"
-    hooks = _hooks(rules)
-    if hooks:
-        detail += f"; the hooks of {hooks} did not annotate it"
-    return _float(n, Reason.NO_RULE, detail, scope=scope)
-
-
-_HOOKS: dict[int, tuple[Sequence[Rule], str]] = {}  # by id(rules): the rules kept beside
-
-
-def _hooks(rules: Sequence[Rule]) -> str:
-    """The names of the rules' hooks that name no ops, once per rules."""
-    known = _HOOKS.get(id(rules))
-    if known is not None and known[0] is rules:
-        return known[1]
-    hooks = [r for r in rules if r.kind == "hook" and not r.chain]
-    text = ", ".join(f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
-    _HOOKS[id(rules)] = (rules, text)
-    return text
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
