@@ -191,11 +191,13 @@ def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float
     if hasattr(gen, "report"):
         like = first if isinstance(first, AnnotateCall) else None
         for key, read in (("gen_report", False), ("gen_read", True)):
-            out[key] = attempt(
-                lambda read=read: annotate_call(
+
+            def on(read: bool = read) -> AnnotateCall:
+                return annotate_call(
                     target.make(gen).report(None), gm, read, fresh(gen, True), like, True
                 )
-            )
+
+            out[key] = attempt(on)
     out["ref"] = attempt(lambda: annotate_call(target.make(ref), gm, fresh=fresh(ref)))
     if target.prepare:
         out["gen_prepare"] = prepare_call(target.make(gen), gm)
