@@ -328,9 +328,10 @@ def test_derive_functions_compare_by_what_they_compute_not_by_name(torchao_xnnpa
     import functools
 
     copy = functools.partial(lambda obs, unused: _bias_qparams(obs), unused=None)
-    doubled = lambda obs: tuple(
-        t * 2 if t.is_floating_point() else t for t in _bias_qparams(obs)
-    )  # noqa: E731
+
+    def doubled(obs):
+        return tuple(t * 2 if t.is_floating_point() else t for t in _bias_qparams(obs))
+
     a, b, c = (
         _Delegate.make(torchao_xnnpack, _derived_bias(fn)) for fn in (_bias_qparams, copy, doubled)
     )
@@ -341,3 +342,19 @@ def test_derive_functions_compare_by_what_they_compute_not_by_name(torchao_xnnpa
     la, lb = d.lines()
     assert d.node == "conv2d" and len(la) == len(lb) == 1, (la, lb)
     assert "derived from" in la[0] and "giving scale" in la[0] and la[0] != lb[0], (la, lb)
+
+
+def test_an_observer_bound_to_the_annotated_graph_compares_by_node_not_address() -> None:
+    """Qualcomm's cat: ``ConcatObserver.with_args(graph=..., node_name=...)``, the graph each
+    annotate's own copy; two annotates compare the same (not unstable), another node differs."""
+    import torch
+    from torchao.quantization.pt2e import MinMaxObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    from generator.live.probe.annotations import canon_spec
+
+    def spec(node_name: str) -> QuantizationSpec:
+        ctr = MinMaxObserver.with_args(graph=torch.fx.Graph(), node_name=node_name)
+        return QuantizationSpec(dtype=torch.uint8, observer_or_fake_quant_ctr=ctr)
+
+    assert canon_spec(spec("cat")) == canon_spec(spec("cat")) != canon_spec(spec("cat_1"))

@@ -59,6 +59,8 @@ def _canon_value(v: Any) -> Any:
         return str(v)
     if isinstance(v, float):
         return float.hex(v)
+    if isinstance(v, torch.fx.Graph):  # an observer bound to its node (Qualcomm's cat's)
+        return "the annotated graph"  # each annotate's copy of the graph: not by its address
     return repr(v)
 
 
