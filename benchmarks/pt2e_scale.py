@@ -233,10 +233,25 @@ def timed(call: Callable[[], float], limit: float) -> float | None:
         return got if got <= limit else None
     except TimedOut:
         return None
+    except Exception as e:  # the alarm, raised inside code that wraps what it catches?
+        if _stopped(e):
+            return None
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
         gc.unfreeze()
+
+
+def _stopped(e: BaseException | None) -> bool:
+    """Whether ``e`` is the time limit's alarm, wrapped: torch's pass manager, where the alarm
+    stops a pass, raises an ``Exception`` "from" it (Qualcomm's pipeline at 20 s)."""
+    seen = 0
+    while e is not None and seen < 20:
+        if isinstance(e, TimedOut):
+            return True
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return False
 
 
 # What a variant depends on: a prepare_pt2e is not timed once its class's annotate ran over.
@@ -542,6 +557,10 @@ class SavedError(Exception):
     """A --from file that holds no saved figures: its path and why."""
 
 
+def _saved_key(t: dict[str, Any]) -> tuple[str, int, str, str]:
+    return (t["family"], t["nodes"], t["target"], t["variant"])
+
+
 def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
     """Saved figures (several files: merged; a variant measured in two files on the same graph
     keeps the later file's figures; a graph another environment exported with another node count
@@ -553,10 +572,14 @@ def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
             f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
             for g in data["graphs"]:
                 f.graph(g["family"], g["size"], g["nodes"])
+            # a variant this file has replaces an earlier file's (its times, over or error)
+            for k in {_saved_key(t) for t in data["times"] + data["over"]}:
+                for d in (f.times, f.over, f.errors):
+                    d.pop(k, None)
             for t in data["times"]:
-                f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
+                f.times[_saved_key(t)] = t["seconds"]
             for o in data["over"]:
-                k = (o["family"], o["nodes"], o["target"], o["variant"])
+                k = _saved_key(o)
                 f.over[k] = o["what"]
                 if "error" in o:
                     f.errors[k] = o["error"]

@@ -225,3 +225,20 @@ def test_the_plot_labels_node_counts_that_crowd_once():
     }
     labels = re.findall(r'text-anchor="middle">([0-9.k]+)</text>', svg(lines, "t"))
     assert labels == ["899", "3.616k", "16.007k"], labels
+
+
+def test_the_alarm_wrapped_by_the_code_it_stopped_is_the_time_limit_not_an_error() -> None:
+    """torch's pass manager, stopped by the limit's alarm in a pass, raises an ``Exception``
+    from it (Qualcomm's pipeline in ``prepare_pt2e`` at 1k nodes): the call ran over, it did
+    not raise."""
+
+    def pipeline() -> float:
+        try:
+            time.sleep(5)
+        except Exception as e:
+            raise Exception("An error occurred when running the 'DecomposeTrunc' pass") from e
+        return 5.0
+
+    f = pt2e_scale.Figures(0.3, 5.0)
+    f.run("transformer", 995, "qualcomm", "ref_prepare", pipeline)
+    assert f.over == {("transformer", 995, "qualcomm", "ref_prepare"): "over"} and not f.errors
