@@ -44,7 +44,7 @@ if not __package__:  # run as a script: the repository is the root
 
 from benchmarks.scale.models import FAMILIES, exported  # noqa: E402
 from benchmarks.scale.plot import Lines, svg  # noqa: E402
-from benchmarks.scale.targets import TARGETS, Target  # noqa: E402
+from benchmarks.scale.targets import ALL, TARGETS, Target  # noqa: E402
 
 KEY = "quantization_annotation"
 SIZES = (1000, 4000, 16000)
@@ -735,7 +735,7 @@ def in_envs(
             files.append(out)
             targets = targets + some
         merged, _ = from_json(files)
-    return merged, [t for t in TARGETS if t in targets]
+    return merged, [t for t in ALL if t in targets]
 
 
 def _strict(targets: Sequence[Target]) -> str:
@@ -755,7 +755,12 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--sizes", type=int, nargs="+", help=f"node counts (default {SIZES})")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--families", nargs="+", default=[f.name for f in FAMILIES])
-    ap.add_argument("--targets", nargs="+", default=[t.name for t in TARGETS])
+    ap.add_argument(
+        "--targets",
+        nargs="+",
+        help="targets of the registry (default: those it benches; with --from, every one the "
+        "figures have)",
+    )
     ap.add_argument(
         "--timeout", type=float, default=LIMIT, help=f"seconds a call may take (default {LIMIT:g})"
     )
@@ -790,7 +795,7 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     for option, given, known in (
         ("--families", args.families, [f.name for f in FAMILIES]),
-        ("--targets", args.targets, [t.name for t in TARGETS]),
+        ("--targets", args.targets or (), [t.name for t in ALL]),
     ):
         for name in given:
             if name not in known:
@@ -819,7 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = 1 if args.quick else max(1, args.rounds)
-    targets = [t for t in TARGETS if t.name in args.targets]
+    default = ALL if args.saved else TARGETS
+    targets = [t for t in default if t.name in args.targets] if args.targets else list(default)
     missing: list[Target] = []
     if not args.saved:  # measured: the targets whose reference imports in this environment
         missing = [t for t in targets if not t.available()]

@@ -488,6 +488,9 @@ TARGETS = (
         docs="nxp.md",
         hooks=("specs/hooks/nxp.py",),
         before="_nxp_sdk",
+        # measured (docs/contributing/benchmarks.md) but not at every size: its annotate, as
+        # ExecuTorch's, grows as nodes^2 and runs over the limit from 4k nodes (cat); no 16k run
+        bench=False,
     ),
     Target(
         "qualcomm",
@@ -501,6 +504,7 @@ TARGETS = (
         docs="qualcomm.md",
         hooks=("specs/hooks/qualcomm.py",),
         before="_no_qnn_sdk",
+        bench=False,  # measured at every size but the cat model's 16k (docs: benchmarks.md)
     ),
 )
 BY_NAME = {t.name: t for t in TARGETS}
