@@ -44,7 +44,7 @@ if not __package__:  # run as a script: the repository is the root
 
 from benchmarks.scale.models import FAMILIES, exported  # noqa: E402
 from benchmarks.scale.plot import Lines, svg  # noqa: E402
-from benchmarks.scale.targets import TARGETS, Target  # noqa: E402
+from benchmarks.scale.targets import ALL, TARGETS, Target  # noqa: E402
 
 KEY = "quantization_annotation"
 SIZES = (1000, 4000, 16000)
@@ -97,8 +97,10 @@ def pristine(gm: Any) -> Callable[[], None]:
 class AnnotateCall:
     """One timed annotate (a call returns its seconds) on a graph of its own, ``graph``."""
 
-    def __init__(self, q: Any, graph: Any, read: bool, fresh: Callable[[], Any] | None) -> None:
-        self.q, self.graph, self.read, self.fresh = q, graph, read, fresh
+    def __init__(
+        self, q: Any, graph: Any, read: bool, fresh: Callable[[], Any] | None, reported: bool
+    ) -> None:
+        self.q, self.graph, self.read, self.fresh, self.reported = q, graph, read, fresh, reported
         self.undo = pristine(graph)
 
     def __call__(self) -> float:
@@ -106,6 +108,8 @@ class AnnotateCall:
         who = self.fresh() if self.fresh is not None else self.q
         start = time.perf_counter()
         who.annotate(self.graph)
+        if self.reported and who.last_report is None:
+            raise NoReport(f"{type(who).__name__}.annotate kept no report with report() on")
         if self.read:
             len(who.last_report.entries)
         return time.perf_counter() - start
@@ -121,17 +125,43 @@ def annotate_call(
     read: bool = False,
     fresh: Callable[[], Any] | None = None,
     like: AnnotateCall | None = None,
+    reported: bool = False,
 ) -> AnnotateCall:
     """One timed annotate of ``q`` on its own transform of ``gm`` (annotations cleared first);
     ``read``: and the entries of its report read (the report explains the annotate then);
     ``fresh``: each call annotates with a new quantizer it makes (untimed); ``like``: a call of
     the same class and config, not yet called, whose transform is copied rather than made
-    again (ExecuTorch's Arm passes take minutes on a 16k-node graph)."""
+    again (ExecuTorch's Arm passes take minutes on a 16k-node graph); ``reported``: report()
+    is on, and a call after which the quantizer keeps no report raises ``NoReport`` (its
+    class's annotate does not record one: those figures would time no report)."""
     if like is not None:
         mine = copy.deepcopy(like.graph)
     else:
         mine = q.transform_for_annotation(copy.deepcopy(gm))
-    return AnnotateCall(q, mine, read, fresh)
+    return AnnotateCall(q, mine, read, fresh, reported)
+
+
+class NoReport(Exception):
+    """A quantizer with report() on kept no ``last_report`` after its annotate."""
+
+
+class Raises:
+    """A call that could not be made (its quantizer's ``transform_for_annotation`` raised on the
+    graph, or making the quantizer did): calling it raises what was raised then."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __call__(self) -> float:
+        raise self.error
+
+
+def attempt(make: Callable[[], Callable[[], float]]) -> Callable[[], float]:
+    """``make()``, or a call raising what ``make()`` raised (timed, it is recorded as such)."""
+    try:
+        return make()
+    except Exception as e:  # the vendor's own code: anything it raises is its outcome
+        return Raises(e)
 
 
 def prepare_call(q: Any, gm: Any) -> Callable[[], float]:
@@ -157,12 +187,18 @@ def calls(target: Target, package: str, gm: Any) -> dict[str, Callable[[], float
         return lambda: target.make(cls).report(None) if report else target.make(cls)
 
     out: dict[str, Callable[[], float]] = {}
-    out["gen"] = first = annotate_call(target.make(gen), gm, fresh=fresh(gen))
+    out["gen"] = first = attempt(lambda: annotate_call(target.make(gen), gm, fresh=fresh(gen)))
     if hasattr(gen, "report"):
-        on = target.make(gen).report(None)
-        out["gen_report"] = annotate_call(on, gm, fresh=fresh(gen, True), like=first)
-        out["gen_read"] = annotate_call(on, gm, True, fresh(gen, True), like=first)
-    out["ref"] = annotate_call(target.make(ref), gm, fresh=fresh(ref))
+        like = first if isinstance(first, AnnotateCall) else None
+        for key, read in (("gen_report", False), ("gen_read", True)):
+
+            def on(read: bool = read) -> AnnotateCall:
+                return annotate_call(
+                    target.make(gen).report(None), gm, read, fresh(gen, True), like, True
+                )
+
+            out[key] = attempt(on)
+    out["ref"] = attempt(lambda: annotate_call(target.make(ref), gm, fresh=fresh(ref)))
     if target.prepare:
         out["gen_prepare"] = prepare_call(target.make(gen), gm)
         out["ref_prepare"] = prepare_call(target.make(ref), gm)
@@ -178,7 +214,8 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def timed(call: Callable[[], float], limit: float) -> float | None:
-    """``call()``'s seconds, or None when it runs past ``limit`` seconds (then stopped). The
+    """``call()``'s seconds, or None when it runs past ``limit`` seconds (then stopped); what
+    it raises is raised (the alarm cancelled first). The
     alarm repeats each second: raised inside a weakref callback or a ``__del__``, Python
     prints it and goes on, and the next one stops the call.
 
@@ -196,14 +233,32 @@ def timed(call: Callable[[], float], limit: float) -> float | None:
         return got if got <= limit else None
     except TimedOut:
         return None
+    except Exception as e:  # the alarm, raised inside code that wraps what it catches?
+        if _stopped(e):
+            return None
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
         gc.unfreeze()
 
 
+def _stopped(e: BaseException | None) -> bool:
+    """Whether ``e`` is the time limit's alarm, wrapped: torch's pass manager, where the alarm
+    stops a pass, raises an ``Exception`` "from" it (Qualcomm's pipeline at 20 s)."""
+    seen = 0
+    while e is not None and seen < 20:
+        if isinstance(e, TimedOut):
+            return True
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return False
+
+
 # What a variant depends on: a prepare_pt2e is not timed once its class's annotate ran over.
 _NEEDS = {"gen_prepare": "gen", "ref_prepare": "ref", "gen_read": "gen_report"}
+# What a variant that was not timed shows: ran over the limit, not run (over it on a smaller
+# graph), raised (``Figures.errors`` says what), or its class keeps no report.
+SHOWN = {"crashed": "raised", "no report": "no report"}
 
 
 @dataclass
@@ -215,7 +270,9 @@ class Figures:
     slow: float
     times: dict[tuple[str, int, str, str], list[float]] = field(default_factory=dict)
     counts: dict[tuple[str, int], int] = field(default_factory=dict)
-    over: dict[tuple[str, int, str, str], str] = field(default_factory=dict)  # "over" or "skipped"
+    # "over", "skipped", "crashed" (what it raised: ``errors``) or "no report"
+    over: dict[tuple[str, int, str, str], str] = field(default_factory=dict)
+    errors: dict[tuple[str, int, str, str], str] = field(default_factory=dict)
     # The node counts a graph had in other runs merged by ``--from``: another environment's
     # torch may export the same model with a node more or less.
     more: dict[tuple[str, int], list[int]] = field(default_factory=dict)
@@ -269,24 +326,38 @@ class Figures:
                 got = n
         return got
 
+    def ran_over(self, family: str, nodes: int, target: str, key: str | None) -> bool:
+        return self.over.get((family, nodes, target, key or "")) in ("over", "skipped")
+
     def run(
         self, family: str, nodes: int, target: str, key: str, call: Callable[[], float]
     ) -> None:
         """One round of a variant: timed, unless it ran over (here or on a smaller graph), or
-        its first round was slow (then it is not repeated)."""
+        its first round was slow (then it is not repeated), or it raised (recorded with what
+        it raised; a call that raised on one graph is still made on the others)."""
         k = (family, nodes, target, key)
         if k in self.over or len(self.times.get(k, ())) and self.times[k][0] > self.slow:
             return
         smaller = [n for n in self.graphs(family) if n < nodes]
         if any(
-            (family, n, target, w) in self.over for n in smaller for w in (key, _NEEDS.get(key))
+            self.ran_over(family, n, target, w) for n in smaller for w in (key, _NEEDS.get(key))
         ):
             self.over[k] = "skipped"
             return
-        if (family, nodes, target, _NEEDS.get(key)) in self.over:
+        if self.ran_over(family, nodes, target, _NEEDS.get(key)):
             self.over[k] = "skipped"
             return
-        got = timed(call, self.limit)
+        try:
+            got = timed(call, self.limit)
+        except NoReport:
+            self.over[k] = "no report"
+            return
+        except Exception as e:  # the quantizer's own code: what it raised is its outcome
+            self.over[k] = "crashed"
+            first = (str(e).strip().splitlines() or [""])[0]
+            self.errors[k] = f"{type(e).__name__}: {first[:200]}".rstrip(": ")
+            self.times.pop(k, None)  # a call that raised in a later round: not its figures
+            return
         if got is None:
             self.over[k] = "over"
         else:
@@ -334,6 +405,8 @@ def median(figures: Figures, *key: Any) -> float | None:
 def _s(f: Figures, *key: Any) -> str:
     """A median in seconds, or how a variant ran over the limit."""
     what = f.over.get(key)
+    if what in SHOWN:
+        return SHOWN[what]
     if what is not None:
         return f"> {f.limit:g} s" + ("" if what == "over" else "*")
     v = median(f, *key)
@@ -343,7 +416,7 @@ def _s(f: Figures, *key: Any) -> str:
 def _x(f: Figures, a: tuple, b: tuple) -> str:
     """``a``'s median over ``b``'s (``< r`` when ``b`` ran over the limit)."""
     ta, tb = median(f, *a), median(f, *b)
-    if ta is not None and b in f.over:
+    if ta is not None and f.ran_over(*b):
         return f"< {math.ceil(ta / f.limit * 100) / 100:.2f}x"  # rounded up: still a bound
     return "—" if ta is None or tb is None else f"{ta / tb:.2f}x"
 
@@ -415,7 +488,7 @@ def _k(f: Figures, family: str, target: str, key: str, a: int, b: int) -> str:
     ta, tb = median(f, family, a, target, key), median(f, family, b, target, key)
     if ta and tb:
         return f"{exponent(a, ta, b, tb):.2f}"
-    if ta and (family, b, target, key) in f.over:
+    if ta and f.ran_over(family, b, target, key):
         return f"> {exponent(a, ta, b, f.limit):.2f}"
     return "-"
 
@@ -467,6 +540,7 @@ def as_json(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
         ],
         "over": [
             {"family": k[0], "nodes": k[1], "target": k[2], "variant": k[3], "what": w}
+            | ({"error": f.errors[k]} if k in f.errors else {})
             for k, w in sorted(f.over.items())
         ],
         "unsteady": [list(k) for k in sorted(f.unsteady)],
@@ -483,6 +557,10 @@ class SavedError(Exception):
     """A --from file that holds no saved figures: its path and why."""
 
 
+def _saved_key(t: dict[str, Any]) -> tuple[str, int, str, str]:
+    return (t["family"], t["nodes"], t["target"], t["variant"])
+
+
 def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
     """Saved figures (several files: merged; a variant measured in two files on the same graph
     keeps the later file's figures; a graph another environment exported with another node count
@@ -494,10 +572,17 @@ def from_json(paths: Sequence[Path]) -> tuple[Figures, int]:
             f.limit, f.slow, rounds = data["limit"], data["slow"], max(rounds, data["rounds"])
             for g in data["graphs"]:
                 f.graph(g["family"], g["size"], g["nodes"])
+            # a variant this file has replaces an earlier file's (its times, over or error)
+            for k in {_saved_key(t) for t in data["times"] + data["over"]}:
+                for d in (f.times, f.over, f.errors):
+                    d.pop(k, None)
             for t in data["times"]:
-                f.times[(t["family"], t["nodes"], t["target"], t["variant"])] = t["seconds"]
+                f.times[_saved_key(t)] = t["seconds"]
             for o in data["over"]:
-                f.over[(o["family"], o["nodes"], o["target"], o["variant"])] = o["what"]
+                k = _saved_key(o)
+                f.over[k] = o["what"]
+                if "error" in o:
+                    f.errors[k] = o["error"]
             f.unsteady.update(tuple(k) for k in data.get("unsteady", ()))
             for a in data.get("annotated", ()):  # not in the figures of before it was recorded
                 key = (a["family"], a["nodes"], a["target"])
@@ -530,10 +615,29 @@ def render(f: Figures, rounds: int, targets: Sequence[Target]) -> str:
         f"{f.slow:g} s ran once); ratio: generated / hand-written (on/off: report on / off; "
         "report read is annotate and reading the report). "
         f"`> {f.limit:g} s`: stopped after {f.limit:g} s; `> {f.limit:g} s*`: not run, over "
-        f"{f.limit:g} s on a smaller graph.{_strict(targets)}\n\n"
-        f"{table(f, targets)}\n\n{annotated(f, targets)}Growth of annotate time, time ~ nodes^k:\n\n"
+        f"{f.limit:g} s on a smaller graph; `raised`: the call raised (said below the table); "
+        f"`no report`: the class keeps no report.{_strict(targets)}\n\n"
+        f"{table(f, targets)}\n\n{raised(f, targets)}{annotated(f, targets)}Growth of annotate time, time ~ nodes^k:\n\n"
         f"{growth(f, targets)}"
     )
+
+
+def raised(f: Figures, targets: Sequence[Target]) -> str:
+    """What each call that raised raised (``raised`` in the table), and which generated
+    classes keep no report (``no report``). Empty when none."""
+    names = {t.name for t in targets}
+    lines = []
+    for (family, nodes, target, variant), error in sorted(f.errors.items()):
+        if target in names:
+            what = dict(VARIANTS)[variant]
+            lines.append(f"- {target}, {what}, on {family} {nodes:,} nodes: `{error}`")
+    none = sorted({k[2] for k, w in f.over.items() if w == "no report" and k[2] in names})
+    if none:
+        lines.append(
+            f"- {', '.join(none)}: the generated class's annotate keeps no report with "
+            "report() on (its hooks' annotate replaces the engine's): not timed"
+        )
+    return "Calls that raised, or did not report:\n\n" + "\n".join(lines) + "\n\n" if lines else ""
 
 
 def annotated(f: Figures, targets: Sequence[Target]) -> str:
@@ -631,7 +735,7 @@ def in_envs(
             files.append(out)
             targets = targets + some
         merged, _ = from_json(files)
-    return merged, [t for t in TARGETS if t in targets]
+    return merged, [t for t in ALL if t in targets]
 
 
 def _strict(targets: Sequence[Target]) -> str:
@@ -651,7 +755,12 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--sizes", type=int, nargs="+", help=f"node counts (default {SIZES})")
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--families", nargs="+", default=[f.name for f in FAMILIES])
-    ap.add_argument("--targets", nargs="+", default=[t.name for t in TARGETS])
+    ap.add_argument(
+        "--targets",
+        nargs="+",
+        help="targets of the registry (default: those it benches; with --from, every one the "
+        "figures have)",
+    )
     ap.add_argument(
         "--timeout", type=float, default=LIMIT, help=f"seconds a call may take (default {LIMIT:g})"
     )
@@ -686,7 +795,7 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     for option, given, known in (
         ("--families", args.families, [f.name for f in FAMILIES]),
-        ("--targets", args.targets, [t.name for t in TARGETS]),
+        ("--targets", args.targets or (), [t.name for t in ALL]),
     ):
         for name in given:
             if name not in known:
@@ -715,7 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = 1 if args.quick else max(1, args.rounds)
-    targets = [t for t in TARGETS if t.name in args.targets]
+    default = ALL if args.saved else TARGETS
+    targets = [t for t in default if t.name in args.targets] if args.targets else list(default)
     missing: list[Target] = []
     if not args.saved:  # measured: the targets whose reference imports in this environment
         missing = [t for t in targets if not t.available()]

@@ -169,8 +169,8 @@ FULL = {
     "zoo models, two setups, both export modes",
     "tests/live/test_pt2e_nxp.py": "ExecuTorch's NXP class against the generated one on zoo "
     "models, and three of ExecuTorch's NXP tests swapped",
-    "tests/live/test_vendor_compare.py": "bcfg compare of ExecuTorch's Vulkan, Samsung, MediaTek "
-    "and NXP classes against the generated ones on the probe zoo, both export modes",
+    "tests/live/test_vendor_compare.py": "bcfg compare of ExecuTorch's Vulkan, Samsung, MediaTek, "
+    "NXP and Qualcomm classes against the generated ones on the probe zoo, both export modes",
     "tests/live/test_pt2e_qualcomm.py": "ExecuTorch's Qualcomm class against the generated one "
     "on zoo models, four setups, both export modes, and its QAT conv-bn tests swapped",
     "tests/live/test_pt2e_coreml.py": "ExecuTorch's Core ML class against the generated one on "
@@ -244,8 +244,9 @@ SECONDS = {
     "tests/live/test_pt2e_mediatek.py": 100,
     "tests/live/test_pt2e_vulkan.py": 95,
     "tests/live/test_pt2e_samsung.py": 70,
-    # four comparisons (Nov 29, at load 15: Vulkan, Samsung, NXP 3 to 4 min each, MediaTek 40)
-    "tests/live/test_vendor_compare.py": 3000,
+    # five comparisons (Nov 29, at load 15: Vulkan, Samsung, NXP 3 to 4 min each, MediaTek 40;
+    # Qualcomm 14 at load 16)
+    "tests/live/test_vendor_compare.py": 3900,
     "tests/live/test_pt2e_qualcomm.py": 980,  # alone at load 13 (Nov 29): two runs of a shipped file
     "tests/live/test_pt2e_coreml.py": 150,  # ExecuTorch's pattern graphs traced once: ~60 s
     "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports

@@ -26,8 +26,9 @@ from typing import Any
 KEY = "quantization_annotation"
 
 
+@functools.cache
 def _t() -> Any:
-    """torch, torchao's pt2e and its quantizer module (imported when first called)."""
+    """torch, torchao's pt2e and its quantizer module (imported when first called, once)."""
     import torch
     import torchao.quantization.pt2e as ao
     import torchao.quantization.pt2e.quantizer as q
@@ -67,8 +68,7 @@ def sym_spec(is_qat: bool, ch_axis: int | None = None, channels: bool = False, a
 
 def config(is_qat: bool) -> Any:
     """ExecuTorch's static_fc_qconfig (its static_qconfig's weight: ``axis0_weight``)."""
-    q = _t()[2]
-    return q.QuantizationConfig(act_spec(is_qat), act_spec(is_qat), sym_spec(is_qat), None)
+    return _t()[2].QuantizationConfig(act_spec(is_qat), act_spec(is_qat), sym_spec(is_qat), None)
 
 
 def bias_qparams(obs: list, out_channels: int | None = None) -> Any:

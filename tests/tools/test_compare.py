@@ -291,3 +291,70 @@ def test_torchaos_pattern_traces_are_made_once_a_run(monkeypatch) -> None:
     assert len(calls) == 8  # two graphs, both sides, each twice
     assert len(traces) <= 1  # traced once (or never: an earlier test of the process did)
     assert len({id(c) for c in calls}) == 8  # each call its own copy
+
+
+def _bias_qparams(obs):
+    """The int32 bias's qparams: the input's scale times the weight's, zero point 0."""
+    import torch
+
+    scale = obs[0].calculate_qparams()[0] * obs[1].calculate_qparams()[0]
+    return scale, torch.zeros_like(scale, dtype=torch.int64)
+
+
+def _derived_bias(fn):
+    """A hook giving each conv's bias a derived spec of ``fn`` (torchao's XNNPACK keeps it
+    float: a vendor's derived bias, as NXP's and Qualcomm's have)."""
+    import torch
+    from torchao.quantization.pt2e.quantizer import DerivedQuantizationSpec
+
+    def hook(model):
+        for n in model.graph.nodes:
+            qa = n.meta.get("quantization_annotation")
+            if qa is not None and "conv" in str(n.target) and len(n.args) > 2:
+                x, w, b = n.args[:3]
+                qa.input_qspec_map[b] = DerivedQuantizationSpec(
+                    derived_from=[(x, n), (w, n)], derive_qparams_fn=fn, dtype=torch.int32,
+                    quant_min=-(2**31) + 1, quant_max=2**31 - 1,
+                    qscheme=torch.per_channel_symmetric, ch_axis=0,
+                )  # fmt: skip
+
+    return hook
+
+
+def test_derive_functions_compare_by_what_they_compute_not_by_name(torchao_xnnpack) -> None:
+    """A vendor's bias function and a copy of it elsewhere (another module, another name: a
+    generated quantizer's, where the vendor's module imports its SDK) compare the same; a
+    function that computes otherwise differs, at the conv's bias only, both scales shown."""
+    import functools
+
+    copy = functools.partial(lambda obs, unused: _bias_qparams(obs), unused=None)
+
+    def doubled(obs):
+        return tuple(t * 2 if t.is_floating_point() else t for t in _bias_qparams(obs))
+
+    a, b, c = (
+        _Delegate.make(torchao_xnnpack, _derived_bias(fn)) for fn in (_bias_qparams, copy, doubled)
+    )
+    same = _compare(a, b, ["conv2d->relu"])
+    assert [g.status for g in same.graphs] == ["same"], same
+    differ = _compare(a, c, ["conv2d->relu"])
+    (d,) = differ.differing[0].diffs
+    la, lb = d.lines()
+    assert d.node == "conv2d" and len(la) == len(lb) == 1, (la, lb)
+    assert "derived from" in la[0] and "giving scale" in la[0] and la[0] != lb[0], (la, lb)
+
+
+def test_an_observer_bound_to_the_annotated_graph_compares_by_node_not_address() -> None:
+    """Qualcomm's cat: ``ConcatObserver.with_args(graph=..., node_name=...)``, the graph each
+    annotate's own copy; two annotates compare the same (not unstable), another node differs."""
+    import torch
+    from torchao.quantization.pt2e import MinMaxObserver
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    from generator.live.probe.annotations import canon_spec
+
+    def spec(node_name: str) -> QuantizationSpec:
+        ctr = MinMaxObserver.with_args(graph=torch.fx.Graph(), node_name=node_name)
+        return QuantizationSpec(dtype=torch.uint8, observer_or_fake_quant_ctr=ctr)
+
+    assert canon_spec(spec("cat")) == canon_spec(spec("cat")) != canon_spec(spec("cat_1"))

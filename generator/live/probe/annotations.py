@@ -6,7 +6,8 @@ order prepare_pt2e creates observers in) and its output spec. A spec becomes
 ``("qspec", dtype, quant_min, quant_max, qscheme, ch_axis, is_dynamic, ctr)``,
 where ``ctr`` is the observer or fake-quant constructor with its ``with_args``
 keywords (nested constructors included, floats exact); a shared spec names the
-node or edge it shares; fixed-qparams and derived specs likewise. Spec objects
+node or edge it shares; fixed-qparams and derived specs likewise, a derived
+spec's function by what it computes (``derives``). Spec objects
 are never compared by identity: torchao's config getter is cached, a generated
 quantizer's is not. (The PT2E tests' ``tests/live/pt2e_support.py`` has the
 same canonical form.)
@@ -58,6 +59,8 @@ def _canon_value(v: Any) -> Any:
         return str(v)
     if isinstance(v, float):
         return float.hex(v)
+    if isinstance(v, torch.fx.Graph):  # an observer bound to its node (Qualcomm's cat's)
+        return "the annotated graph"  # each annotate's copy of the graph: not by its address
     return repr(v)
 
 
@@ -89,7 +92,7 @@ def canon_spec(spec: Any) -> Any:
         return (
             "derived",
             refs,
-            _qual(spec.derive_qparams_fn),
+            derives(spec),
             *common,
             spec.ch_axis,
             spec.is_dynamic,
@@ -105,6 +108,75 @@ def canon_spec(spec: Any) -> Any:
             canon_ctr(spec.observer_or_fake_quant_ctr),
         )
     return ("unknown", type(spec).__name__)
+
+
+def derives(spec: Any) -> tuple:
+    """A derived spec's ``derive_qparams_fn`` by what it computes, not by where it lives (a
+    vendor's function and a generated quantizer's copy of it compute alike from different
+    modules): ``("computes", scale, zero point)``, each tensor as its dtype, shape, first
+    value and a digest of all its values, or ``("raises", its error's type)``, from the
+    observers ``prepare_pt2e`` would give the edges it derives from (their specs, shared ones
+    followed), each fed a fixed tensor of the edge's shape. ``("named", its bare name)``
+    where those observers cannot be made (an edge of no spec or shape)."""
+    import torch
+
+    fn = spec.derive_qparams_fn
+    observers = [_observer(e, i) for i, e in enumerate(spec.derived_from)]
+    if any(o is None for o in observers):
+        name = getattr(fn, "func", fn)
+        return ("named", getattr(name, "__qualname__", type(name).__name__))
+    try:
+        with torch.no_grad():
+            got = fn(observers)
+    except Exception as exc:  # noqa: BLE001  (the quantizer's own function: anything)
+        return ("raises", type(exc).__name__)
+    return ("computes", *(_tensor(t) for t in (got if isinstance(got, (tuple, list)) else [got])))
+
+
+def _observer(edge_or_node: Any, index: int) -> Any:
+    """The observer ``prepare_pt2e`` makes for an edge or node from its spec, fed a fixed
+    tensor of its shape (values that differ by element and by ``index``), or None."""
+    import torch
+    from torchao.quantization.pt2e.prepare import _create_obs_or_fq_from_qspec
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    at, spec = edge_or_node, None
+    for _ in range(100):  # a shared spec's chain, followed to a spec of its own
+        node = at[0] if isinstance(at, tuple) else at
+        qa = (at[1] if isinstance(at, tuple) else at).meta.get(KEY)
+        spec = qa and (qa.input_qspec_map.get(at[0]) if isinstance(at, tuple) else qa.output_qspec)
+        if not isinstance(spec, SharedQuantizationSpec):
+            break
+        at = spec.edge_or_node
+    val = getattr(node, "meta", {}).get("val")
+    if spec is None or not isinstance(val, torch.Tensor):
+        return None
+    try:
+        obs = _create_obs_or_fq_from_qspec(spec, {}, False)
+        shape = [s if isinstance(s, int) else 2 for s in val.shape]
+        n = max(1, int(torch.Size(shape).numel()))
+        data = torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + index) * (1.0 + 0.37 * index)
+        obs(data.reshape(shape))
+        return obs
+    except Exception:  # noqa: BLE001  (an observer of the quantizer's own: anything)
+        return None
+
+
+def _tensor(t: Any) -> Any:
+    """A derive function's scale or zero point as plain data (a digest of its values)."""
+    import hashlib
+
+    import torch
+
+    if not isinstance(t, torch.Tensor):
+        return repr(t)
+    values = t.detach().flatten().tolist()
+    text = ",".join(float.hex(float(v)) if t.is_floating_point() else str(v) for v in values)
+    first = (
+        (float.hex(float(values[0])) if t.is_floating_point() else values[0]) if values else None
+    )
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return (str(t.dtype), tuple(t.shape), first, digest)
 
 
 def dump(gm: Any) -> Dump:
@@ -199,8 +271,8 @@ def describe(spec: Any) -> str:
     if kind == "derived":
         refs = ", ".join(r[1] if r[0] == "node" else f"{r[1]}->{r[2]}" for r in spec[1])
         dtype, qmin, qmax, qscheme, axis, dyn = spec[3:9]
-        name = spec[2].rsplit(".", 1)[-1]
-        return f"derived from {refs} by {name}: {_range(dtype, qmin, qmax, qscheme, axis, dyn)}"
+        how = _derives(spec[2])
+        return f"derived from {refs}, {how}: {_range(dtype, qmin, qmax, qscheme, axis, dyn)}"
     if kind == "fixed":
         scale, zp, dtype, qmin, qmax, qscheme, dyn = spec[1:8]
         return (
@@ -209,6 +281,26 @@ def describe(spec: Any) -> str:
         )
     dtype, qmin, qmax, qscheme, axis, dyn, ctr = spec[1:8]
     return f"{_range(dtype, qmin, qmax, qscheme, axis, dyn)}, {_ctr(ctr)}"
+
+
+def _derives(how: tuple) -> str:
+    """What ``derives`` recorded, in words: the scale and zero point it gave (dtype, shape,
+    first value, digest), the error it raised, or its function's name."""
+    if how[0] == "named":
+        return f"by {how[1]}"
+    if how[0] == "raises":
+        return f"its function raising {how[1]}"
+    parts = []
+    for label, t in zip(("scale", "zero point"), how[1:]):
+        if isinstance(t, str):
+            parts.append(f"{label} {t}")
+            continue
+        dtype, shape, first, digest = t
+        value = _value(first) if isinstance(first, str) else str(first)
+        size = "x".join(map(str, shape))
+        parts.append(f"{label} {value}{', ...' if shape and size != '1' else ''} "
+                     f"({dtype.replace('torch.', '')}[{size}] #{digest[:8]})")  # fmt: skip
+    return "giving " + ", ".join(parts)
 
 
 def _range(dtype: str, qmin: Any, qmax: Any, qscheme: str, axis: Any, dyn: Any) -> str:
