@@ -79,6 +79,15 @@ class Target:
     # Whether the scale benchmark (benchmarks/pt2e_scale.py, its docs figures) times it:
     # not the vendor targets added after the last --docs run, until they are measured.
     bench: bool = True
+    # The size count (tests/reference/size.py): the reference's files under
+    # executorch/backends/, each counted whole, for a vendor quantizer reproduced whole (the
+    # others have a function of their own there); their code lines are the compass's
+    # reference figure (tests/reference/sizes.json: ``python -m tests.reference.size --write``).
+    counted: tuple[str, ...] = ()
+    # How it is proven beyond its recorded zoo: the shipped suites swapped and other
+    # comparisons, as the docs home page's compass of targets says (docs/hooks.py renders it
+    # from this registry; ``python docs/hooks.py --fill``).
+    proof: str = ""
 
     @property
     def exports_strict(self) -> bool:
@@ -308,28 +317,6 @@ def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
     return {name: (m.eval(), args) for name, m, args, qat in models() if not qat}
 
 
-# How each target is proven beyond its recorded zoo (tests/test_conformance.py, every PR): the
-# shipped suites swapped and other comparisons, as the docs home page's compass of targets
-# says (docs/hooks.py renders it from this registry; ``python docs/hooks.py --fill``).
-PROOF = {
-    "xnnpack": "torchao's PT2E zoo and edge cases",
-    "xnnpack_executorch": "its programs lowered and run in ExecuTorch's runtime, bit for bit",
-    "x86_inductor": "torchao's 73 tests of both classes, swapped",
-    "arm_inductor": "torchao's 73 tests of both classes, swapped",
-    "cortex_m": "ExecuTorch's 143 Cortex-M tests, swapped; CMSIS-NN programs byte for byte",
-    "arm_tosa": "ExecuTorch's 69 Arm quantizer tests, swapped",
-    "cadence": "ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
-    "vulkan": "WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
-    "neuropilot": "probe zoo: 390 of 390 graphs the same",
-    "enn": "probe zoo: 390 of 390 graphs the same",
-    "nxp": "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390 "
-    "graphs, 241 the same, 149 differ in the bias function's name only",
-    "qualcomm": "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed, "
-    "3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes",
-    "coreml": "ExecuTorch's 6 Core ML quantizer tests, generated class swapped in (6 passed; a "
-    "class annotating nothing fails 2)",
-}
-
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
 _TORCHAO_ARM = "torchao.quantization.pt2e.quantizer.arm_inductor_quantizer"
 _TORCHAO_XNNPACK = "torchao.testing.pt2e._xnnpack_quantizer"
@@ -340,6 +327,17 @@ _ET_CADENCE = "executorch.backends.cadence.aot.quantizer.quantizer"
 _ET_VULKAN = "executorch.backends.vulkan.quantizer.vulkan_quantizer"
 _ET_NXP = "executorch.backends.nxp.quantizer.neutron_quantizer"
 _ET_QNN = "executorch.backends.qualcomm.quantizer.quantizer"
+# Qualcomm's counted files: every file of backends/qualcomm/quantizer/ (its LPAI registry and
+# recipes included, which the spec does not reproduce: docs/guides/pt2e/qualcomm.md).
+_QNN_FILES = (
+    "quantizer rules validators registry_loader backend_opinfo_adapter conv_bn qconfig "
+    "custom_annotation quant_recipe annotators/__init__ annotators/htp_rules "
+    "annotators/lpai_rules observers/concat_observer observers/per_block_param_observer "
+    "observers/per_channel_param_observer"
+).split()
+_COREML_FILES = (
+    "__init__ coreml_quantizer _coreml_quantizer _coreml_quantizer_utils _annotation_config"
+).split()
 
 TARGETS = (
     Target(
@@ -349,6 +347,7 @@ TARGETS = (
         f"{_TORCHAO_XNNPACK}:get_symmetric_quantization_config",
         zoo="xnnpack_zoo",
         docs="xnnpack.md",
+        proof="torchao's PT2E zoo and edge cases",
     ),
     Target(
         "xnnpack_executorch",
@@ -360,6 +359,7 @@ TARGETS = (
         suites=("xnnpack",),
         docs="executorch.md",
         deploy="tests.live.executorch_support:lower_xnnpack",
+        proof="its programs lowered and run in ExecuTorch's runtime, bit for bit",
     ),
     Target(
         "x86_inductor",
@@ -369,6 +369,7 @@ TARGETS = (
         zoo="inductor_zoo",
         record_strict=True,
         docs="x86-inductor.md",
+        proof="torchao's 73 tests of both classes, swapped",
     ),
     Target(
         "arm_inductor",
@@ -378,6 +379,7 @@ TARGETS = (
         zoo="inductor_zoo",
         record_strict=True,
         docs="x86-inductor.md",
+        proof="torchao's 73 tests of both classes, swapped",
     ),
     Target(
         "cortex_m",
@@ -394,6 +396,7 @@ TARGETS = (
         suites=("cortex_m",),
         docs="cortex-m.md",
         hooks=("specs/hooks/cortex_m.py",),
+        proof="ExecuTorch's 143 Cortex-M tests, swapped; CMSIS-NN programs byte for byte",
     ),
     Target(
         "arm_tosa",
@@ -411,6 +414,7 @@ TARGETS = (
         suites=("arm", "arm_ops"),
         docs="arm-tosa.md",
         hooks=("specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"),
+        proof="ExecuTorch's 69 Arm quantizer tests, swapped",
     ),
     Target(
         "cadence",
@@ -427,6 +431,7 @@ TARGETS = (
         suites=("cadence",),
         docs="cadence.md",
         hooks=("specs/hooks/cadence.py",),
+        proof="ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
     ),
     Target(
         "vulkan",
@@ -438,6 +443,11 @@ TARGETS = (
         suites=("vulkan",),
         docs="vulkan.md",
         bench=False,
+        counted=(
+            "vulkan/quantizer/vulkan_quantizer.py",
+            "vulkan/quantizer/vulkan_quantizer_utils.py",
+        ),
+        proof="WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "neuropilot",
@@ -450,6 +460,10 @@ TARGETS = (
         hooks=("specs/hooks/mediatek.py",),
         before="_mediatek_package",
         bench=False,
+        counted=tuple(
+            f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")
+        ),
+        proof="probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "coreml",
@@ -462,6 +476,11 @@ TARGETS = (
         suites=("coreml",),
         docs="coreml.md",
         hooks=("specs/hooks/coreml.py",),
+        counted=tuple(f"apple/coreml/quantizer/{f}.py" for f in _COREML_FILES),
+        proof=(
+            "ExecuTorch's 6 Core ML quantizer tests, generated class swapped in (6 "
+            "passed; a class annotating nothing fails 2)"
+        ),
     ),
     Target(
         "enn",
@@ -473,6 +492,10 @@ TARGETS = (
         docs="samsung.md",
         hooks=("specs/hooks/samsung.py",),
         bench=False,
+        counted=tuple(
+            f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")
+        ),
+        proof="probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "nxp",
@@ -488,6 +511,11 @@ TARGETS = (
         hooks=("specs/hooks/nxp.py",),
         before="_nxp_sdk",
         bench=False,
+        counted=tuple(f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")),
+        proof=(
+            "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390"
+            " graphs, 241 the same, 149 differ in the bias function's name only"
+        ),
     ),
     Target(
         "qualcomm",
@@ -502,6 +530,11 @@ TARGETS = (
         hooks=("specs/hooks/qualcomm.py",),
         before="_no_qnn_sdk",
         bench=False,
+        counted=tuple(f"qualcomm/quantizer/{f}.py" for f in _QNN_FILES),
+        proof=(
+            "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed,"
+            " 3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes"
+        ),
     ),
 )
 BY_NAME = {t.name: t for t in TARGETS}

@@ -91,22 +91,36 @@ import time
 from collections import Counter
 from pathlib import Path
 
-SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
-CORTEX_M_SWAP = "generated.cortex_m_quantizer:CortexMQuantizer"
+from tests.live.executorch_swap import RENAMED
+from tests.targets import TARGETS as REGISTRY
+
+# What a suite's swapped side puts in place by default: the row's generated class, or its
+# module where several classes (Arm's three) or a family (Cadence's) are replaced together.
+DEFAULT_SWAP = {
+    t.suites[0]: (
+        f"generated.{t.name}_quantizer"
+        if len(t.swap[1]) > 1 or t.suites[0] in RENAMED
+        else f"generated.{t.name}_quantizer:{t.generated}"
+    )
+    for t in REGISTRY
+    if t.swap and t.suites
+}
+SWAP = DEFAULT_SWAP["xnnpack"]
+CORTEX_M_SWAP = DEFAULT_SWAP["cortex_m"]
 # A module: its TOSAQuantizer, EthosUQuantizer and VgfQuantizer replace ExecuTorch's.
-ARM_SWAP = "generated.arm_tosa_quantizer"
-CADENCE_SWAP = "generated.cadence_quantizer"
+ARM_SWAP = DEFAULT_SWAP["arm"]
+CADENCE_SWAP = DEFAULT_SWAP["cadence"]
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 # The one test that builds ExecuTorch's VulkanQuantizer on CPU (under backends/).
-VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
+VULKAN_SWAP = DEFAULT_SWAP["vulkan"]
 VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
-NXP_SWAP = "generated.nxp_quantizer:NeutronQuantizer"
+NXP_SWAP = DEFAULT_SWAP["nxp"]
 # ExecuTorch's Core ML quantizer test (under backends/; coremltools' native library is not
 # needed by the quantizer, and the tests use none of it).
-COREML_SWAP = "generated.coreml_quantizer:CoreMLQuantizer"
+COREML_SWAP = DEFAULT_SWAP["coreml"]
 COREML_FILES = ["apple/coreml/test/test_coreml_quantizer.py"]
 NXP_NOTHING = "tests.live.executorch_swap:NeutronAnnotatesNothing"
-QUALCOMM_SWAP = "generated.qualcomm_quantizer:QnnQuantizer"
+QUALCOMM_SWAP = DEFAULT_SWAP["qualcomm"]
 QUALCOMM_NOTHING = "tests.live.executorch_swap:QnnAnnotatesNothing"
 # Under backends/qualcomm/tests: the tests that run on CPU without the QNN SDK.
 QUALCOMM_FILES = ("test_conv_bn_qat.py", "test_passes.py")
@@ -133,11 +147,10 @@ ARM_FILES = (
 ).split()
 # The TOSA INT op tests (-k tosa_INT) lower and run the TOSA reference model on CPU.
 ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
-# Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
-SUITE_TARGET = {
-    "cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence", "nxp": "nxp",
-}  # fmt: skip
-SUITE_TARGET |= {"vulkan": "vulkan", "qualcomm": "qualcomm", "coreml": "coreml"}  # this env (paths)
+# Which classes a suite replaces (a row of executorch_swap.TARGETS: the registry's row whose
+# ``suites`` name it, under its first suite's name), and its pytest options. XNNPACK's suites
+# (quantizer, ops, all) are the default's.
+SUITE_TARGET = {s: t.suites[0] for t in REGISTRY for s in t.suites if t.suites[0] != "xnnpack"}
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -283,11 +296,7 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default="all",
-        choices=[
-            *("quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan", "nxp"),
-            "qualcomm",
-            "coreml",
-        ],
+        choices=["quantizer", "ops", "all", *SUITE_TARGET],
     )
     parser.add_argument(
         "--swap",
@@ -328,11 +337,7 @@ def main(argv: list[str]) -> int:
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
-    default = {
-        "cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP, "nxp": NXP_SWAP,
-        "vulkan": VULKAN_SWAP, "qualcomm": QUALCOMM_SWAP, "coreml": COREML_SWAP,
-    }.get(target, SWAP)  # fmt: skip
-    swap = args.swap or args.swap_module or default
+    swap = args.swap or args.swap_module or DEFAULT_SWAP[target]
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
         from .envs import TARGET_ENV

@@ -59,17 +59,10 @@ BEFORE = {t.suites[0]: t for t in REGISTRY if t.swap and t.before}
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
 # takes the defining module's name for the run, as that module's attribute now holds it.
 RENAMED = {"cadence"}
-# The stages whose run says a test quantized: target -> (module, class) patched by Recorder.
-STAGES = {
-    "xnnpack": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "cortex_m": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "arm": ("executorch.backends.arm.test.tester.quantize", "ArmQuantize"),
-    "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "nxp": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "qualcomm": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "coreml": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-}
+# The stage whose run says a test quantized (patched by Recorder): ExecuTorch's test harness's
+# for every target (by ``TARGETS``' key) but Arm, whose tester has a stage of its own.
+STAGES = dict.fromkeys(TARGETS, ("executorch.backends.test.harness.stages.quantize", "Quantize"))
+STAGES["arm"] = ("executorch.backends.arm.test.tester.quantize", "ArmQuantize")
 
 
 def pytest_addoption(parser: Any) -> None:
