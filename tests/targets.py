@@ -128,8 +128,7 @@ class Target:
         return globals()[self.zoo]()
 
     def available(self) -> bool:
-        """Whether the reference imports here (the Arm and Cadence ones only in their
-        environments)."""
+        """Whether the reference imports here (the Arm ones only in their environment)."""
         try:
             self.reference_class()
             self.generated_class("generated")
@@ -423,7 +422,6 @@ TARGETS = (
         "",
         stands_in="generated.cadence_quantizer:CadenceDefaultQuantizer",
         setup="_no_config",
-        env="cadence",
         fresh=True,
         strict=True,
         zoo="cadence_zoo",

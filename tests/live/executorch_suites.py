@@ -1,8 +1,12 @@
 """ExecuTorch's own XNNPACK and Cortex-M tests, original against swapped, test by test.
 
-    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m|arm|arm_ops|cadence]
+    python -m tests.live.executorch_suites [quantizer|ops|all|SUITE]
         [--swap module:Class | --swap-module MODULE] [--tree DIR]
         [--original FILE] [--swapped FILE] [--save DIR] [--runxfail]
+    python -m tests.live.executorch_suites --full-tier
+
+(SUITE: a suite a row of tests/targets.py names: cortex_m, arm, arm_ops, cadence,
+vulkan, coreml, nxp, qualcomm; ``--full-tier`` lists those `.ci/full --suites` runs)
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
 57 tests) and the op tests that may quantize through the ``Tester``
@@ -31,9 +35,10 @@ cannot hide behind a non-strict xfail.
 ``backends/cadence/aot/tests``) with its Cadence classes and with the
 generated family (``--swap`` a module: every class and ``qconfig_*`` object of
 ExecuTorch's ``cadence/aot/quantizer/quantizer.py`` that the module's
-``__all__`` names, replaced together), in the environment of
-``tests/live/envs.py``'s ``CADENCE`` (Python 3.12: the tests import
-``typing.override``); about 7 minutes a run.
+``__all__`` names, replaced together), in the project's environment: its
+fusion files import ``typing.override`` (Python 3.12), which
+``tests/live/typing_backport.py`` gives Python 3.11 (``typing_extensions``'
+backport, loaded as a plugin before collection); about 7 minutes a run.
 
 ``arm`` runs ExecuTorch's Arm quantizer tests (``ARM_FILES`` under
 ``backends/arm/test``: ``quantizer/`` but ``test_selective_quantization.py``,
@@ -151,6 +156,13 @@ ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax
 # ``suites`` name it, under its first suite's name), and its pytest options. XNNPACK's suites
 # (quantizer, ops, all) are the default's.
 SUITE_TARGET = {s: t.suites[0] for t in REGISTRY for s in t.suites if t.suites[0] != "xnnpack"}
+# The suites `.ci/full --suites` runs (``python -m tests.live.executorch_suites --full-tier``
+# lists them): XNNPACK's quantizer tests and every registry row's suites but the on-demand
+# Arm op tests (and XNNPACK's op tests, 25 minutes a run).
+FULL_TIER = ["quantizer", *(s for s in SUITE_TARGET if s != "arm_ops")]
+# Plugins a suite's runs load: Cadence's tests import typing.override (Python 3.12), which
+# tests/live/typing_backport.py gives Python 3.11 (typing_extensions' backport).
+SUITE_PLUGINS = {"cadence": ("-p", "tests.live.typing_backport")}
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -186,18 +198,18 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
+    """The test files of ``suite`` in the environment of ``python`` (None: this one)."""
     if suite in ("vulkan", "coreml"):
         files = VULKAN_FILES if suite == "vulkan" else COREML_FILES
         return [str(installed() / "backends" / name) for name in files]
-    if suite in ("nxp", "qualcomm"):  # the project's environment
-        files = NXP_FILES if suite == "nxp" else QUALCOMM_FILES
-        return [str(tests_dir(python, suite) / name) for name in files]
     if suite in SUITE_TARGET:
-        assert python is not None
         root = tests_dir(python, SUITE_TARGET[suite])
         if suite == "arm_ops":
             return [str(root / "ops" / f"test_{name}.py") for name in ARM_OP_FILES]
-        files = {"cortex_m": CORTEX_M_FILES, "arm": ARM_FILES, "cadence": CADENCE_FILES}[suite]
+        files = {
+            "cortex_m": CORTEX_M_FILES, "arm": ARM_FILES, "cadence": CADENCE_FILES,
+            "nxp": NXP_FILES, "qualcomm": QUALCOMM_FILES,
+        }[suite]  # fmt: skip
         return [str(root / name) for name in files]
     root = tests_dir(None, "xnnpack")
     if suite == "quantizer":
@@ -318,6 +330,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--full-tier"]:  # the suites .ci/full --suites runs, one a line
+        print("\n".join(FULL_TIER))
+        return 0
     parser = _parser()
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
@@ -331,9 +346,10 @@ def main(argv: list[str]) -> int:
     target = SUITE_TARGET.get(args.suite, "xnnpack")
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
-    if args.suite in ("vulkan", "qualcomm", "coreml"):  # this checkout's settings and plugin
+    if args.suite in ("vulkan", "qualcomm", "coreml", "cadence"):  # this checkout's settings
         here = Path(__file__).resolve().parents[2]
         extra += ("-c", str(here / "pyproject.toml"), "--rootdir", str(here))
+    extra += SUITE_PLUGINS.get(args.suite, ())
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
