@@ -167,14 +167,14 @@ class Recorder:
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
         self.quantized = False
         yield
-        key = item.nodeid.split("site-packages/")[-1]
+        key = _key(item.nodeid, item.location[0])
         self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})[
             "quantizes"
         ] = self.quantized
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: Any) -> None:
-        key = report.nodeid.split("site-packages/")[-1]
+        key = _key(report.nodeid, report.location[0])
         entry = self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})
         if report.when == "call" or report.outcome != "passed":
             if report.outcome != "passed" or entry["outcome"] == "passed":
@@ -189,6 +189,14 @@ class Recorder:
     def pytest_sessionfinish(self, session: Any) -> None:
         with open(self.path, "w") as f:
             json.dump(dict(sorted(self.outcomes.items())), f, indent=1)
+
+
+def _key(nodeid: str, where: str) -> str:
+    """A test's name in the outcome files: its file under site-packages and its name in the
+    file. From the test's location, not its node id, whose path is empty when the file is
+    outside the rootdir (a worktree whose venv lies in another checkout)."""
+    name = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+    return f"{where.split('site-packages/')[-1]}::{name}"
 
 
 @pytest.hookimpl(tryfirst=True)
