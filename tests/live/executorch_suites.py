@@ -152,6 +152,17 @@ ARM_FILES = (
 ).split()
 # The TOSA INT op tests (-k tosa_INT) lower and run the TOSA reference model on CPU.
 ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
+# Each suite's test files under executorch/backends/ (a new row's suite: its entry here).
+SUITE_FILES: dict[str, list[str]] = {
+    "cortex_m": [f"cortex_m/test/{name}" for name in CORTEX_M_FILES],
+    "arm": [f"arm/test/{name}" for name in ARM_FILES],
+    "arm_ops": [f"arm/test/ops/test_{name}.py" for name in ARM_OP_FILES],
+    "cadence": [f"cadence/aot/tests/{name}" for name in CADENCE_FILES],
+    "nxp": [f"nxp/tests/{name}" for name in NXP_FILES],
+    "qualcomm": [f"qualcomm/tests/{name}" for name in QUALCOMM_FILES],
+    "vulkan": VULKAN_FILES,
+    "coreml": COREML_FILES,
+}
 # Which classes a suite replaces (a row of executorch_swap.TARGETS: the registry's row whose
 # ``suites`` name it, under its first suite's name), and its pytest options. XNNPACK's suites
 # (quantizer, ops, all) are the default's.
@@ -199,18 +210,8 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
     """The test files of ``suite`` in the environment of ``python`` (None: this one)."""
-    if suite in ("vulkan", "coreml"):
-        files = VULKAN_FILES if suite == "vulkan" else COREML_FILES
-        return [str(installed() / "backends" / name) for name in files]
-    if suite in SUITE_TARGET:
-        root = tests_dir(python, SUITE_TARGET[suite])
-        if suite == "arm_ops":
-            return [str(root / "ops" / f"test_{name}.py") for name in ARM_OP_FILES]
-        files = {
-            "cortex_m": CORTEX_M_FILES, "arm": ARM_FILES, "cadence": CADENCE_FILES,
-            "nxp": NXP_FILES, "qualcomm": QUALCOMM_FILES,
-        }[suite]  # fmt: skip
-        return [str(root / name) for name in files]
+    if suite in SUITE_FILES:
+        return [str(installed(python) / "backends" / name) for name in SUITE_FILES[suite]]
     root = tests_dir(None, "xnnpack")
     if suite == "quantizer":
         return [str(root / "quantizer")]

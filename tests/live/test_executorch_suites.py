@@ -163,9 +163,10 @@ def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
 
     from .envs import ARM as ARM_ENV
     from .envs import TARGET_ENV
-    from .executorch_suites import CADENCE_FILES, SUITE_PLUGINS, SUITE_TARGET, paths
+    from .executorch_suites import CADENCE_FILES, SUITE_FILES, SUITE_PLUGINS, SUITE_TARGET, paths
 
     assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV}
+    assert set(SUITE_FILES) == set(SUITE_TARGET)  # each registry row's suite has its files
     # The others (Cadence's, NXP's, Vulkan's: WebGPU's linear test, Qualcomm's, Core ML's, a
     # new target's) run in the project's environment (Cadence's with typing.override's
     # backport, NXP's SDK replaced by tests/live/nxp_sdk.py; Qualcomm's with QNN_SDK_ROOT
