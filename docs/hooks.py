@@ -40,7 +40,11 @@ What the hooks do, each so that a page cannot drift from what it documents:
   a symlink that leads out; for ``error``, outside tests/errors) fails the
   build: the published site shows only the repository's files.
 
-  ``error``, ``key-table`` and ``compass`` markers are also filled in the files (``fill``:
+  - ``<!-- bcfg:session NAME -->``: a shell session whose figures count the specs and the
+    support matrix's files (``SESSIONS``: ``bcfg fmt``'s, ``bcfg docs``'), so that a new
+    target changes no page by hand.
+
+  ``error``, ``key-table``, ``compass`` and ``session`` markers are also filled in the files (``fill``:
   ``python docs/hooks.py --fill``), their content up to ``<!-- bcfg:end KIND
   NAME -->``, so that the raw Markdown (GitHub, the repository) shows it too;
   the build drops what a file holds there and renders it afresh, and
@@ -473,7 +477,7 @@ def compass_markdown() -> str:
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     from tests.reference.size import SIZES, target_lines
-    from tests.targets import PROOF, TARGETS
+    from tests.targets import TARGETS
 
     theirs = json.loads(SIZES.read_text(encoding="utf-8"))
     out = [
@@ -483,8 +487,8 @@ def compass_markdown() -> str:
     for t in TARGETS:
         zoo = len(list((REPO / "tests" / "recordings" / t.name).glob("*.pt2")))
         proof = f"zoo of {zoo} models, node by node, every PR"
-        if PROOF.get(t.name):
-            proof += f"; {PROOF[t.name]}"
+        if t.proof:
+            proof += f"; {t.proof}"
         ours = target_lines(t.name)
         ref = theirs.get(t.name)
         link = f"[`{t.generated}`](guides/pt2e/{t.docs})" if t.docs else f"`{t.generated}`"
@@ -501,11 +505,60 @@ def compass_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- sessions
+
+# Shell sessions whose figures count the repository's specs and the support matrix's pages:
+# ``<!-- bcfg:session NAME -->`` renders the console block, its counts from ``figures()``,
+# so that a new target (a spec, its page) changes no page by hand. tests/docs/test_pages.py
+# replays each as the page shows it.
+SESSIONS = {
+    "fmt": (
+        "$ bcfg fmt --check specs/",
+        "would reformat specs/my_backend.bcfg",
+        "bcfg fmt --check: 1 of {specs} file(s) would be reformatted; run `bcfg fmt`",
+        "$ bcfg fmt",
+        "reformatted specs/my_backend.bcfg",
+        "bcfg fmt: 1 file(s) reformatted, {specs_but_one} unchanged",
+    ),
+    "docs": (
+        "$ bcfg docs",
+        "wrote docs/README.md",
+        "...",
+        "bcfg docs: {backends} backend(s), {pt2e_only} PT2E-only target(s), {files} file(s) in "
+        "docs/, {files} written, 0 removed",
+    ),
+}
+FX_FALSE = re.compile(r"^\s*fx: false\b", re.M)  # a PT2E-only target's quantizer says it
+
+
+def figures() -> dict[str, int]:
+    """The repository's counts the sessions show: its specs (``specs/*.bcfg``), the
+    PT2E-only targets among them (``fx: false``), and the support matrix's files in docs/
+    (README.md, index.html, a page a backend or target), the FX backends the rest."""
+    specs = sorted((REPO / "specs").rglob("*.bcfg"))
+    pt2e_only = sum(bool(FX_FALSE.search(p.read_text(encoding="utf-8"))) for p in specs)
+    files = len(_generated(REPO / "docs"))
+    return {
+        "specs": len(specs),
+        "specs_but_one": len(specs) - 1,
+        "pt2e_only": pt2e_only,
+        "files": files,
+        "backends": files - 2 - pt2e_only,
+    }
+
+
+def session_markdown(name: str) -> str:
+    if name not in SESSIONS:
+        raise PluginError(f"<!-- bcfg:session {name} -->: no session {name!r} in docs/hooks.py")
+    lines = "\n".join(SESSIONS[name]).format(**figures())
+    return f"```console\n{lines}\n```\n"
+
+
 # --------------------------------------------------------------------------- filled markers
 
-FILLED_KINDS = ("error", "key-table", "compass")  # markers whose content the files hold
+FILLED_KINDS = ("error", "key-table", "compass", "session")  # markers whose content the files hold
 FILLED = re.compile(
-    r"^(<!-- bcfg:(error|key-table|compass) (\S+) -->)\n.*?^<!-- bcfg:end \2 \3 -->$\n?",
+    r"^(<!-- bcfg:(error|key-table|compass|session) (\S+) -->)\n.*?^<!-- bcfg:end \2 \3 -->$\n?",
     re.M | re.S,
 )
 
@@ -520,6 +573,8 @@ def _rendered(kind: str, arg: str) -> str:
         return error_markdown(arg)
     if kind == "compass":
         return compass_markdown()
+    if kind == "session":
+        return session_markdown(arg)
     from generator.emit.docs import pt2e_key_markdown
 
     return pt2e_key_markdown(arg)
@@ -585,6 +640,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
             return scale_markdown(arg, uri)
         if kind == "compass" and arg == "targets" and uri == "index.md":
             return compass_markdown()
+        if kind == "session" and arg:
+            return session_markdown(arg)
         if kind == "key-table" and arg in ("pattern", "quantizer"):
             from generator.emit.docs import pt2e_key_markdown
 

@@ -79,6 +79,15 @@ class Target:
     # Whether the scale benchmark (benchmarks/pt2e_scale.py, its docs figures) times it:
     # not the vendor targets added after the last --docs run, until they are measured.
     bench: bool = True
+    # The size count (tests/reference/size.py): the reference's files under
+    # executorch/backends/, each counted whole, for a vendor quantizer reproduced whole (the
+    # others have a function of their own there); their code lines are the compass's
+    # reference figure (tests/reference/sizes.json: ``python -m tests.reference.size --write``).
+    counted: tuple[str, ...] = ()
+    # How it is proven beyond its recorded zoo: the shipped suites swapped and other
+    # comparisons, as the docs home page's compass of targets says (docs/hooks.py renders it
+    # from this registry; ``python docs/hooks.py --fill``).
+    proof: str = ""
 
     @property
     def exports_strict(self) -> bool:
@@ -119,8 +128,7 @@ class Target:
         return globals()[self.zoo]()
 
     def available(self) -> bool:
-        """Whether the reference imports here (the Arm and Cadence ones only in their
-        environments)."""
+        """Whether the reference imports here (the Arm ones only in their environment)."""
         try:
             self.reference_class()
             self.generated_class("generated")
@@ -308,28 +316,6 @@ def nxp_zoo() -> dict[str, tuple[Any, tuple]]:
     return {name: (m.eval(), args) for name, m, args, qat in models() if not qat}
 
 
-# How each target is proven beyond its recorded zoo (tests/test_conformance.py, every PR): the
-# shipped suites swapped and other comparisons, as the docs home page's compass of targets
-# says (docs/hooks.py renders it from this registry; ``python docs/hooks.py --fill``).
-PROOF = {
-    "xnnpack": "torchao's PT2E zoo and edge cases",
-    "xnnpack_executorch": "its programs lowered and run in ExecuTorch's runtime, bit for bit",
-    "x86_inductor": "torchao's 73 tests of both classes, swapped",
-    "arm_inductor": "torchao's 73 tests of both classes, swapped",
-    "cortex_m": "ExecuTorch's 143 Cortex-M tests, swapped; CMSIS-NN programs byte for byte",
-    "arm_tosa": "ExecuTorch's 69 Arm quantizer tests, swapped",
-    "cadence": "ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
-    "vulkan": "WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
-    "neuropilot": "probe zoo: 390 of 390 graphs the same",
-    "enn": "probe zoo: 390 of 390 graphs the same",
-    "nxp": "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390 of "
-    "390 graphs the same",
-    "qualcomm": "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed, "
-    "3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes",
-    "coreml": "ExecuTorch's 6 Core ML quantizer tests, generated class swapped in (6 passed; a "
-    "class annotating nothing fails 2)",
-}
-
 _TORCHAO_X86 = "torchao.quantization.pt2e.quantizer.x86_inductor_quantizer"
 _TORCHAO_ARM = "torchao.quantization.pt2e.quantizer.arm_inductor_quantizer"
 _TORCHAO_XNNPACK = "torchao.testing.pt2e._xnnpack_quantizer"
@@ -340,6 +326,17 @@ _ET_CADENCE = "executorch.backends.cadence.aot.quantizer.quantizer"
 _ET_VULKAN = "executorch.backends.vulkan.quantizer.vulkan_quantizer"
 _ET_NXP = "executorch.backends.nxp.quantizer.neutron_quantizer"
 _ET_QNN = "executorch.backends.qualcomm.quantizer.quantizer"
+# Qualcomm's counted files: every file of backends/qualcomm/quantizer/ (its LPAI registry and
+# recipes included, which the spec does not reproduce: docs/guides/pt2e/qualcomm.md).
+_QNN_FILES = (
+    "quantizer rules validators registry_loader backend_opinfo_adapter conv_bn qconfig "
+    "custom_annotation quant_recipe annotators/__init__ annotators/htp_rules "
+    "annotators/lpai_rules observers/concat_observer observers/per_block_param_observer "
+    "observers/per_channel_param_observer"
+).split()
+_COREML_FILES = (
+    "__init__ coreml_quantizer _coreml_quantizer _coreml_quantizer_utils _annotation_config"
+).split()
 
 TARGETS = (
     Target(
@@ -349,6 +346,7 @@ TARGETS = (
         f"{_TORCHAO_XNNPACK}:get_symmetric_quantization_config",
         zoo="xnnpack_zoo",
         docs="xnnpack.md",
+        proof="torchao's PT2E zoo and edge cases",
     ),
     Target(
         "xnnpack_executorch",
@@ -360,6 +358,7 @@ TARGETS = (
         suites=("xnnpack",),
         docs="executorch.md",
         deploy="tests.live.executorch_support:lower_xnnpack",
+        proof="its programs lowered and run in ExecuTorch's runtime, bit for bit",
     ),
     Target(
         "x86_inductor",
@@ -369,6 +368,7 @@ TARGETS = (
         zoo="inductor_zoo",
         record_strict=True,
         docs="x86-inductor.md",
+        proof="torchao's 73 tests of both classes, swapped",
     ),
     Target(
         "arm_inductor",
@@ -378,6 +378,7 @@ TARGETS = (
         zoo="inductor_zoo",
         record_strict=True,
         docs="x86-inductor.md",
+        proof="torchao's 73 tests of both classes, swapped",
     ),
     Target(
         "cortex_m",
@@ -394,6 +395,7 @@ TARGETS = (
         suites=("cortex_m",),
         docs="cortex-m.md",
         hooks=("specs/hooks/cortex_m.py",),
+        proof="ExecuTorch's 143 Cortex-M tests, swapped; CMSIS-NN programs byte for byte",
     ),
     Target(
         "arm_tosa",
@@ -411,6 +413,7 @@ TARGETS = (
         suites=("arm", "arm_ops"),
         docs="arm-tosa.md",
         hooks=("specs/hooks/arm.py", "specs/hooks/arm_quantizer.py"),
+        proof="ExecuTorch's 69 Arm quantizer tests, swapped",
     ),
     Target(
         "cadence",
@@ -419,7 +422,6 @@ TARGETS = (
         "",
         stands_in="generated.cadence_quantizer:CadenceDefaultQuantizer",
         setup="_no_config",
-        env="cadence",
         fresh=True,
         strict=True,
         zoo="cadence_zoo",
@@ -427,6 +429,7 @@ TARGETS = (
         suites=("cadence",),
         docs="cadence.md",
         hooks=("specs/hooks/cadence.py",),
+        proof="ExecuTorch's 88 Cadence quantizer and fusion tests, swapped",
     ),
     Target(
         "vulkan",
@@ -438,6 +441,11 @@ TARGETS = (
         suites=("vulkan",),
         docs="vulkan.md",
         bench=False,
+        counted=(
+            "vulkan/quantizer/vulkan_quantizer.py",
+            "vulkan/quantizer/vulkan_quantizer_utils.py",
+        ),
+        proof="WebGPU's 4-bit linear test, swapped; probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "neuropilot",
@@ -450,6 +458,10 @@ TARGETS = (
         hooks=("specs/hooks/mediatek.py",),
         before="_mediatek_package",
         bench=False,
+        counted=tuple(
+            f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")
+        ),
+        proof="probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "coreml",
@@ -462,6 +474,11 @@ TARGETS = (
         suites=("coreml",),
         docs="coreml.md",
         hooks=("specs/hooks/coreml.py",),
+        counted=tuple(f"apple/coreml/quantizer/{f}.py" for f in _COREML_FILES),
+        proof=(
+            "ExecuTorch's 6 Core ML quantizer tests, generated class swapped in (6 "
+            "passed; a class annotating nothing fails 2)"
+        ),
     ),
     Target(
         "enn",
@@ -473,6 +490,10 @@ TARGETS = (
         docs="samsung.md",
         hooks=("specs/hooks/samsung.py",),
         bench=False,
+        counted=tuple(
+            f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")
+        ),
+        proof="probe zoo: 390 of 390 graphs the same",
     ),
     Target(
         "nxp",
@@ -491,6 +512,11 @@ TARGETS = (
         # measured (docs/contributing/benchmarks.md) but not at every size: its annotate, as
         # ExecuTorch's, grows as nodes^2 and runs over the limit from 4k nodes (cat); no 16k run
         bench=False,
+        counted=tuple(f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")),
+        proof=(
+            "28 of ExecuTorch's NXP tests, swapped (20 passed, 8 skipped); probe zoo: 390"
+            " of 390 graphs the same"
+        ),
     ),
     Target(
         "qualcomm",
@@ -505,6 +531,12 @@ TARGETS = (
         hooks=("specs/hooks/qualcomm.py",),
         before="_no_qnn_sdk",
         bench=False,  # measured at every size but the cat model's 16k (docs: benchmarks.md)
+        counted=tuple(f"qualcomm/quantizer/{f}.py" for f in _QNN_FILES),
+        proof=(
+            "ExecuTorch's 38 Qualcomm tests that run without the SDK, swapped (34 passed,"
+            " 3 skipped, 1 failed both ways); zoo under the eight QuantDtype schemes;"
+            " probe zoo: 390 of 390 graphs the same"
+        ),
     ),
 )
 BY_NAME = {t.name: t for t in TARGETS}

@@ -236,3 +236,34 @@ def test_the_home_pages_compass_is_the_registrys(hooks, monkeypatch):
     real = size.target_lines
     monkeypatch.setattr(size, "target_lines", lambda name: real(name) + (name == "vulkan"))
     assert hooks.filled(home) != home  # a spec's new line makes the page's copy stale
+
+
+def test_the_sessions_count_the_specs_and_the_matrix_pages(hooks, monkeypatch, tmp_path):
+    """``<!-- bcfg:session NAME -->`` (bcfg fmt's and bcfg docs' sessions) counts the
+    repository's specs and the support matrix's files: a new PT2E-only target (its spec and
+    its page) makes both pages stale, with no figure written by hand (tests/docs/test_pages.py
+    replays them against bcfg)."""
+    import shutil
+
+    for name in ("specs", "docs"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    monkeypatch.setattr(hooks, "REPO", tmp_path)
+    before = hooks.figures()
+    pages = {
+        p: (REPO / "docs" / p).read_text(encoding="utf-8")
+        for p in ("reference/fmt.md", "guides/support-matrix.md")
+    }
+    assert all(hooks.filled(text) == text for text in pages.values())
+    (tmp_path / "specs" / "new.bcfg").write_text("quantizer new {\n    fx: false\n}\n")
+    page = tmp_path / "docs" / "backends" / "new.md"
+    page.write_text((tmp_path / "docs" / "backends" / "vulkan.md").read_text(encoding="utf-8"))
+    after = hooks.figures()
+    assert after == {
+        **before,
+        "specs": before["specs"] + 1,
+        "specs_but_one": before["specs"],
+        "pt2e_only": before["pt2e_only"] + 1,
+        "files": before["files"] + 1,
+    }
+    assert f"{after['pt2e_only']} PT2E-only target(s)" in hooks.session_markdown("docs")
+    assert all(hooks.filled(text) != text for text in pages.values())

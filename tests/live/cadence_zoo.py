@@ -11,7 +11,7 @@ differs (node by node, right after ``annotate``; the int32 bias's derive
 function compared by role, not name), whether the converted outputs are
 equal, and how many nodes each annotated. The exit status is 1 if anything
 differs. It needs ExecuTorch's Cadence quantizer (the project's environment
-imports it; so does ``tests/live/envs.py``'s ``CADENCE``).
+imports it).
 """
 
 from __future__ import annotations

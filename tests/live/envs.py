@@ -1,6 +1,6 @@
-"""The environments ExecuTorch's Arm, Cortex-M and Cadence quantizers run in, apart from the project's.
+"""The environment ExecuTorch's Arm and Cortex-M quantizers run in, apart from the project's.
 
-    python -m tests.live.envs {arm,cadence} [--create]
+    python -m tests.live.envs arm [--create]
 
 prints the environment's Python (and creates it with ``--create`` if it does
 not exist yet). Each lives under ``$BCFG_ENVS`` (default ``~/.cache/bcfg/envs``)
@@ -18,13 +18,11 @@ made once its ``probe`` imported (``.bcfg-ready`` then marks it). bcfg's
   cannot be reached, as there). About 4 minutes to make on 2 shared cores.
   CI's full tier makes it (``.ci/full``; the PR tier needs it not): there its tests
   fail, not skip, if it is missing.
-- ``CADENCE`` (``executorch-cadence``, Python 3.12): ExecuTorch's Cadence
-  tests need 3.12 (``backends/cadence/aot/fuse_ops.py`` imports
-  ``typing.override``; on 3.11 two of the three shipped test files fail to
-  collect), and no CPU build of torch 2.13.0 for Python 3.12 is on the package
-  index here: it gets the default torch 2.13.0 wheel (the CUDA build, about
-  5 GB, which runs on the CPU), torchao 0.18 and ``executorch==1.5.1``; pip
-  gives up on a stalled download at once rather than waiting minutes per retry.
+
+ExecuTorch's Cadence tests, which import ``typing.override`` (Python 3.12), run in
+the project's environment with ``tests/live/typing_backport.py`` (its backport):
+no environment of their own (it was Python 3.12 with a 5 GB CUDA build of torch,
+as no CPU build of torch 2.13.0 for 3.12 is on the package index here).
 """
 
 from __future__ import annotations
@@ -159,16 +157,7 @@ ARM = Env(
     "3.11",
     in_ci=True,
 )
-CADENCE = Env(
-    "executorch-cadence",
-    (
-        ("--retries", "0", "--timeout", "10", "torch==2.13.0", "torchao==0.18.*")
-        + ("executorch==1.5.1", "pytest", "expecttest"),
-    ),
-    "import typing; typing.override; import executorch.backends.cadence.aot.quantizer.quantizer",
-    "3.12",
-)
-ENVS = {env.key: env for env in (ARM, CADENCE)}
+ENVS = {env.key: env for env in (ARM,)}
 # Which environment a target's quantizer (a row of executorch_swap.TARGETS) imports in: the
 # registry's (tests/targets.py) ``env``, by the row's first suite.
 TARGET_ENV = {t.suites[0]: ENVS[t.env] for t in TARGETS if t.env and t.suites}

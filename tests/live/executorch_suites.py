@@ -1,8 +1,12 @@
 """ExecuTorch's own XNNPACK and Cortex-M tests, original against swapped, test by test.
 
-    python -m tests.live.executorch_suites [quantizer|ops|all|cortex_m|arm|arm_ops|cadence]
+    python -m tests.live.executorch_suites [quantizer|ops|all|SUITE]
         [--swap module:Class | --swap-module MODULE] [--tree DIR]
         [--original FILE] [--swapped FILE] [--save DIR] [--runxfail]
+    python -m tests.live.executorch_suites --full-tier
+
+(SUITE: a suite a row of tests/targets.py names: cortex_m, arm, arm_ops, cadence,
+vulkan, coreml, nxp, qualcomm; ``--full-tier`` lists those `.ci/full --suites` runs)
 
 runs ExecuTorch's XNNPACK quantizer tests (``backends/xnnpack/test/quantizer``,
 57 tests) and the op tests that may quantize through the ``Tester``
@@ -31,9 +35,10 @@ cannot hide behind a non-strict xfail.
 ``backends/cadence/aot/tests``) with its Cadence classes and with the
 generated family (``--swap`` a module: every class and ``qconfig_*`` object of
 ExecuTorch's ``cadence/aot/quantizer/quantizer.py`` that the module's
-``__all__`` names, replaced together), in the environment of
-``tests/live/envs.py``'s ``CADENCE`` (Python 3.12: the tests import
-``typing.override``); about 7 minutes a run.
+``__all__`` names, replaced together), in the project's environment: its
+fusion files import ``typing.override`` (Python 3.12), which
+``tests/live/typing_backport.py`` gives Python 3.11 (``typing_extensions``'
+backport, loaded as a plugin before collection); about 7 minutes a run.
 
 ``arm`` runs ExecuTorch's Arm quantizer tests (``ARM_FILES`` under
 ``backends/arm/test``: ``quantizer/`` but ``test_selective_quantization.py``,
@@ -91,22 +96,36 @@ import time
 from collections import Counter
 from pathlib import Path
 
-SWAP = "generated.xnnpack_executorch_quantizer:XnnpackExecutorchQuantizer"
-CORTEX_M_SWAP = "generated.cortex_m_quantizer:CortexMQuantizer"
+from tests.live.executorch_swap import RENAMED
+from tests.targets import TARGETS as REGISTRY
+
+# What a suite's swapped side puts in place by default: the row's generated class, or its
+# module where several classes (Arm's three) or a family (Cadence's) are replaced together.
+DEFAULT_SWAP = {
+    t.suites[0]: (
+        f"generated.{t.name}_quantizer"
+        if len(t.swap[1]) > 1 or t.suites[0] in RENAMED
+        else f"generated.{t.name}_quantizer:{t.generated}"
+    )
+    for t in REGISTRY
+    if t.swap and t.suites
+}
+SWAP = DEFAULT_SWAP["xnnpack"]
+CORTEX_M_SWAP = DEFAULT_SWAP["cortex_m"]
 # A module: its TOSAQuantizer, EthosUQuantizer and VgfQuantizer replace ExecuTorch's.
-ARM_SWAP = "generated.arm_tosa_quantizer"
-CADENCE_SWAP = "generated.cadence_quantizer"
+ARM_SWAP = DEFAULT_SWAP["arm"]
+CADENCE_SWAP = DEFAULT_SWAP["cadence"]
 CADENCE_NOTHING = "tests.live.executorch_swap:CadenceAnnotatesNothing"
 # The one test that builds ExecuTorch's VulkanQuantizer on CPU (under backends/).
-VULKAN_SWAP = "generated.vulkan_quantizer:VulkanQuantizer"
+VULKAN_SWAP = DEFAULT_SWAP["vulkan"]
 VULKAN_FILES = ["webgpu/test/ops/test_linear_qcs4w.py"]
-NXP_SWAP = "generated.nxp_quantizer:NeutronQuantizer"
+NXP_SWAP = DEFAULT_SWAP["nxp"]
 # ExecuTorch's Core ML quantizer test (under backends/; coremltools' native library is not
 # needed by the quantizer, and the tests use none of it).
-COREML_SWAP = "generated.coreml_quantizer:CoreMLQuantizer"
+COREML_SWAP = DEFAULT_SWAP["coreml"]
 COREML_FILES = ["apple/coreml/test/test_coreml_quantizer.py"]
 NXP_NOTHING = "tests.live.executorch_swap:NeutronAnnotatesNothing"
-QUALCOMM_SWAP = "generated.qualcomm_quantizer:QnnQuantizer"
+QUALCOMM_SWAP = DEFAULT_SWAP["qualcomm"]
 QUALCOMM_NOTHING = "tests.live.executorch_swap:QnnAnnotatesNothing"
 # Under backends/qualcomm/tests: the tests that run on CPU without the QNN SDK.
 QUALCOMM_FILES = ("test_conv_bn_qat.py", "test_passes.py")
@@ -133,11 +152,28 @@ ARM_FILES = (
 ).split()
 # The TOSA INT op tests (-k tosa_INT) lower and run the TOSA reference model on CPU.
 ARM_OP_FILES = "add mul cat conv2d linear avg_pool2d max_pool layer_norm softmax".split()
-# Which classes a suite replaces (a row of executorch_swap.TARGETS), and its pytest options.
-SUITE_TARGET = {
-    "cortex_m": "cortex_m", "arm": "arm", "arm_ops": "arm", "cadence": "cadence", "nxp": "nxp",
-}  # fmt: skip
-SUITE_TARGET |= {"vulkan": "vulkan", "qualcomm": "qualcomm", "coreml": "coreml"}  # this env (paths)
+# Each suite's test files under executorch/backends/ (a new row's suite: its entry here).
+SUITE_FILES: dict[str, list[str]] = {
+    "cortex_m": [f"cortex_m/test/{name}" for name in CORTEX_M_FILES],
+    "arm": [f"arm/test/{name}" for name in ARM_FILES],
+    "arm_ops": [f"arm/test/ops/test_{name}.py" for name in ARM_OP_FILES],
+    "cadence": [f"cadence/aot/tests/{name}" for name in CADENCE_FILES],
+    "nxp": [f"nxp/tests/{name}" for name in NXP_FILES],
+    "qualcomm": [f"qualcomm/tests/{name}" for name in QUALCOMM_FILES],
+    "vulkan": VULKAN_FILES,
+    "coreml": COREML_FILES,
+}
+# Which classes a suite replaces (a row of executorch_swap.TARGETS: the registry's row whose
+# ``suites`` name it, under its first suite's name), and its pytest options. XNNPACK's suites
+# (quantizer, ops, all) are the default's.
+SUITE_TARGET = {s: t.suites[0] for t in REGISTRY for s in t.suites if t.suites[0] != "xnnpack"}
+# The suites `.ci/full --suites` runs (``python -m tests.live.executorch_suites --full-tier``
+# lists them): XNNPACK's quantizer tests and every registry row's suites but the on-demand
+# Arm op tests (and XNNPACK's op tests, 25 minutes a run).
+FULL_TIER = ["quantizer", *(s for s in SUITE_TARGET if s != "arm_ops")]
+# Plugins a suite's runs load: Cadence's tests import typing.override (Python 3.12), which
+# tests/live/typing_backport.py gives Python 3.11 (typing_extensions' backport).
+SUITE_PLUGINS = {"cadence": ("-p", "tests.live.typing_backport")}
 SUITE_K = {
     "cortex_m": "not test_implementation and not runs_on_fvp",
     "arm": "not test_implementation",
@@ -173,19 +209,9 @@ def tests_dir(python: Path | None, backend: str) -> Path:
 
 
 def paths(suite: str, python: Path | None = None) -> list[str]:
-    if suite in ("vulkan", "coreml"):
-        files = VULKAN_FILES if suite == "vulkan" else COREML_FILES
-        return [str(installed() / "backends" / name) for name in files]
-    if suite in ("nxp", "qualcomm"):  # the project's environment
-        files = NXP_FILES if suite == "nxp" else QUALCOMM_FILES
-        return [str(tests_dir(python, suite) / name) for name in files]
-    if suite in SUITE_TARGET:
-        assert python is not None
-        root = tests_dir(python, SUITE_TARGET[suite])
-        if suite == "arm_ops":
-            return [str(root / "ops" / f"test_{name}.py") for name in ARM_OP_FILES]
-        files = {"cortex_m": CORTEX_M_FILES, "arm": ARM_FILES, "cadence": CADENCE_FILES}[suite]
-        return [str(root / name) for name in files]
+    """The test files of ``suite`` in the environment of ``python`` (None: this one)."""
+    if suite in SUITE_FILES:
+        return [str(installed(python) / "backends" / name) for name in SUITE_FILES[suite]]
     root = tests_dir(None, "xnnpack")
     if suite == "quantizer":
         return [str(root / "quantizer")]
@@ -283,11 +309,7 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default="all",
-        choices=[
-            *("quantizer", "ops", "all", "cortex_m", "arm", "arm_ops", "cadence", "vulkan", "nxp"),
-            "qualcomm",
-            "coreml",
-        ],
+        choices=["quantizer", "ops", "all", *SUITE_TARGET],
     )
     parser.add_argument(
         "--swap",
@@ -309,6 +331,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--full-tier"]:  # the suites .ci/full --suites runs, one a line
+        print("\n".join(FULL_TIER))
+        return 0
     parser = _parser()
     args = parser.parse_args(argv)
     if (args.original or args.swapped) and args.suite == "all":
@@ -322,17 +347,14 @@ def main(argv: list[str]) -> int:
     target = SUITE_TARGET.get(args.suite, "xnnpack")
     if args.suite in SUITE_K:
         extra += ("-k", SUITE_K[args.suite])
-    if args.suite in ("vulkan", "qualcomm", "coreml"):  # this checkout's settings and plugin
+    if args.suite in ("vulkan", "qualcomm", "coreml", "cadence"):  # this checkout's settings
         here = Path(__file__).resolve().parents[2]
         extra += ("-c", str(here / "pyproject.toml"), "--rootdir", str(here))
+    extra += SUITE_PLUGINS.get(args.suite, ())
     if args.tree:
         # One token: pytest takes a bare path argument for its rootdir (and that tree's ini).
         extra += (f"--bcfg-path={args.tree.resolve()}",)
-    default = {
-        "cortex_m": CORTEX_M_SWAP, "arm": ARM_SWAP, "cadence": CADENCE_SWAP, "nxp": NXP_SWAP,
-        "vulkan": VULKAN_SWAP, "qualcomm": QUALCOMM_SWAP, "coreml": COREML_SWAP,
-    }.get(target, SWAP)  # fmt: skip
-    swap = args.swap or args.swap_module or default
+    swap = args.swap or args.swap_module or DEFAULT_SWAP[target]
 
     def side(suite: str, cls: str, path: Path) -> dict[str, dict]:
         from .envs import TARGET_ENV

@@ -59,17 +59,10 @@ BEFORE = {t.suites[0]: t for t in REGISTRY if t.swap and t.before}
 # ``__module__`` is the quantizer module's must be tested): a replacement of the same name
 # takes the defining module's name for the run, as that module's attribute now holds it.
 RENAMED = {"cadence"}
-# The stages whose run says a test quantized: target -> (module, class) patched by Recorder.
-STAGES = {
-    "xnnpack": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "cortex_m": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "arm": ("executorch.backends.arm.test.tester.quantize", "ArmQuantize"),
-    "cadence": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "vulkan": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "nxp": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "qualcomm": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-    "coreml": ("executorch.backends.test.harness.stages.quantize", "Quantize"),
-}
+# The stage whose run says a test quantized (patched by Recorder): ExecuTorch's test harness's
+# for every target (by ``TARGETS``' key) but Arm, whose tester has a stage of its own.
+STAGES = dict.fromkeys(TARGETS, ("executorch.backends.test.harness.stages.quantize", "Quantize"))
+STAGES["arm"] = ("executorch.backends.arm.test.tester.quantize", "ArmQuantize")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -174,14 +167,14 @@ class Recorder:
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
         self.quantized = False
         yield
-        key = item.nodeid.split("site-packages/")[-1]
+        key = _key(item.nodeid, item.location[0])
         self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})[
             "quantizes"
         ] = self.quantized
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: Any) -> None:
-        key = report.nodeid.split("site-packages/")[-1]
+        key = _key(report.nodeid, report.location[0])
         entry = self.outcomes.setdefault(key, {"outcome": "passed", "message": ""})
         if report.when == "call" or report.outcome != "passed":
             if report.outcome != "passed" or entry["outcome"] == "passed":
@@ -196,6 +189,14 @@ class Recorder:
     def pytest_sessionfinish(self, session: Any) -> None:
         with open(self.path, "w") as f:
             json.dump(dict(sorted(self.outcomes.items())), f, indent=1)
+
+
+def _key(nodeid: str, where: str) -> str:
+    """A test's name in the outcome files: its file under site-packages and its name in the
+    file. From the test's location, not its node id, whose path is empty when the file is
+    outside the rootdir (a worktree whose venv lies in another checkout)."""
+    name = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+    return f"{where.split('site-packages/')[-1]}::{name}"
 
 
 @pytest.hookimpl(tryfirst=True)

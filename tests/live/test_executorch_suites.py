@@ -132,7 +132,7 @@ def test_the_swap_replaces_each_class_on_every_module_holding_it(monkeypatch):
         executorch_swap.load("fake_arm", "fake")  # fake_arm has TOSA and Alias only
 
 
-@pytest.mark.parametrize("key", ["arm", "cadence"])
+@pytest.mark.parametrize("key", ["arm"])
 def test_an_environment_is_made_once_its_probe_imported(key, tmp_path, monkeypatch, capsys):
     """``python -m tests.live.envs KEY`` finds an environment under $BCFG_ENVS only once its
     probe imported (the ready mark is the last step of making it), and says how to make it."""
@@ -155,23 +155,76 @@ def test_an_environment_is_made_once_its_probe_imported(key, tmp_path, monkeypat
 
 
 def test_each_executorch_target_runs_in_its_environment_and_finds_its_tests():
-    """Cortex-M and Arm run in one environment, Cadence in another, NXP in the project's; each
-    suite's files are where tests_dir says (found here in this environment's ExecuTorch,
-    Cadence's alike)."""
+    """Cortex-M and Arm run in one environment, the others (Cadence, NXP, ...) in the
+    project's; each suite's files are where tests_dir says (found here in this environment's
+    ExecuTorch, Cadence's alike)."""
     import sys
     from pathlib import Path
 
     from .envs import ARM as ARM_ENV
-    from .envs import CADENCE, TARGET_ENV
-    from .executorch_suites import CADENCE_FILES, SUITE_TARGET, paths
+    from .envs import TARGET_ENV
+    from .executorch_suites import CADENCE_FILES, SUITE_FILES, SUITE_PLUGINS, SUITE_TARGET, paths
 
-    assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV, "cadence": CADENCE}
-    # NXP's, Vulkan's (WebGPU's linear test), Qualcomm's and Core ML's run in the project's
-    # environment (NXP's SDK replaced by tests/live/nxp_sdk.py; Qualcomm's with QNN_SDK_ROOT empty).
-    assert set(SUITE_TARGET.values()) == set(TARGET_ENV) | {"nxp", "vulkan", "qualcomm", "coreml"}
-    assert all(Path(p).is_file() for p in paths("nxp") + paths("qualcomm"))
+    assert TARGET_ENV == {"cortex_m": ARM_ENV, "arm": ARM_ENV}
+    assert set(SUITE_FILES) == set(SUITE_TARGET)  # each registry row's suite has its files
+    # The others (Cadence's, NXP's, Vulkan's: WebGPU's linear test, Qualcomm's, Core ML's, a
+    # new target's) run in the project's environment (Cadence's with typing.override's
+    # backport, NXP's SDK replaced by tests/live/nxp_sdk.py; Qualcomm's with QNN_SDK_ROOT
+    # empty): their files are here.
+    here = sorted(set(SUITE_TARGET) - set(TARGET_ENV) - {"arm_ops"})
+    assert {"cadence", "nxp", "vulkan", "qualcomm", "coreml"} <= set(here)
+    assert SUITE_PLUGINS["cadence"] == ("-p", "tests.live.typing_backport")
+    assert all(Path(p).is_file() for suite in here for p in paths(suite)), here
     pytest.importorskip("executorch.backends.cadence", reason="ExecuTorch is not installed")
     found = paths("cadence", Path(sys.executable))
     assert [Path(p).name for p in found] == CADENCE_FILES
     assert all(Path(p).is_file() for p in found), found
     assert all(Path(p).exists() for p in paths("quantizer") + paths("ops"))
+
+
+def test_cadences_fusion_tests_collect_on_this_python_with_the_typing_backport(tmp_path):
+    """ExecuTorch's Cadence fusion tests import typing.override (Python 3.12): on 3.11 they
+    fail to collect, and collect with tests/live/typing_backport.py loaded, as the cadence
+    suite's runs load it (executorch_suites.SUITE_PLUGINS)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    pytest.importorskip("executorch.backends.cadence", reason="ExecuTorch is not installed")
+    from tests.support import REPO
+
+    from .executorch_suites import SUITE_PLUGINS, paths
+
+    fusion = [p for p in paths("cadence") if p.endswith("test_fusion_ops_passes.py")]
+
+    def collect(*plugin: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"]
+        cmd += ["-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO), *plugin, *fusion]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+
+    backported = collect(*SUITE_PLUGINS["cadence"])
+    assert backported.returncode == 0, backported.stdout[-2000:]
+    collected = re.search(r"^(\d+) tests? collected", backported.stdout, re.M)
+    assert collected and int(collected.group(1)) > 0, backported.stdout[-2000:]
+    if sys.version_info < (3, 12):
+        bare = collect()
+        assert bare.returncode != 0 and "cannot import name 'override'" in bare.stdout, bare.stdout[
+            -2000:
+        ]
+
+
+def test_the_full_tier_runs_every_registry_suite(capsys):
+    """`.ci/full --suites` runs what ``--full-tier`` lists: XNNPACK's quantizer tests and each
+    registry row's suites (a new row's too), but the on-demand Arm op tests."""
+    from tests.targets import TARGETS
+
+    assert main(["--full-tier"]) == 0
+    listed = capsys.readouterr().out.split()
+    named = {s for t in TARGETS for s in t.suites if t.suites[0] != "xnnpack"} - {"arm_ops"}
+    assert listed[0] == "quantizer" and set(listed[1:]) == named and len(listed) == len(named) + 1
+    assert {"cortex_m", "arm", "cadence", "nxp", "vulkan"} <= named
+    from tests.support import REPO
+
+    assert "--full-tier" in (REPO / ".ci" / "full").read_text()

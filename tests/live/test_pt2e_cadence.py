@@ -3,9 +3,9 @@ annotate as ExecuTorch's own.
 
 ExecuTorch's ``test_quantizer_ops.py`` (its annotation cases: every class
 tested, qspecs compared by their observers' identity) imports on the
-project's Python; its fusion tests need Python 3.12 (``typing.override``) and
-run with ``python -m tests.live.executorch_suites cadence`` in the
-environment of ``tests/live/envs.py``'s ``CADENCE``. Here: that file with every
+project's Python; its fusion tests import ``typing.override`` (Python 3.12) and
+run with ``python -m tests.live.executorch_suites cadence``, on this Python with
+``tests/live/typing_backport.py``. Here: that file with every
 Cadence class swapped, and with a do-nothing ``CadenceAtenQuantizer``, and two
 models of ``tests/live/cadence_zoo.py`` (``python -m tests.live.cadence_zoo``
 runs all of it).

@@ -28,7 +28,7 @@ import io
 import tokenize
 from pathlib import Path
 
-from tests.targets import BY_NAME
+from tests.targets import BY_NAME, TARGETS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The specs and hooks counted: the target registry's (tests/targets.py) rows.
@@ -157,45 +157,14 @@ def arm_figures() -> tuple[int, int] | None:
     return ours, theirs
 
 
-# Qualcomm's: every file of backends/qualcomm/quantizer/ (its LPAI registry and recipes
-# included, which the spec does not reproduce: docs/guides/pt2e/qualcomm.md).
-QUALCOMM_FILES = (
-    "quantizer rules validators registry_loader backend_opinfo_adapter conv_bn qconfig "
-    "custom_annotation quant_recipe annotators/__init__ annotators/htp_rules "
-    "annotators/lpai_rules observers/concat_observer observers/per_block_param_observer "
-    "observers/per_channel_param_observer"
-).split()
-
-# ExecuTorch's vendor quantizers reproduced whole: name -> (its row of the target registry,
-# whose spec and hooks are counted; its files under executorch/backends/, every one counted).
-VENDORS: dict[str, tuple[str, list[str]]] = {
-    "Vulkan": (
-        "vulkan",
-        ["vulkan/quantizer/vulkan_quantizer.py", "vulkan/quantizer/vulkan_quantizer_utils.py"],
-    ),
-    "MediaTek": (
-        "neuropilot",
-        [f"mediatek/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
-    ),
-    "Samsung": (
-        "enn",
-        [f"samsung/quantizer/{f}.py" for f in ("__init__", "quantizer", "annotator", "qconfig")],
-    ),
-    "NXP": ("nxp", [f"nxp/quantizer/{f}.py" for f in ("neutron_quantizer", "patterns", "utils")]),
-    "Qualcomm": ("qualcomm", [f"qualcomm/quantizer/{f}.py" for f in QUALCOMM_FILES]),
-    "CoreML": (
-        "coreml",
-        [
-            f"apple/coreml/quantizer/{f}.py"
-            for f in ("__init__", "coreml_quantizer", "_coreml_quantizer", "_coreml_quantizer_utils", "_annotation_config")  # fmt: skip
-        ],
-    ),
-}
+# ExecuTorch's vendor quantizers reproduced whole: a registry row's ``counted`` files under
+# executorch/backends/, every one counted (tests/targets.py), by the row's name.
+VENDORS: dict[str, list[str]] = {t.name: list(t.counted) for t in TARGETS if t.counted}
 
 
 def vendor_figures(name: str) -> tuple[int, int] | None:
-    """(spec + hook lines of ``VENDORS[name]``'s target, the code lines of ExecuTorch's files)."""
-    target, files = VENDORS[name]
+    """(spec + hook lines of the registry row ``name``, the code lines of its ``counted`` files)."""
+    target, files = name, VENDORS[name]
     where = executorch_dir()
     folder = where / "backends" if where else None
     if folder is None or not all((folder / f).is_file() for f in files):
@@ -244,7 +213,7 @@ def reference_lines() -> dict[str, int]:
         ("cortex_m", cortex_m_figures()),
         ("cadence", cadence_figures()),
         ("arm_tosa", arm_figures()),
-        *((VENDORS[v][0], vendor_figures(v)) for v in VENDORS),
+        *((v, vendor_figures(v)) for v in VENDORS),
     ):
         if found is not None:
             out[name] = found[1]
