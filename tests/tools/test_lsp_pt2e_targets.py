@@ -56,7 +56,9 @@ async def test_each_target_opens_clean_and_a_qat_config_is_an_error_at_its_place
 async def test_hover_on_settings_and_their_words(client, workspace):
     scopes = await hover(client, workspace, "cadence", "scopes: pairs", "scopes")
     assert scopes.startswith("**quantizer setting** `scopes`: modules (the default")
-    assert scopes.endswith("values: `modules` (default), `operators`, `composable`, `pairs`")
+    assert scopes.endswith(
+        "values: `modules` (default), `operators`, `composable`, `pairs`, `registry`"
+    )
     word = await hover(client, workspace, "cortex_m", "scopes: composable", "composable")
     assert word == (
         "**quantizer setting** `scopes: composable`: the runtime base `ComposableSpecQuantizer`; "
