@@ -221,6 +221,21 @@ def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:
     assert _source_element("aten.no_such_op.default") is None
 
 
+def test_chains_one_source_element_stands_for_are_written_once_under_operators() -> None:
+    # add.Tensor and add_.Tensor are both operator.add: the spec named one pattern twice and
+    # did not generate (the X86 import, conv -> add -> relu and conv -> add_ -> relu)
+    from generator.tools.importer.pt2e_spec import Config, Interpretation, Pattern, Writer
+
+    config = Config("CONFIG_0", (), {})
+    chains = [
+        ("aten.conv2d.default", add, "aten.relu.default")
+        for add in ("aten.add.Tensor", "aten.add_.Tensor")
+    ]
+    interp = Interpretation([Pattern(c, "chain", config) for c in chains], [config], [], [])
+    spec = Writer("x", "x_hooks", "pkg:get", "XQuantizer").spec_text(interp, [], "operators")
+    assert spec.count("pattern (torch.nn.Conv2d, operator.add, torch.nn.ReLU) {") == 1
+
+
 def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate() -> None:
     # ExecuTorch's Arm quantizer shares getitem's observer: no pattern can name it (a spec
     # naming _operator.getitem did not generate)
@@ -235,3 +250,34 @@ def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate
     assert interp.notes == [
         "_operator.getitem: annotated on 1 probe nodes, not reproduced: a pattern names ATen ops only"
     ]
+
+
+def test_every_condition_written_into_the_hooks_runs_on_a_node() -> None:
+    # the conditions are written as functions beside the prelude's helpers: a condition named
+    # like a helper (channels_last) once replaced it and called itself on node.args[0] until
+    # IndexError (the imported Cortex-M class raised on every conv2d)
+    from types import SimpleNamespace
+
+    import torch
+
+    from generator.live.probe.zoo import _x, export_model
+    from generator.tools.importer.pt2e_spec import (
+        CONDITIONS,
+        Config,
+        Interpretation,
+        Pattern,
+        Writer,
+    )
+
+    gm = export_model(torch.nn.Conv2d(3, 3, 1), (_x(1, 3, 4, 4, channels_last=True),), False)
+    conv = next(n for n in gm.graph.nodes if n.op == "call_function")
+    results = {}
+    for check in CONDITIONS:
+        pattern = Pattern(("aten.conv2d.default",), "chain", Config("C", (), {}), when=[check])
+        interp = Interpretation([pattern], [], [], [])
+        text = Writer("x", "x_hooks", "pkg:get", "XQuantizer").hooks_text(interp)
+        namespace: dict = {}
+        exec(compile(text, "x_hooks.py", "exec"), namespace)  # noqa: S102
+        results[check] = namespace[pattern.when_name](SimpleNamespace(node=conv))
+    assert results["channels_last"] and not results["not_channels_last"]
+    assert results["rank4"] and results["has_bias"] and not results["rank2"]

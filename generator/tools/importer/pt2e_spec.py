@@ -662,27 +662,43 @@ class Writer:
         self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
     ) -> list[str]:
         body: list[str] = []
+        written: dict[str, list[str]] = {}  # each pattern's element -> its lines
         for p in interp.patterns:
             source = len(p.ops) > 1 and bool(elements)
             ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
             element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
-            lines = [f"    pattern {element} {{"]
-            if p.kind == "shared":
-                lines.append("        observation: shared_observer")
-            cfg = p.config
-            lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
-            keys = ["match: source"] if source else []
-            if source and p.other is not None and BINARY & set(p.ops[1:]):
-                keys.append(f"other: {p.other}")
-            if p.eager and eager:
-                keys.append("eager: true")
-            if p.checks:
-                keys.append(f"when: hooks.{p.when_name}")
-            if keys:
-                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
-            lines.append("    }")
+            lines = self._pattern_lines(p, element, source, eager)
+            if element in written:
+                # chains of ATen ops one source element stands for (add.Tensor and add_.Tensor
+                # are both operator.add): one pattern, which source partitions match for both
+                if written[element] != lines:
+                    self.problems.append(
+                        f"{' -> '.join(p.ops)}: written as {element} like an earlier chain of "
+                        "other rules, which it takes (source partitions do not tell them apart)"
+                    )
+                continue
+            written[element] = lines
             body.extend(lines)
         return body
+
+    def _pattern_lines(self, p: Pattern, element: str, source: bool, eager: bool) -> list[str]:
+        """One pattern of the spec: ``element`` with the rules of ``p``."""
+        lines = [f"    pattern {element} {{"]
+        if p.kind == "shared":
+            lines.append("        observation: shared_observer")
+        cfg = p.config
+        lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
+        keys = ["match: source"] if source else []
+        if source and p.other is not None and BINARY & set(p.ops[1:]):
+            keys.append(f"other: {p.other}")
+        if p.eager and eager:
+            keys.append("eager: true")
+        if p.checks:
+            keys.append(f"when: hooks.{p.when_name}")
+        if keys:
+            lines.append(f"        pt2e: {{{', '.join(keys)}}}")
+        lines.append("    }")
+        return lines
 
     def _scoped_text(self, interp: Interpretation, header: list[str], composition: str) -> str:
         # scopes: operators finds a chain by its elements' source partitions: each ATen op is
@@ -1100,7 +1116,7 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
     lines = PRELUDE.strip("\n").splitlines() + [""]
     for fname, checks in whens:
         lines.append(f"def {fname}(node):")
-        lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
+        lines.append(f"    return {' and '.join(f'_check_{c}(node)' for c in checks)}")
         lines.append("")
         if composition != "composable":
             lines += [
@@ -1114,9 +1130,9 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
             continue
         written.add(p.when_name)
         lines.append(f"def {p.when_name}(match):")
-        lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.checks)}")
+        lines.append(f"    return {' and '.join(f'_check_{c}(match.node)' for c in p.checks)}")
         lines.append("")
     used = {c for p in interp.patterns for c in p.checks} | {c for _, w in whens for c in w}
     for check in sorted(used):
-        lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
+        lines += ["", f"def _check_{check}(node):", f"    {CONDITIONS[check]}", ""]
     return lines
