@@ -171,6 +171,19 @@ class Interpretation:
     positional: dict[str, str] = field(default_factory=dict)
     # one-op patterns annotated though an input is no float tensor -> their config
     nonfloat: dict[str, str] = field(default_factory=dict)
+    # the model's inputs and output node, quantized as observed (None: neither is)
+    io: ModelIOPlan | None = None
+
+
+@dataclass
+class ModelIOPlan:
+    """The model's inputs (placeholders) and output node as the quantizer annotates them:
+    a stage of ``config`` for each of ``sides`` (``placeholder``, ``output``), each seeing the
+    nodes that carry a float tensor only (``floats_only``) or all of them (the composable
+    scheme annotates the others without a spec, as ExecuTorch's does)."""
+
+    config: Config
+    sides: list[tuple[str, bool]]
 
 
 def interpret(obs: Observations) -> Interpretation:
@@ -246,8 +259,54 @@ def interpret(obs: Observations) -> Interpretation:
     _share_conditions(shares, obs, notes, hooks)
     interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
     interp.positional, interp.nonfloat = positional, nonfloat
+    interp.io = _model_io(obs, interp.configs, notes, hooks)
     _mixins(interp, obs, hooks)
     return interp
+
+
+def _model_io(
+    obs: Observations, configs: list[Config], notes: list[str], hooks: list[str]
+) -> ModelIOPlan | None:
+    """How the model's inputs and output node are annotated, if they are: the spec most
+    probes gave them (the placeholders' output spec, the output node's input spec), whether
+    nodes without a float tensor are annotated too; what differs from that is a note."""
+    from .pt2e_observe import _spec_key
+
+    specs: dict[str, Any] = {}
+    sides = []
+    for kind, role, what in (("placeholder", "output", "model inputs"),
+                             ("output", "input", "model outputs")):  # fmt: skip
+        seen = [s for s in obs.io if s.kind == kind]
+        quantized = [s for s in seen if s.float and s.spec is not None]
+        if not quantized:
+            continue
+        keys = Counter(_spec_key(s.spec) for s in quantized)
+        key = keys.most_common(1)[0][0]
+        specs[role] = next(s.spec for s in quantized if _spec_key(s.spec) == key)
+        others = [s for s in seen if not s.float]
+        floats_only = sum(s.annotated for s in others) * 2 <= len(others)
+        odd = [
+            s
+            for s in seen
+            if (s.float and (s.spec is None or _spec_key(s.spec) != key or not s.uniform))
+            or (not s.float and (s.annotated == floats_only or s.spec is not None))
+        ]
+        if odd:
+            notes.append(
+                f"{what}: quantized as most probes' are; {len(odd)} of {len(seen)} are "
+                f"annotated otherwise (first: {odd[0].graph})"
+            )
+        sides.append((kind, floats_only))
+    if not sides:
+        return None
+    key = (("input", _spec_key(specs.get("input"))), ("output", _spec_key(specs.get("output"))))
+    config = next((c for c in configs if c.key[::3] == key), None)
+    if config is None:
+        config = Config(f"CONFIG_{len(configs)}", key, specs)
+        configs.append(config)
+    said = " and ".join("inputs" if k == "placeholder" else "output" for k, _ in sides)
+    hooks.append(f"model_io: the model's {said} get {config.name}'s specs, as observed")
+    return ModelIOPlan(config, sides)
 
 
 def _shares(shared: dict[str, list[Match]], notes: list[str]) -> list[Share]:
@@ -620,9 +679,11 @@ class Writer:
         if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
             names.append(self.class_name)
         classes = []
+        # each class runs its own init (a derived class not its parent's): the model's io
+        init = " init: hooks.model_io," if interp.io is not None else ""
         for i, n in enumerate(names):
             base = mixin if i == 0 else f" base: {names[0]},"
-            classes += ["        {", f"            name: {n},{base}", "            stages: ["]
+            classes += ["        {", f"            name: {n},{base}{init}", "            stages: ["]
             classes += stages
             classes += ["            ],", "        },"]
         out = [*(f"# {h}" if h else "#" for h in header), ""]
@@ -787,6 +848,8 @@ class Writer:
             lines += _positional_lines(interp.positional, bool(interp.shares))
         if interp.nonfloat and composition == "composable":
             lines += _nonfloat_lines(interp, bool(interp.shares or interp.positional))
+        if interp.io is not None and composition == "composable":
+            lines += _io_lines(interp.io)
         if composition != "composable":
             lines += _configure_lines(interp, composition)
         if interp.transform:
@@ -1079,6 +1142,43 @@ def _nonfloat_lines(interp: Interpretation, key_written: bool) -> list[str]:
         "                _annotated=True,",
         "            )",
         "        return model",
+        "",
+    ]
+
+
+def _io_lines(io: ModelIOPlan) -> list[str]:
+    """``model_io``: the init hook that adds a stage of the observed config for the model's
+    inputs and its output node (the composable scheme annotates a placeholder with the
+    config's output spec, the output node with its input spec on each float input)."""
+    stages = [
+        f"    quantizer.add_stage({io.config.name}, finder=_ModelIO({kind!r}, {floats}))"
+        for kind, floats in io.sides
+    ]
+    return [
+        "",
+        "class _ModelIO:",
+        '    """The nodes of a stage of the model\'s io: placeholders or the output node (with',
+        '    floats: those carrying a float tensor only)."""',
+        "",
+        "    def __init__(self, op, floats):",
+        "        self.op, self.floats = op, floats",
+        "",
+        "    def find_nodes(self, model):",
+        "        return [",
+        "            n for n in model.graph.nodes",
+        "            if n.op == self.op and (not self.floats or _carries_float(n))",
+        "        ]",
+        "",
+        "",
+        "def _carries_float(node):",
+        '    nodes = node.all_input_nodes if node.op == "output" else [node]',
+        '    return any(getattr(getattr(n.meta.get("val"), "dtype", None), "is_floating_point", False)',
+        "               for n in nodes)",
+        "",
+        "",
+        "def model_io(quantizer):",
+        '    """The model\'s inputs and output, quantized as observed: a stage each."""',
+        *stages,
         "",
     ]
 
