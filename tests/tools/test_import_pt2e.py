@@ -170,6 +170,58 @@ def test_the_hooks_module_imports_with_conditions_on_shared_ops() -> None:
     assert callable(namespace[name])
 
 
+IO = """
+from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+from acme_npu import ACT, AcmeNPUQuantizer
+
+KEY = "quantization_annotation"
+
+
+def _float(node):
+    val = node.meta.get("val")
+    return getattr(val, "dtype", None) is not None and val.dtype.is_floating_point
+
+
+class EdgeNPU(AcmeNPUQuantizer):
+    \"\"\"Acme's, with the model's float inputs and outputs quantized as well.\"\"\"
+
+    def annotate(self, model):
+        model = super().annotate(model)
+        for node in model.graph.nodes:
+            if node.op == "placeholder" and _float(node):
+                node.meta[KEY] = QuantizationAnnotation(output_qspec=ACT, _annotated=True)
+            elif node.op == "output":
+                floats = [a for a in node.all_input_nodes if _float(a)]
+                if floats:
+                    node.meta[KEY] = QuantizationAnnotation(
+                        input_qspec_map=dict.fromkeys(floats, ACT), _annotated=True
+                    )
+        return model
+
+
+def edge():
+    return EdgeNPU()
+"""
+
+
+def test_the_models_inputs_and_output_are_observed_and_reproduced(tmp_path) -> None:
+    # ExecuTorch's Cortex-M quantizes the model's inputs and output: the import read call
+    # nodes only, and its spec differed on every graph
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["edge_hooks"]\n')
+    (tmp_path / "edge.py").write_text(IO)
+    run = bcfg_import(tmp_path, "edge:edge", "-o", "edge.bcfg")
+    assert run.returncode == 0, run.stderr
+    assert "proved: the generated quantizer annotates as edge:edge() on all" in run.stderr
+    spec = (tmp_path / "edge.bcfg").read_text()
+    assert "init: hooks.model_io," in spec
+    assert "model_io: the model's inputs and output get CONFIG_" in spec
+    hooks = (tmp_path / "edge_hooks.py").read_text()
+    assert "finder=_ModelIO('placeholder', True)" in hooks
+    assert "finder=_ModelIO('output', True)" in hooks
+    # it annotates the inputs after its shared ops: a view of an input stays float
+    assert "IO_AFTER = True" in hooks
+
+
 X86 = """
 def get_quantizer():
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (

@@ -29,6 +29,7 @@ class Match:
     graph: str
     specs: dict[str, Any] = field(default_factory=dict)  # role -> live spec
     eager: bool = False  # shared: annotated though its input is not quantized
+    after_io: bool = False  # shared: its first input is a model input the quantizer annotated
     form: tuple = ()  # shared: (first input's spec, the other inputs', the output's), see _form
     # chain: a binary op after the first whose other input is a node: "quantized" where that
     # input has a spec, "float" where not (scopes: operators says it with other:)
@@ -203,6 +204,7 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
             quantized = bool(inputs) and KEY in inputs[0].meta
             first_spec = next(iter(specs.values()), None)
             m = Match((op_name(node),), "shared", node, graph, eager=not quantized)
+            m.after_io = quantized and inputs[0].op == "placeholder"
             m.form = _form(node, inputs, qa)
             if first_spec is not None and not _is_shared(first_spec):
                 m.specs["input"] = first_spec

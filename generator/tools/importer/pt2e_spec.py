@@ -173,6 +173,9 @@ class Interpretation:
     nonfloat: dict[str, str] = field(default_factory=dict)
     # the model's inputs and output node, quantized as observed (None: neither is)
     io: ModelIOPlan | None = None
+    # the quantizer decides its shared ops before it annotates the model's inputs: an input
+    # it annotated does not count as a quantized producer (see _io_after)
+    io_after: bool = False
 
 
 @dataclass
@@ -247,6 +250,10 @@ def interpret(obs: Observations) -> Interpretation:
         patterns.append(p)
     # Longer chains first among those of one first op (the matcher takes the longest anyway).
     patterns.sort(key=lambda p: (p.ops[0], -len(p.ops)))
+    io_after = _io_after(shared, obs)
+    if io_after:
+        for m in (m for ms in shared.values() for m in ms if m.after_io):
+            m.eager = True  # its input counts as float: the quantizer annotated it later
     shares = _shares(shared, notes)
     hooks: list[str] = []
     _conditions(patterns, obs, notes, hooks)
@@ -256,8 +263,9 @@ def interpret(obs: Observations) -> Interpretation:
             + ", ".join(s.op for s in shares)
             + ")"
         )
-    _share_conditions(shares, obs, notes, hooks)
+    _share_conditions(shares, obs, notes, hooks, io_after)
     interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    interp.io_after = io_after
     interp.positional, interp.nonfloat = positional, nonfloat
     interp.io = _model_io(obs, interp.configs, notes, hooks)
     _mixins(interp, obs, hooks)
@@ -307,6 +315,23 @@ def _model_io(
     said = " and ".join("inputs" if k == "placeholder" else "output" for k, _ in sides)
     hooks.append(f"model_io: the model's {said} get {config.name}'s specs, as observed")
     return ModelIOPlan(config, sides)
+
+
+def _io_after(shared: dict[str, list[Match]], obs: Observations) -> bool:
+    """Whether the quantizer annotates the model's inputs after it decides its shared ops: an
+    op shared only after quantized ops (never eagerly) was left float on an input it
+    annotated. (ExecuTorch's composable scheme annotates the inputs first: its shared ops
+    share an input's spec.)"""
+    from .pt2e_observe import KEY, flat_inputs
+
+    for op, ms in shared.items():
+        if any(m.eager for m in ms):
+            continue  # annotated after float ops too: its inputs tell nothing
+        for _, node in obs.unannotated.get(op, []):
+            inputs = flat_inputs(node)
+            if inputs and inputs[0].op == "placeholder" and KEY in inputs[0].meta:
+                return True
+    return False
 
 
 def _shares(shared: dict[str, list[Match]], notes: list[str]) -> list[Share]:
@@ -369,7 +394,7 @@ def _checks() -> dict[str, Any]:
 
 
 def _share_conditions(
-    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str]
+    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str], io_after: bool
 ) -> None:
     """A condition for each shared op left float where it would have been annotated (its first
     input quantized, or anywhere if it is eager)."""
@@ -381,7 +406,11 @@ def _share_conditions(
         neg = []
         for _, node in obs.unannotated.get(sh.op, []):
             inputs = flat_inputs(node)
-            if inputs and (sh.eager or KEY in inputs[0].meta):
+            first = inputs[0] if inputs else None
+            quantized = first is not None and KEY in first.meta
+            if io_after and first is not None and first.op == "placeholder":
+                quantized = False
+            if inputs and (sh.eager or quantized):
                 neg.append(node)
         if not neg:
             continue
@@ -843,7 +872,7 @@ class Writer:
         imports: set[str] = set()
         lines = self.hooks_header() + self.config_lines(interp, imports)
         if interp.shares and composition == "composable":
-            lines += self.sharing(interp.shares, imports)
+            lines += self.sharing(interp.shares, imports, interp.io_after)
         if interp.positional and composition == "composable":
             lines += _positional_lines(interp.positional, bool(interp.shares))
         if interp.nonfloat and composition == "composable":
@@ -916,7 +945,7 @@ class Writer:
             "",
         ]
 
-    def sharing(self, shares: list[Share], imports: set[str]) -> list[str]:
+    def sharing(self, shares: list[Share], imports: set[str], io_after: bool) -> list[str]:
         rows = []
         for sh in shares:
             spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
@@ -933,6 +962,9 @@ class Writer:
             "SHARED = {",
             *rows,
             "}",
+            "# True: an annotated model input is no quantized producer (the original annotates",
+            "# the model's inputs after it decides its shared ops)",
+            f"IO_AFTER = {io_after}",
             "",
             "",
             "class Sharing:",
@@ -947,6 +979,8 @@ class Writer:
             "            form, eager, own, when, eager_form = entry",
             "            inputs = _inputs(node)",
             "            quantized = bool(inputs) and _KEY in inputs[0].meta",
+            "            if IO_AFTER and quantized and inputs[0].op == 'placeholder':",
+            "                quantized = False  # the original annotates model inputs later",
             "            if not inputs or (not eager and not quantized):",
             "                continue",
             "            first, rest, out = eager_form if eager_form and not quantized else form",
