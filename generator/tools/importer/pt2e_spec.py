@@ -549,7 +549,11 @@ def _form_text(form: tuple) -> str:
     return text + f", output {words[out]}"
 
 
-COMPOSITIONS = ("composable", "operators", "modules")
+COMPOSABLE = "composable"
+# scopes: composable with the shared ops as its own shared_observer patterns (clusters that
+# share the first spec around them, as ExecuTorch's composable quantizers share), not hooks.Sharing
+CLUSTERS = "composable (clusters)"
+COMPOSITIONS = (COMPOSABLE, CLUSTERS, "operators", "modules")
 # The binary ops a chain's other: says the other input of (scopes: operators)
 BINARY = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor"}
 
@@ -686,7 +690,7 @@ class Writer:
         configs, sharing by the hooks' mixin) or ``operators``/``modules`` (the language's
         other schemes: shared ops are ``shared_observer`` patterns after quantized inputs, and
         the observed configs are merged into the global config ``hooks.configure`` sets)."""
-        if composition != "composable":
+        if composition not in (COMPOSABLE, CLUSTERS):
             return self._scoped_text(interp, header, composition)
         from ...emit.pt2e import class_name as generated_class
 
@@ -696,8 +700,11 @@ class Writer:
             for c in interp.configs
             if c.chains
         ]
+        clusters = composition == CLUSTERS and bool(interp.shares)
+        if clusters:
+            body, stages = self._clusters(interp, body, stages)
         names = [generated_class(self.name)]
-        mixins = ["hooks.Sharing"] * bool(interp.shares)
+        mixins = ["hooks.Sharing"] * (bool(interp.shares) and not clusters)
         mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
         mixins += ["hooks.NonFloatInputs"] * bool(interp.nonfloat)
         mixin = (
@@ -740,13 +747,53 @@ class Writer:
             *(
                 ["    # Shared-observer ops (hooks.Sharing annotates them, as observed):"]
                 + [f"    #   {sh.op}: {_share_text(sh)}" for sh in interp.shares]
-                if interp.shares
+                if interp.shares and not clusters
                 else []
             ),
             "}",
             "",
         ]
         return "\n".join(out)
+
+    def _clusters(
+        self, interp: Interpretation, body: list[str], stages: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
+        ``CLUSTERS``: an eager one in the support table (a stage of the config whose input
+        spec it takes sees it), the others clusters of connected ops that share the first
+        spec found around them (ExecuTorch's SharedQspecQuantizer)."""
+        from .pt2e_observe import _spec_key
+
+        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
+        eager_ops: dict[str, list[str]] = {}
+        for sh in interp.shares:
+            if sh.op in singles:
+                continue  # a pattern of its own already (one op, one pattern of the spec)
+            spec = sh.spec if sh.spec is not None else _any_spec(interp)
+            c = self.constraint(spec)
+            key = (("input", c), ("output", c))
+            name = self.dtypes.setdefault(key, f"d{len(self.dtypes)}")
+            lines = [f"    pattern {sh.op} {{", "        observation: shared_observer"]
+            lines.append(f"        dtypes: {name}")
+            if sh.eager:
+                config = next(
+                    (c for c in interp.configs
+                     if c.specs.get("input") is not None
+                     and _spec_key(c.specs["input"]) == _spec_key(spec)),
+                    None,
+                )  # fmt: skip
+                if config is None:
+                    continue  # no observed config gives its input spec: left to the report
+                eager_ops.setdefault(config.name, []).append(sh.op)
+                when = f", when: hooks.when_shared_{_ident(sh.op)}" if sh.when else ""
+                lines.append(f"        pt2e: {{eager: true{when}}}")
+            lines.append("    }")
+            body = body + lines
+        stages = stages + [
+            f"                {{config: hooks.{name}, ops: [{', '.join(ops)}]}},"
+            for name, ops in eager_ops.items()
+        ]
+        return body, stages
 
     def _patterns(
         self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
@@ -871,15 +918,17 @@ class Writer:
     def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
         lines = self.hooks_header() + self.config_lines(interp, imports)
-        if interp.shares and composition == "composable":
+        composable = composition in (COMPOSABLE, CLUSTERS)
+        sharing = bool(interp.shares) and composition == COMPOSABLE
+        if sharing:
             lines += self.sharing(interp.shares, imports, interp.io_after)
-        if interp.positional and composition == "composable":
-            lines += _positional_lines(interp.positional, bool(interp.shares))
-        if interp.nonfloat and composition == "composable":
-            lines += _nonfloat_lines(interp, bool(interp.shares or interp.positional))
-        if interp.io is not None and composition == "composable":
+        if interp.positional and composable:
+            lines += _positional_lines(interp.positional, sharing)
+        if interp.nonfloat and composable:
+            lines += _nonfloat_lines(interp, sharing or bool(interp.positional))
+        if interp.io is not None and composable:
             lines += _io_lines(interp.io)
-        if composition != "composable":
+        if not composable:
             lines += _configure_lines(interp, composition)
         if interp.transform:
             lines += self.transform_lines()
