@@ -56,6 +56,8 @@ def _missing(python: Path, names: list[str]) -> list[str]:
     out = []
     for name in names:
         tops = _tops(name)
+        if not tops:
+            continue  # nothing to import (a distribution of scripts or data)
         code = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
         probe = subprocess.run([str(python), "-c", code, tops[0]], capture_output=True)
         if probe.returncode != 0:
@@ -69,12 +71,17 @@ def _tops(name: str) -> list[str]:
     tops = (dist.read_text("top_level.txt") or "").split()
     if not tops:
         files = dist.files or []
-        tops = sorted({f.parts[0].removesuffix(".py") for f in files if _importable(f.parts[0])})
+        found = {f.parts[0].removesuffix(".py") for f in files if _importable(f.parts[0])}
+        tops = sorted(t for t in found if t.isidentifier())
     return tops
 
 
 def _importable(part: str) -> bool:
-    return not part.endswith((".dist-info", ".pth", ".data")) and part != "__pycache__"
+    """Whether a distribution's file (its first path part) lives in site-packages and is code:
+    not its metadata, not a script installed beside the interpreter (``../../bin``)."""
+    return not part.startswith(".") and part != "__pycache__" and not part.endswith(
+        (".dist-info", ".pth", ".data")
+    )
 
 
 def _requires(name: str) -> list[str]:
