@@ -551,7 +551,8 @@ def _form_text(form: tuple) -> str:
 
 COMPOSABLE = "composable"
 # scopes: composable with the shared ops as its own shared_observer patterns (clusters that
-# share the first spec around them, as ExecuTorch's composable quantizers share), not hooks.Sharing
+# share the first spec around them, as ExecuTorch's composable quantizers share), not
+# hooks.Sharing
 CLUSTERS = "composable (clusters)"
 COMPOSITIONS = (COMPOSABLE, CLUSTERS, "operators", "modules")
 # The binary ops a chain's other: says the other input of (scopes: operators)
@@ -702,7 +703,7 @@ class Writer:
         ]
         clusters = composition == CLUSTERS and bool(interp.shares)
         if clusters:
-            body, stages = self._clusters(interp, body, stages)
+            body = self._clusters(interp, body)
         names = [generated_class(self.name)]
         mixins = ["hooks.Sharing"] * (bool(interp.shares) and not clusters)
         mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
@@ -755,45 +756,26 @@ class Writer:
         ]
         return "\n".join(out)
 
-    def _clusters(
-        self, interp: Interpretation, body: list[str], stages: list[str]
-    ) -> tuple[list[str], list[str]]:
+    def _clusters(self, interp: Interpretation, body: list[str]) -> list[str]:
         """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
-        ``CLUSTERS``: an eager one in the support table (a stage of the config whose input
-        spec it takes sees it), the others clusters of connected ops that share the first
-        spec found around them (ExecuTorch's SharedQspecQuantizer)."""
-        from .pt2e_observe import _spec_key
-
+        ``CLUSTERS``: clusters of connected shared ops that share the first spec found around
+        them (ExecuTorch's SharedQspecQuantizer). None is eager: a cluster shares what is
+        around it (a pool after a quantized op gets that op's spec, as an eager one would its
+        config's), and a cluster of which nothing around is quantized stays float."""
         singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
-        eager_ops: dict[str, list[str]] = {}
         for sh in interp.shares:
             if sh.op in singles:
                 continue  # a pattern of its own already (one op, one pattern of the spec)
             spec = sh.spec if sh.spec is not None else _any_spec(interp)
             c = self.constraint(spec)
-            key = (("input", c), ("output", c))
-            name = self.dtypes.setdefault(key, f"d{len(self.dtypes)}")
-            lines = [f"    pattern {sh.op} {{", "        observation: shared_observer"]
-            lines.append(f"        dtypes: {name}")
-            if sh.eager:
-                config = next(
-                    (c for c in interp.configs
-                     if c.specs.get("input") is not None
-                     and _spec_key(c.specs["input"]) == _spec_key(spec)),
-                    None,
-                )  # fmt: skip
-                if config is None:
-                    continue  # no observed config gives its input spec: left to the report
-                eager_ops.setdefault(config.name, []).append(sh.op)
-                when = f", when: hooks.when_shared_{_ident(sh.op)}" if sh.when else ""
-                lines.append(f"        pt2e: {{eager: true{when}}}")
-            lines.append("    }")
-            body = body + lines
-        stages = stages + [
-            f"                {{config: hooks.{name}, ops: [{', '.join(ops)}]}},"
-            for name, ops in eager_ops.items()
-        ]
-        return body, stages
+            name = self.dtypes.setdefault((("input", c), ("output", c)), f"d{len(self.dtypes)}")
+            body = body + [
+                f"    pattern {sh.op} {{",
+                "        observation: shared_observer",
+                f"        dtypes: {name}",
+                "    }",
+            ]
+        return body
 
     def _patterns(
         self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
