@@ -335,3 +335,4 @@ def test_every_condition_written_into_the_hooks_runs_on_a_node() -> None:
         results[check] = namespace[pattern.when_name](SimpleNamespace(node=conv))
     assert results["channels_last"] and not results["not_channels_last"]
     assert results["rank4"] and results["has_bias"] and not results["rank2"]
+    assert results["unit_alpha"] and not results["last_dim"]  # a conv's args[1] is its weight

@@ -64,6 +64,13 @@ CONDITIONS: dict[str, str] = {
     "weight_param": (
         'return len(node.args) > 1 and isinstance(node.args[1], Node) and node.args[1].op == "get_attr"'
     ),
+    # a reduction or softmax over the last dim (CMSIS-NN's softmax, many NPUs' kernels)
+    "last_dim": (
+        "d, r = (node.args[1] if len(node.args) > 1 else -1), _rank(node)\n"
+        "    return isinstance(d, int) and r > 0 and d % r == r - 1"
+    ),
+    # an add or sub without a scale on its second operand (alpha)
+    "unit_alpha": 'return node.kwargs.get("alpha", 1) == 1',
 }
 
 PRELUDE = """
