@@ -288,6 +288,15 @@ def test_chains_one_source_element_stands_for_are_written_once_under_operators()
     interp = Interpretation([Pattern(c, "chain", config) for c in chains], [config], [], [])
     spec = Writer("x", "x_hooks", "pkg:get", "XQuantizer").spec_text(interp, [], "operators")
     assert spec.count("pattern (torch.nn.Conv2d, operator.add, torch.nn.ReLU) {") == 1
+    # a chain whose elements repeat is left out: torch's source partitions raise on it (the
+    # X86 spec's (Linear, add, ReLU, add) made its class raise on every graph)
+    ops = ("aten.linear.default", "aten.add.Tensor", "aten.relu.default", "aten.add.Tensor")
+    interp = Interpretation([Pattern(ops, "chain", config)], [config], [], [])
+    writer = Writer("x", "x_hooks", "pkg:get", "XQuantizer")
+    assert "operator.add, torch.nn.ReLU, operator.add" not in writer.spec_text(
+        interp, [], "operators"
+    )
+    assert "source partitions find a chain of distinct elements only" in writer.problems[0]
 
 
 def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate() -> None:

@@ -793,6 +793,14 @@ class Writer:
             source = len(p.ops) > 1 and bool(elements)
             ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
             element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
+            if source and len({elements[o] for o in p.ops}) < len(p.ops):
+                # torch's source partitions find a chain of distinct types only (its
+                # matcher raises on (Linear, add, ReLU, add)): not said under operators
+                self.problems.append(
+                    f"{' -> '.join(p.ops)}: not written under scopes: operators, whose "
+                    f"source partitions find a chain of distinct elements only ({ops})"
+                )
+                continue
             lines = self._pattern_lines(p, element, source, eager)
             if element in written:
                 # chains of ATen ops one source element stands for (add.Tensor and add_.Tensor
