@@ -763,19 +763,27 @@ class Writer:
         ]
         return "\n".join(out)
 
+    def _shared_ops(self, interp: Interpretation) -> list[tuple[Share, str]]:
+        """The shared ops written as ``shared_observer`` patterns, each with its dtypes' name
+        (one constraint of its spec, else any observed input spec, for input and output);
+        one that is a one-op pattern already is left out (one op, one pattern of the spec)."""
+        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
+        out = []
+        for sh in interp.shares:
+            if sh.op in singles:
+                continue
+            c = self.constraint(sh.spec if sh.spec is not None else _any_spec(interp))
+            name = self.dtypes.setdefault((("input", c), ("output", c)), f"d{len(self.dtypes)}")
+            out.append((sh, name))
+        return out
+
     def _clusters(self, interp: Interpretation, body: list[str]) -> list[str]:
         """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
         ``CLUSTERS``: clusters of connected shared ops that share the first spec found around
         them (ExecuTorch's SharedQspecQuantizer). None is eager: a cluster shares what is
         around it (a pool after a quantized op gets that op's spec, as an eager one would its
         config's), and a cluster of which nothing around is quantized stays float."""
-        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
-        for sh in interp.shares:
-            if sh.op in singles:
-                continue  # a pattern of its own already (one op, one pattern of the spec)
-            spec = sh.spec if sh.spec is not None else _any_spec(interp)
-            c = self.constraint(spec)
-            name = self.dtypes.setdefault((("input", c), ("output", c)), f"d{len(self.dtypes)}")
+        for sh, name in self._shared_ops(interp):
             body = body + [
                 f"    pattern {sh.op} {{",
                 "        observation: shared_observer",
@@ -853,15 +861,7 @@ class Writer:
         body = self._patterns(
             interp, eager=False, elements=elements if composition == "operators" else {}
         )
-        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
-        for sh in interp.shares:
-            if sh.op in singles:
-                continue  # a pattern of its own already (one op, one pattern of the spec)
-            spec = sh.spec if sh.spec is not None else _any_spec(interp)
-            c = self.constraint(spec)
-            key = (("input", c), ("output", c))
-            if key not in self.dtypes:
-                self.dtypes[key] = f"d{len(self.dtypes)}"
+        for sh, name in self._shared_ops(interp):
             whens = [] if sh.eager or composition == "modules" else ["input_quantized"]
             if sh.when:
                 whens.append(f"hooks.when_shared_{_ident(sh.op)}")
@@ -875,7 +875,7 @@ class Writer:
             body += [
                 f"    pattern {sh.op} {{",
                 "        observation: shared_observer",
-                f"        dtypes: {self.dtypes[key]}{when}",
+                f"        dtypes: {name}{when}",
                 "    }",
             ]
         head = [
