@@ -345,3 +345,22 @@ def test_every_condition_written_into_the_hooks_runs_on_a_node() -> None:
     assert results["channels_last"] and not results["not_channels_last"]
     assert results["rank4"] and results["has_bias"] and not results["rank2"]
     assert results["unit_alpha"] and not results["last_dim"]  # a conv's args[1] is its weight
+
+
+def test_composable_clusters_share_the_targets_no_pattern_names() -> None:
+    # ExecuTorch's composable quantizers share getitem's observer: under composable (clusters)
+    # the hooks' SharedTargets gives it to the clusters (Cortex-M's chunk and split differed)
+    import operator
+
+    from generator.tools.importer.pt2e_spec import CLUSTERS, Interpretation, Share, Writer
+
+    share = Share("aten.view.default", ("node0", None, "node0"), False)
+    interp = Interpretation([], [], [], [], [share])
+    interp.shared_targets = {"_operator.getitem": operator.getitem}
+    writer = Writer("x", "x_hooks", "pkg:get", "XQuantizer")
+    assert "base: hooks.SharedTargets," in writer.spec_text(interp, [], CLUSTERS)
+    namespace: dict = {}
+    exec(
+        compile(writer.hooks_text(interp, CLUSTERS), "x_hooks.py", "exec"), namespace
+    )  # noqa: S102
+    assert namespace["SharedTargets"].shared_targets == (operator.getitem,)

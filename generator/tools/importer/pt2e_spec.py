@@ -69,6 +69,20 @@ CONDITIONS: dict[str, str] = {
         "d, r = (node.args[1] if len(node.args) > 1 else -1), _rank(node)\n"
         "    return isinstance(d, int) and r > 0 and d % r == r - 1"
     ),
+    # an elementwise op of operands of one shape, or channels-last with the other operand
+    # broadcast along the channels (NHWC kernels: CMSIS-NN's add and mul)
+    "same_shape_or_channel_broadcast": (
+        "a, b = (_val(x) for x in (list(node.args[:2]) + [None, None])[:2])\n"
+        "    if a is None or b is None or not hasattr(a, 'shape') or not hasattr(b, 'shape'):\n"
+        "        return False\n"
+        "    if tuple(a.shape) == tuple(b.shape):\n"
+        "        return True\n"
+        "    big, small = (a, b) if a.dim() >= b.dim() else (b, a)\n"
+        "    if big.dim() != 4 or not _channels_last(node.args[0 if big is a else 1]):\n"
+        "        return False\n"
+        "    s = (1,) * (4 - small.dim()) + tuple(small.shape)\n"
+        "    return s[1] == big.shape[1] and s[0] == s[2] == s[3] == 1"
+    ),
     # an add or sub without a scale on its second operand (alpha)
     "unit_alpha": 'return node.kwargs.get("alpha", 1) == 1',
 }
@@ -183,6 +197,9 @@ class Interpretation:
     # the quantizer decides its shared ops before it annotates the model's inputs: an input
     # it annotated does not count as a quantized producer (see _io_after)
     io_after: bool = False
+    # shared call targets no pattern can name (operator.getitem), by name: composable
+    # (clusters) shares them as its shared_observer patterns (hooks.SharedTargets)
+    shared_targets: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -203,16 +220,20 @@ def interpret(obs: Observations) -> Interpretation:
     by_ops: dict[tuple[str, ...], list[Match]] = {}
     shared: dict[str, list[Match]] = {}
     unnamed: Counter[str] = Counter()
+    targets: dict[str, Any] = {}  # shared call targets no pattern names (getitem), by name
     for m in obs.matches:
         if any(not op.startswith("aten.") for op in m.ops):
             # a pattern names ATen ops: getitem, while_loop or cond cannot be written
             unnamed.update(op for op in m.ops if not op.startswith("aten."))
+            if m.kind == "shared" and getattr(m.first, "op", None) == "call_function":
+                targets.setdefault(m.ops[0], m.first.target)
         elif m.kind == "shared":
             shared.setdefault(m.ops[0], []).append(m)
         else:
             by_ops.setdefault(m.ops, []).append(m)
     notes += [
         f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
+        + (" (composable (clusters) shares it by hooks.SharedTargets)" if op in targets else "")
         for op, n in sorted(unnamed.items())
     ]
     configs: dict[tuple, Config] = {}
@@ -275,6 +296,7 @@ def interpret(obs: Observations) -> Interpretation:
     interp.io_after = io_after
     interp.positional, interp.nonfloat = positional, nonfloat
     interp.io = _model_io(obs, interp.configs, notes, hooks)
+    interp.shared_targets = targets
     _mixins(interp, obs, hooks)
     return interp
 
@@ -713,6 +735,7 @@ class Writer:
             body = self._clusters(interp, body)
         names = [generated_class(self.name)]
         mixins = ["hooks.Sharing"] * (bool(interp.shares) and not clusters)
+        mixins += ["hooks.SharedTargets"] * (clusters and bool(interp.shared_targets))
         mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
         mixins += ["hooks.NonFloatInputs"] * bool(interp.nonfloat)
         mixin = (
@@ -925,6 +948,21 @@ class Writer:
             lines += _nonfloat_lines(interp, sharing or bool(interp.positional))
         if interp.io is not None and composable:
             lines += _io_lines(interp.io)
+        if composition == CLUSTERS and interp.shares and interp.shared_targets:
+            refs = [self.ref(t, imports) for t in interp.shared_targets.values()]
+            lines += [
+                "",
+                # at module level: an alias of _operator (__operator) would be mangled in a class
+                f"_SHARED_TARGETS = ({', '.join(refs)},)",
+                "",
+                "",
+                "class SharedTargets:",
+                '    """Call targets shared like the shared_observer patterns, which no pattern',
+                '    can name (not ATen ops): the composable scheme\'s clusters take them."""',
+                "",
+                "    shared_targets = _SHARED_TARGETS",
+                "",
+            ]
         if not composable:
             lines += _configure_lines(interp, composition)
         if interp.transform:
