@@ -364,3 +364,16 @@ def test_composable_clusters_share_the_targets_no_pattern_names() -> None:
         compile(writer.hooks_text(interp, CLUSTERS), "x_hooks.py", "exec"), namespace
     )  # noqa: S102
     assert namespace["SharedTargets"].shared_targets == (operator.getitem,)
+
+
+def test_an_op_left_float_by_no_known_condition_takes_the_closest() -> None:
+    # torchao's inductor quantizers leave a conv float where its weight is a model input
+    # (weight_param) and one call of a conv module called twice (no node's own property):
+    # the spec annotated every conv, the weight-input probes too
+    from generator.tools.importer.pt2e_spec import _closest, _separate
+
+    checks = {"positive": lambda n: n > 0, "not_five": lambda n: n != 5, "odd": lambda n: n % 2}
+    pos, neg = [1, 3, 7], [5, -1, -3, 9]
+    assert _separate(checks, pos, neg) == ["?"]
+    assert _closest(checks, pos, neg) == (["positive"], [5, 9])
+    assert _closest({"odd": checks["odd"]}, pos, [9]) == (["?"], [9])

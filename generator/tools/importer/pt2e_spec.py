@@ -472,6 +472,17 @@ def _conditions(
             pos = firsts.get(op, [])
             neg = [n for _, n in obs.unannotated[op]]
             done[op] = _separate(checks, pos, neg)
+            best, left = (["?"], neg) if done[op] != ["?"] else _closest(checks, pos, neg)
+            if done[op] == ["?"] and best != ["?"]:
+                # no check rules out every float node: the one that rules out the most
+                # (a module called twice, one call left float, is no node's own property)
+                done[op] = best
+                first = next(g for g, n in obs.unannotated[op] if n is left[0])
+                notes.append(
+                    f"{op}: annotated on {len(pos)} probes and left float on {len(neg)}: "
+                    f"where {' and '.join(best)}, but on {len(left)} of them by no condition "
+                    f"bcfg knows (first: {first})"
+                )
             if done[op] == ["?"]:
                 notes.append(
                     f"{op}: annotated on {len(pos)} probes and left float on {len(neg)}, "
@@ -545,10 +556,7 @@ def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[st
     negative; ["?"] if there are none."""
 
     def holds(name: str, node: Any) -> bool:
-        try:
-            return bool(checks[name](node))
-        except Exception:  # noqa: BLE001
-            return False
+        return _holds(checks[name], node)
 
     ok = [c for c in checks if all(holds(c, n) for n in pos)]
     for c in ok:
@@ -559,6 +567,26 @@ def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[st
             if not any(holds(a, n) and holds(b, n) for n in neg):
                 return [a, b]
     return ["?"]
+
+
+def _closest(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> tuple[list[str], list]:
+    """The one check true on every positive that is false on the most negatives (["?"] if
+    none is false on any), and the negatives it leaves."""
+    best: tuple[list[str], list] = (["?"], neg)
+    for name, check in checks.items():
+        if not all(_holds(check, n) for n in pos):
+            continue
+        left = [n for n in neg if _holds(check, n)]
+        if len(left) < len(best[1]):
+            best = ([name], left)
+    return best
+
+
+def _holds(check: Any, node: Any) -> bool:
+    try:
+        return bool(check(node))
+    except Exception:  # noqa: BLE001  (a check that cannot read the node does not hold)
+        return False
 
 
 def _share_text(sh: Share) -> str:
