@@ -377,3 +377,29 @@ def test_an_op_left_float_by_no_known_condition_takes_the_closest() -> None:
     assert _separate(checks, pos, neg) == ["?"]
     assert _closest(checks, pos, neg) == (["positive"], [5, 9])
     assert _closest({"odd": checks["odd"]}, pos, [9]) == (["?"], [9])
+
+
+def test_a_node_of_no_tensor_output_whose_users_share_its_edge_is_a_shared_op() -> None:
+    # ExecuTorch's composable clusters give chunk its input's spec and each getitem the edge
+    # into chunk: chunk, its output a list, was read as a chain of its own, and the imported
+    # clusters never reached the getitems (Cortex-M's chunk and split differed)
+    import torch
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, SharedQuantizationSpec
+
+    from generator.live.probe.zoo import export_model
+    from generator.tools.importer.pt2e_observe import KEY, read_matches
+    from tests.tools.pt2e_subjects.acme_npu import ACT
+
+    class Chunk(torch.nn.Module):
+        def forward(self, x):
+            a, b = torch.chunk(x, 2)
+            return a, b
+
+    gm = export_model(Chunk(), (torch.randn(4, 3),), False)
+    x, chunk = [n for n in gm.graph.nodes if n.op in ("placeholder", "call_function")][:2]
+    chunk.meta[KEY] = QuantizationAnnotation({x: ACT}, None, _annotated=True)
+    for user in chunk.users:
+        shared = SharedQuantizationSpec((x, chunk))
+        user.meta[KEY] = QuantizationAnnotation({}, shared, _annotated=True)
+    matches, _ = read_matches(gm, "chunk")
+    assert [(m.ops[0], m.kind) for m in matches][0] == ("aten.chunk.default", "shared")

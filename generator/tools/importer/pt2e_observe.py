@@ -180,6 +180,19 @@ def _form(node: Any, inputs: list[Any], qa: Any) -> tuple:
     return (kind(specs.get(inputs[0])), other, kind(qa.output_qspec))
 
 
+def _splits(node: Any, qa: Any) -> bool:
+    """A node of no tensor output (chunk, split: a list) whose users' outputs share the edge
+    into it: a shared op, as the clusters of ExecuTorch's composable quantizers share it."""
+    if qa.output_qspec is not None or _float(node):
+        return False
+    for user in node.users:
+        spec = getattr(user.meta.get(KEY), "output_qspec", None)
+        ref = spec.edge_or_node if _is_shared(spec) else None
+        if isinstance(ref, tuple) and ref[1] is node:
+            return True
+    return False
+
+
 def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
     """The matches of an annotated graph, and the call nodes left unannotated."""
     matches: list[Match] = []
@@ -197,7 +210,7 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
             continue
         specs = qa.input_qspec_map
         r = roles(node)
-        if _is_shared(qa.output_qspec) and all(
+        if (_is_shared(qa.output_qspec) or _splits(node, qa)) and all(
             _is_shared(s) or r.get(a) == "input" for a, s in specs.items()
         ):
             inputs = flat_inputs(node)
