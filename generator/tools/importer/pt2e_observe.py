@@ -187,7 +187,7 @@ def _splits(node: Any, qa: Any) -> bool:
         return False
     for user in node.users:
         spec = getattr(user.meta.get(KEY), "output_qspec", None)
-        ref = spec.edge_or_node if _is_shared(spec) else None
+        ref = getattr(spec, "edge_or_node", None) if _is_shared(spec) else None
         if isinstance(ref, tuple) and ref[1] is node:
             return True
     return False

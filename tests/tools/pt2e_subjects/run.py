@@ -79,8 +79,10 @@ def _tops(name: str) -> list[str]:
 def _importable(part: str) -> bool:
     """Whether a distribution's file (its first path part) lives in site-packages and is code:
     not its metadata, not a script installed beside the interpreter (``../../bin``)."""
-    return not part.startswith(".") and part != "__pycache__" and not part.endswith(
-        (".dist-info", ".pth", ".data")
+    return (
+        not part.startswith(".")
+        and part != "__pycache__"
+        and not part.endswith((".dist-info", ".pth", ".data"))
     )
 
 
