@@ -217,25 +217,7 @@ def interpret(obs: Observations) -> Interpretation:
     from .pt2e_observe import _spec_key
 
     notes: list[str] = []
-    by_ops: dict[tuple[str, ...], list[Match]] = {}
-    shared: dict[str, list[Match]] = {}
-    unnamed: Counter[str] = Counter()
-    targets: dict[str, Any] = {}  # shared call targets no pattern names (getitem), by name
-    for m in obs.matches:
-        if any(not op.startswith("aten.") for op in m.ops):
-            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
-            unnamed.update(op for op in m.ops if not op.startswith("aten."))
-            if m.kind == "shared" and getattr(m.first, "op", None) == "call_function":
-                targets.setdefault(m.ops[0], m.first.target)
-        elif m.kind == "shared":
-            shared.setdefault(m.ops[0], []).append(m)
-        else:
-            by_ops.setdefault(m.ops, []).append(m)
-    notes += [
-        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
-        + (" (composable (clusters) shares it by hooks.SharedTargets)" if op in targets else "")
-        for op, n in sorted(unnamed.items())
-    ]
+    by_ops, shared, targets = _partition(obs, notes)
     configs: dict[tuple, Config] = {}
 
     def config_of(key: tuple, specs: dict[str, Any]) -> Config:
@@ -299,6 +281,33 @@ def interpret(obs: Observations) -> Interpretation:
     interp.shared_targets = targets
     _mixins(interp, obs, hooks)
     return interp
+
+
+def _partition(
+    obs: Observations, notes: list[str]
+) -> tuple[dict[tuple[str, ...], list[Match]], dict[str, list[Match]], dict[str, Any]]:
+    """The matches by chain of ops, the shared ones by op, and the shared call targets no
+    pattern names (getitem), by name; the ops no pattern names are notes."""
+    by_ops: dict[tuple[str, ...], list[Match]] = {}
+    shared: dict[str, list[Match]] = {}
+    unnamed: Counter[str] = Counter()
+    targets: dict[str, Any] = {}
+    for m in obs.matches:
+        if any(not op.startswith("aten.") for op in m.ops):
+            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
+            unnamed.update(op for op in m.ops if not op.startswith("aten."))
+            if m.kind == "shared" and getattr(m.first, "op", None) == "call_function":
+                targets.setdefault(m.ops[0], m.first.target)
+        elif m.kind == "shared":
+            shared.setdefault(m.ops[0], []).append(m)
+        else:
+            by_ops.setdefault(m.ops, []).append(m)
+    notes += [
+        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
+        + (" (composable (clusters) shares it by hooks.SharedTargets)" if op in targets else "")
+        for op, n in sorted(unnamed.items())
+    ]
+    return by_ops, shared, targets
 
 
 def _model_io(
@@ -760,7 +769,7 @@ class Writer:
         ]
         clusters = composition == CLUSTERS and bool(interp.shares)
         if clusters:
-            body = self._clusters(interp, body)
+            body = body + _cluster_patterns(self._shared_ops(interp))
         names = [generated_class(self.name)]
         mixins = ["hooks.Sharing"] * (bool(interp.shares) and not clusters)
         mixins += ["hooks.SharedTargets"] * (clusters and bool(interp.shared_targets))
@@ -827,21 +836,6 @@ class Writer:
             name = self.dtypes.setdefault((("input", c), ("output", c)), f"d{len(self.dtypes)}")
             out.append((sh, name))
         return out
-
-    def _clusters(self, interp: Interpretation, body: list[str]) -> list[str]:
-        """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
-        ``CLUSTERS``: clusters of connected shared ops that share the first spec found around
-        them (ExecuTorch's SharedQspecQuantizer). None is eager: a cluster shares what is
-        around it (a pool after a quantized op gets that op's spec, as an eager one would its
-        config's), and a cluster of which nothing around is quantized stays float."""
-        for sh, name in self._shared_ops(interp):
-            body = body + [
-                f"    pattern {sh.op} {{",
-                "        observation: shared_observer",
-                f"        dtypes: {name}",
-                "    }",
-            ]
-        return body
 
     def _patterns(
         self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
@@ -994,7 +988,7 @@ class Writer:
         if not composable:
             lines += _configure_lines(interp, composition)
         if interp.transform:
-            lines += self.transform_lines()
+            lines += _transform_lines(self.target)
         lines += _when_lines(interp, composition)
         text = "\n".join(lines)
         return text.replace("#IMPORTS", "\n".join(sorted(imports)))
@@ -1040,23 +1034,6 @@ class Writer:
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
         return lines
 
-    def transform_lines(self) -> list[str]:
-        """``transform``: the original quantizer's own transform_for_annotation."""
-        module, _, function = self.target.partition(":")
-        return [
-            "_ORIGINAL = []",
-            "",
-            "",
-            "def transform(model):",
-            f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
-            "    if not _ORIGINAL:",
-            f"        import {module} as _target",
-            "",
-            f"        _ORIGINAL.append(_target.{function}())",
-            "    return _ORIGINAL[0].transform_for_annotation(model)",
-            "",
-        ]
-
     def sharing(self, shares: list[Share], imports: set[str], io_after: bool) -> list[str]:
         rows = []
         for sh in shares:
@@ -1079,60 +1056,7 @@ class Writer:
             f"IO_AFTER = {io_after}",
             "",
             "",
-            "class Sharing:",
-            '    """After the spec\'s patterns, the shared-observer ops in graph order, as observed."""',
-            "",
-            "    def annotate(self, model):",
-            "        model = super().annotate(model)",
-            "        for node in model.graph.nodes:",
-            '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
-            "            if entry is None or _KEY in node.meta:",
-            "                continue",
-            "            form, eager, own, when, eager_form = entry",
-            "            inputs = _inputs(node)",
-            "            quantized = bool(inputs) and _KEY in inputs[0].meta",
-            "            if IO_AFTER and quantized and inputs[0].op == 'placeholder':",
-            "                quantized = False  # the original annotates model inputs later",
-            "            if not inputs or (not eager and not quantized):",
-            "                continue",
-            "            first, rest, out = eager_form if eager_form and not quantized else form",
-            "            if when is not None and not globals()[when](node):",
-            "                continue",
-            "            specs = {}",
-            "            for i, arg in enumerate(inputs):",
-            "                kind = first if i == 0 else rest",
-            "                spec = _shared(kind, inputs[0], node, own)",
-            "                if spec is not None:",
-            "                    specs[arg] = spec",
-            "            node.meta[_KEY] = QuantizationAnnotation(",
-            "                input_qspec_map=specs,",
-            "                output_qspec=_shared(out, inputs[0], node, own),",
-            "                _annotated=True,",
-            "            )",
-            "        return model",
-            "",
-            "",
-            '_KEY = "quantization_annotation"',
-            "",
-            "",
-            "def _inputs(node):",
-            "    out = []",
-            "    for arg in node.args:",
-            "        for a in arg if isinstance(arg, (list, tuple)) else [arg]:",
-            "            if isinstance(a, Node) and a not in out:",
-            "                out.append(a)",
-            "    return out",
-            "",
-            "",
-            "def _shared(kind, first, node, own):",
-            '    if kind == "act":',
-            "        return own",
-            '    if kind == "node0":',
-            "        return SharedQuantizationSpec(first)",
-            '    if kind == "edge0":',
-            "        return SharedQuantizationSpec((first, node))",
-            "    return None",
-            "",
+            *_SHARING_CLASS,
         ]
 
     def python_spec(self, spec: Any, imports: set[str]) -> str:
@@ -1220,6 +1144,96 @@ class Writer:
             "    )",
             "",
         ]
+
+
+# The hooks' Sharing mixin and its helpers (bcfg import writes them with SHARED and IO_AFTER).
+_SHARING_CLASS = [
+    "class Sharing:",
+    '    """After the spec\'s patterns, the shared-observer ops in graph order, as observed."""',
+    "",
+    "    def annotate(self, model):",
+    "        model = super().annotate(model)",
+    "        for node in model.graph.nodes:",
+    '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
+    "            if entry is None or _KEY in node.meta:",
+    "                continue",
+    "            form, eager, own, when, eager_form = entry",
+    "            inputs = _inputs(node)",
+    "            quantized = bool(inputs) and _KEY in inputs[0].meta",
+    "            if IO_AFTER and quantized and inputs[0].op == 'placeholder':",
+    "                quantized = False  # the original annotates model inputs later",
+    "            if not inputs or (not eager and not quantized):",
+    "                continue",
+    "            first, rest, out = eager_form if eager_form and not quantized else form",
+    "            if when is not None and not globals()[when](node):",
+    "                continue",
+    "            specs = {}",
+    "            for i, arg in enumerate(inputs):",
+    "                kind = first if i == 0 else rest",
+    "                spec = _shared(kind, inputs[0], node, own)",
+    "                if spec is not None:",
+    "                    specs[arg] = spec",
+    "            node.meta[_KEY] = QuantizationAnnotation(",
+    "                input_qspec_map=specs,",
+    "                output_qspec=_shared(out, inputs[0], node, own),",
+    "                _annotated=True,",
+    "            )",
+    "        return model",
+    "",
+    "",
+    '_KEY = "quantization_annotation"',
+    "",
+    "",
+    "def _inputs(node):",
+    "    out = []",
+    "    for arg in node.args:",
+    "        for a in arg if isinstance(arg, (list, tuple)) else [arg]:",
+    "            if isinstance(a, Node) and a not in out:",
+    "                out.append(a)",
+    "    return out",
+    "",
+    "",
+    "def _shared(kind, first, node, own):",
+    '    if kind == "act":',
+    "        return own",
+    '    if kind == "node0":',
+    "        return SharedQuantizationSpec(first)",
+    '    if kind == "edge0":',
+    "        return SharedQuantizationSpec((first, node))",
+    "    return None",
+    "",
+]
+
+
+def _cluster_patterns(shared_ops: list[tuple[Share, str]]) -> list[str]:
+    """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
+    ``CLUSTERS``: clusters of connected shared ops that share the first spec found around
+    them (ExecuTorch's SharedQspecQuantizer). None is eager: a cluster shares what is around
+    it (a pool after a quantized op gets that op's spec, as an eager one would its config's),
+    and a cluster of which nothing around is quantized stays float."""
+    body: list[str] = []
+    for sh, name in shared_ops:
+        body += [f"    pattern {sh.op} {{", "        observation: shared_observer",
+                 f"        dtypes: {name}", "    }"]  # fmt: skip
+    return body
+
+
+def _transform_lines(target: str) -> list[str]:
+    """``transform``: the original quantizer's own transform_for_annotation."""
+    module, _, function = target.partition(":")
+    return [
+        "_ORIGINAL = []",
+        "",
+        "",
+        "def transform(model):",
+        f'    """{target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
+        "    if not _ORIGINAL:",
+        f"        import {module} as _target",
+        "",
+        f"        _ORIGINAL.append(_target.{function}())",
+        "    return _ORIGINAL[0].transform_for_annotation(model)",
+        "",
+    ]
 
 
 def _positional_lines(positional: dict[str, str], shared: bool) -> list[str]:
