@@ -170,6 +170,58 @@ def test_the_hooks_module_imports_with_conditions_on_shared_ops() -> None:
     assert callable(namespace[name])
 
 
+IO = """
+from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+from acme_npu import ACT, AcmeNPUQuantizer
+
+KEY = "quantization_annotation"
+
+
+def _float(node):
+    val = node.meta.get("val")
+    return getattr(val, "dtype", None) is not None and val.dtype.is_floating_point
+
+
+class EdgeNPU(AcmeNPUQuantizer):
+    \"\"\"Acme's, with the model's float inputs and outputs quantized as well.\"\"\"
+
+    def annotate(self, model):
+        model = super().annotate(model)
+        for node in model.graph.nodes:
+            if node.op == "placeholder" and _float(node):
+                node.meta[KEY] = QuantizationAnnotation(output_qspec=ACT, _annotated=True)
+            elif node.op == "output":
+                floats = [a for a in node.all_input_nodes if _float(a)]
+                if floats:
+                    node.meta[KEY] = QuantizationAnnotation(
+                        input_qspec_map=dict.fromkeys(floats, ACT), _annotated=True
+                    )
+        return model
+
+
+def edge():
+    return EdgeNPU()
+"""
+
+
+def test_the_models_inputs_and_output_are_observed_and_reproduced(tmp_path) -> None:
+    # ExecuTorch's Cortex-M quantizes the model's inputs and output: the import read call
+    # nodes only, and its spec differed on every graph
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["edge_hooks"]\n')
+    (tmp_path / "edge.py").write_text(IO)
+    run = bcfg_import(tmp_path, "edge:edge", "-o", "edge.bcfg")
+    assert run.returncode == 0, run.stderr
+    assert "proved: the generated quantizer annotates as edge:edge() on all" in run.stderr
+    spec = (tmp_path / "edge.bcfg").read_text()
+    assert "init: hooks.model_io," in spec
+    assert "model_io: the model's inputs and output get CONFIG_" in spec
+    hooks = (tmp_path / "edge_hooks.py").read_text()
+    assert "finder=_ModelIO('placeholder', True)" in hooks
+    assert "finder=_ModelIO('output', True)" in hooks
+    # it annotates the inputs after its shared ops: a view of an input stays float
+    assert "IO_AFTER = True" in hooks
+
+
 X86 = """
 def get_quantizer():
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
@@ -197,7 +249,9 @@ def test_the_composition_is_chosen_by_generate_and_test(tmp_path) -> None:
     report = json.loads((tmp_path / "x.proof.json").read_text())
     tried = {c["scopes"]: c["result"] for c in report["compositions"]}
     # modules is tried too while operators leaves a graph differing (a random model's)
-    assert list(tried)[:2] == ["composable", "operators"]
+    assert list(tried)[:3] == ["composable", "composable (clusters)", "operators"]
+    # the shared ops as the composable scheme's own clusters: a spec that generates
+    assert tried["composable (clusters)"][0].isdigit(), tried
     counts = {c: int(r.split()[0]) for c, r in tried.items() if r[0].isdigit()}
     assert counts["composable"] > counts["operators"]
     assert min(counts.values()) == counts["operators"]
@@ -221,6 +275,30 @@ def test_a_chain_under_operators_is_written_by_its_source_elements() -> None:
     assert _source_element("aten.no_such_op.default") is None
 
 
+def test_chains_one_source_element_stands_for_are_written_once_under_operators() -> None:
+    # add.Tensor and add_.Tensor are both operator.add: the spec named one pattern twice and
+    # did not generate (the X86 import, conv -> add -> relu and conv -> add_ -> relu)
+    from generator.tools.importer.pt2e_spec import Config, Interpretation, Pattern, Writer
+
+    config = Config("CONFIG_0", (), {})
+    chains = [
+        ("aten.conv2d.default", add, "aten.relu.default")
+        for add in ("aten.add.Tensor", "aten.add_.Tensor")
+    ]
+    interp = Interpretation([Pattern(c, "chain", config) for c in chains], [config], [], [])
+    spec = Writer("x", "x_hooks", "pkg:get", "XQuantizer").spec_text(interp, [], "operators")
+    assert spec.count("pattern (torch.nn.Conv2d, operator.add, torch.nn.ReLU) {") == 1
+    # a chain whose elements repeat is left out: torch's source partitions raise on it (the
+    # X86 spec's (Linear, add, ReLU, add) made its class raise on every graph)
+    ops = ("aten.linear.default", "aten.add.Tensor", "aten.relu.default", "aten.add.Tensor")
+    interp = Interpretation([Pattern(ops, "chain", config)], [config], [], [])
+    writer = Writer("x", "x_hooks", "pkg:get", "XQuantizer")
+    assert "operator.add, torch.nn.ReLU, operator.add" not in writer.spec_text(
+        interp, [], "operators"
+    )
+    assert "source partitions find a chain of distinct elements only" in writer.problems[0]
+
+
 def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate() -> None:
     # ExecuTorch's Arm quantizer shares getitem's observer: no pattern can name it (a spec
     # naming _operator.getitem did not generate)
@@ -235,3 +313,93 @@ def test_an_op_a_pattern_cannot_name_is_a_note_not_a_spec_that_does_not_generate
     assert interp.notes == [
         "_operator.getitem: annotated on 1 probe nodes, not reproduced: a pattern names ATen ops only"
     ]
+
+
+def test_every_condition_written_into_the_hooks_runs_on_a_node() -> None:
+    # the conditions are written as functions beside the prelude's helpers: a condition named
+    # like a helper (channels_last) once replaced it and called itself on node.args[0] until
+    # IndexError (the imported Cortex-M class raised on every conv2d)
+    from types import SimpleNamespace
+
+    import torch
+
+    from generator.live.probe.zoo import _x, export_model
+    from generator.tools.importer.pt2e_spec import (
+        CONDITIONS,
+        Config,
+        Interpretation,
+        Pattern,
+        Writer,
+    )
+
+    gm = export_model(torch.nn.Conv2d(3, 3, 1), (_x(1, 3, 4, 4, channels_last=True),), False)
+    conv = next(n for n in gm.graph.nodes if n.op == "call_function")
+    results = {}
+    for check in CONDITIONS:
+        pattern = Pattern(("aten.conv2d.default",), "chain", Config("C", (), {}), when=[check])
+        interp = Interpretation([pattern], [], [], [])
+        text = Writer("x", "x_hooks", "pkg:get", "XQuantizer").hooks_text(interp)
+        namespace: dict = {}
+        exec(compile(text, "x_hooks.py", "exec"), namespace)  # noqa: S102
+        results[check] = namespace[pattern.when_name](SimpleNamespace(node=conv))
+    assert results["channels_last"] and not results["not_channels_last"]
+    assert results["rank4"] and results["has_bias"] and not results["rank2"]
+    assert results["unit_alpha"] and not results["last_dim"]  # a conv's args[1] is its weight
+
+
+def test_composable_clusters_share_the_targets_no_pattern_names() -> None:
+    # ExecuTorch's composable quantizers share getitem's observer: under composable (clusters)
+    # the hooks' SharedTargets gives it to the clusters (Cortex-M's chunk and split differed)
+    import operator
+
+    from generator.tools.importer.pt2e_spec import CLUSTERS, Interpretation, Share, Writer
+
+    share = Share("aten.view.default", ("node0", None, "node0"), False)
+    interp = Interpretation([], [], [], [], [share])
+    interp.shared_targets = {"_operator.getitem": operator.getitem}
+    writer = Writer("x", "x_hooks", "pkg:get", "XQuantizer")
+    assert "base: hooks.SharedTargets," in writer.spec_text(interp, [], CLUSTERS)
+    namespace: dict = {}
+    exec(
+        compile(writer.hooks_text(interp, CLUSTERS), "x_hooks.py", "exec"), namespace
+    )  # noqa: S102
+    assert namespace["SharedTargets"].shared_targets == (operator.getitem,)
+
+
+def test_an_op_left_float_by_no_known_condition_takes_the_closest() -> None:
+    # torchao's inductor quantizers leave a conv float where its weight is a model input
+    # (weight_param) and one call of a conv module called twice (no node's own property):
+    # the spec annotated every conv, the weight-input probes too
+    from generator.tools.importer.pt2e_spec import _closest, _separate
+
+    checks = {"positive": lambda n: n > 0, "not_five": lambda n: n != 5, "odd": lambda n: n % 2}
+    pos, neg = [1, 3, 7], [5, -1, -3, 9]
+    assert _separate(checks, pos, neg) == ["?"]
+    assert _closest(checks, pos, neg) == (["positive"], [5, 9])
+    assert _closest({"odd": checks["odd"]}, pos, [9]) == (["?"], [9])
+
+
+def test_a_node_of_no_tensor_output_whose_users_share_its_edge_is_a_shared_op() -> None:
+    # ExecuTorch's composable clusters give chunk its input's spec and each getitem the edge
+    # into chunk: chunk, its output a list, was read as a chain of its own, and the imported
+    # clusters never reached the getitems (Cortex-M's chunk and split differed)
+    import torch
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, SharedQuantizationSpec
+
+    from generator.live.probe.zoo import export_model
+    from generator.tools.importer.pt2e_observe import KEY, read_matches
+    from tests.tools.pt2e_subjects.acme_npu import ACT
+
+    class Chunk(torch.nn.Module):
+        def forward(self, x):
+            a, b = torch.chunk(x, 2)
+            return a, b
+
+    gm = export_model(Chunk(), (torch.randn(4, 3),), False)
+    x, chunk = [n for n in gm.graph.nodes if n.op in ("placeholder", "call_function")][:2]
+    chunk.meta[KEY] = QuantizationAnnotation({x: ACT}, None, _annotated=True)
+    for user in chunk.users:
+        shared = SharedQuantizationSpec((x, chunk))
+        user.meta[KEY] = QuantizationAnnotation({}, shared, _annotated=True)
+    matches, _ = read_matches(gm, "chunk")
+    assert [(m.ops[0], m.kind) for m in matches][0] == ("aten.chunk.default", "shared")

@@ -28,6 +28,7 @@ from ...live.targets import ImportFailure
 from ..compare import engine, render
 from .pt2e_observe import Observations, observe
 from .pt2e_spec import (
+    CLUSTERS,
     COMPOSITIONS,
     Interpretation,
     Unsayable,
@@ -193,8 +194,10 @@ _Best = tuple[int, str, str, str, engine.Result | None]
 def _choose_composition(
     run: _Run, interp: Interpretation, header: list[str], verify: bool
 ) -> tuple[list[tuple[str, str]], _Best, list[str]]:
-    """The composition by generate-and-test: composable first; while graphs differ, the
-    language's other schemes with the same observed rules; the fewest differing graphs wins.
+    """The composition by generate-and-test: composable first (its shared ops annotated by
+    hooks.Sharing as observed); while graphs differ, composable with the shared ops as its own
+    clusters (``CLUSTERS``), then the language's other schemes with the same observed rules;
+    the fewest differing graphs wins.
     Returns what each composition's proof found, the best (differing graphs, composition,
     spec, hooks, proof result) and its writer's problems."""
     tried: list[tuple[str, str]] = []  # (composition, what its proof found)
@@ -205,6 +208,8 @@ def _choose_composition(
             break
         if composition != "composable" and not verify:
             continue
+        if composition == CLUSTERS and not interp.shares:
+            continue  # the same spec as composable's
         writer = Writer(run.name, run.hooks_module, run.target, run.cls)
         try:
             spec_text = writer.spec_text(interp, header, composition)

@@ -29,6 +29,7 @@ class Match:
     graph: str
     specs: dict[str, Any] = field(default_factory=dict)  # role -> live spec
     eager: bool = False  # shared: annotated though its input is not quantized
+    after_io: bool = False  # shared: its first input is a model input the quantizer annotated
     form: tuple = ()  # shared: (first input's spec, the other inputs', the output's), see _form
     # chain: a binary op after the first whose other input is a node: "quantized" where that
     # input has a spec, "float" where not (scopes: operators says it with other:)
@@ -53,12 +54,61 @@ def _spec_key(spec: Any) -> Any:
 
 
 @dataclass
+class ModelIO:
+    """A model input (``placeholder``) or the ``output`` node of a probe, as annotated:
+    ``spec`` the placeholder's output spec or the spec of the output node's first float input
+    (live), ``float`` whether it carries a float tensor (the output node: takes one),
+    ``annotated`` whether it has an annotation at all, ``uniform`` whether the annotation is
+    what one config gives such a node (the output node: every float input that spec, no other
+    input a spec; a placeholder: no input specs), ``spec`` None where ``float`` is not."""
+
+    kind: str  # "placeholder" or "output"
+    graph: str
+    float: bool
+    annotated: bool
+    spec: Any = None
+    uniform: bool = True
+
+
+def read_io(gm: Any, graph: str) -> list[ModelIO]:
+    """The model's inputs and its output node on an annotated graph (``ModelIO``)."""
+    out = []
+    for node in gm.graph.nodes:
+        if node.op not in ("placeholder", "output"):
+            continue
+        qa = node.meta.get(KEY)
+        if node.op == "placeholder":
+            floats = [node] if _float(node) else []
+        else:
+            floats = [a for a in flat_inputs(node) if _float(a)]
+        seen = ModelIO(node.op, graph, bool(floats), qa is not None)
+        if qa is not None:
+            specs = qa.input_qspec_map
+            if node.op == "placeholder":
+                seen.spec, seen.uniform = qa.output_qspec, not specs
+            else:
+                seen.spec = specs.get(floats[0]) if floats else None
+                keys = {_spec_key(specs.get(a)) for a in floats}
+                seen.uniform = len(keys) <= 1 and set(specs) <= set(floats)
+                seen.uniform &= qa.output_qspec is None
+        out.append(seen)
+    return out
+
+
+def _float(node: Any) -> bool:
+    """Whether ``node`` is a tensor of a floating dtype (as the composable scheme asks)."""
+    val = node.meta.get("val")
+    return getattr(val, "dtype", None) is not None and val.dtype.is_floating_point
+
+
+@dataclass
 class Observations:
     matches: list[Match] = field(default_factory=list)
     unannotated: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)  # op: (graph, node)
     failures: list[tuple[str, str]] = field(default_factory=list)  # graph, why
     graphs: int = 0
     transformed: list[str] = field(default_factory=list)  # graphs transform_for_annotation changed
+    io: list[ModelIO] = field(default_factory=list)  # the model inputs and output nodes
 
 
 WEIGHTED = {"aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
@@ -130,6 +180,19 @@ def _form(node: Any, inputs: list[Any], qa: Any) -> tuple:
     return (kind(specs.get(inputs[0])), other, kind(qa.output_qspec))
 
 
+def _splits(node: Any, qa: Any) -> bool:
+    """A node of no tensor output (chunk, split: a list) whose users' outputs share the edge
+    into it: a shared op, as the clusters of ExecuTorch's composable quantizers share it."""
+    if qa.output_qspec is not None or _float(node):
+        return False
+    for user in node.users:
+        spec = getattr(user.meta.get(KEY), "output_qspec", None)
+        ref = getattr(spec, "edge_or_node", None) if _is_shared(spec) else None
+        if isinstance(ref, tuple) and ref[1] is node:
+            return True
+    return False
+
+
 def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
     """The matches of an annotated graph, and the call nodes left unannotated."""
     matches: list[Match] = []
@@ -147,13 +210,14 @@ def read_matches(gm: Any, graph: str) -> tuple[list[Match], list[Any]]:
             continue
         specs = qa.input_qspec_map
         r = roles(node)
-        if _is_shared(qa.output_qspec) and all(
+        if (_is_shared(qa.output_qspec) or _splits(node, qa)) and all(
             _is_shared(s) or r.get(a) == "input" for a, s in specs.items()
         ):
             inputs = flat_inputs(node)
             quantized = bool(inputs) and KEY in inputs[0].meta
             first_spec = next(iter(specs.values()), None)
             m = Match((op_name(node),), "shared", node, graph, eager=not quantized)
+            m.after_io = quantized and inputs[0].op == "placeholder"
             m.form = _form(node, inputs, qa)
             if first_spec is not None and not _is_shared(first_spec):
                 m.specs["input"] = first_spec
@@ -232,6 +296,7 @@ def observe(quantizer: Any, graphs: list[Any], modes: tuple[bool, ...], seconds:
                 continue
             matches, left = read_matches(model, label)
             obs.matches.extend(matches)
+            obs.io.extend(read_io(model, label))
             for node in left:
                 obs.unannotated.setdefault(op_name(node), []).append((label, node))
     return obs

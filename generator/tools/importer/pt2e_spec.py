@@ -64,6 +64,27 @@ CONDITIONS: dict[str, str] = {
     "weight_param": (
         'return len(node.args) > 1 and isinstance(node.args[1], Node) and node.args[1].op == "get_attr"'
     ),
+    # a reduction or softmax over the last dim (CMSIS-NN's softmax, many NPUs' kernels)
+    "last_dim": (
+        "d, r = (node.args[1] if len(node.args) > 1 else -1), _rank(node)\n"
+        "    return isinstance(d, int) and r > 0 and d % r == r - 1"
+    ),
+    # an elementwise op of operands of one shape, or channels-last with the other operand
+    # broadcast along the channels (NHWC kernels: CMSIS-NN's add and mul)
+    "same_shape_or_channel_broadcast": (
+        "a, b = (_val(x) for x in (list(node.args[:2]) + [None, None])[:2])\n"
+        "    if a is None or b is None or not hasattr(a, 'shape') or not hasattr(b, 'shape'):\n"
+        "        return False\n"
+        "    if tuple(a.shape) == tuple(b.shape):\n"
+        "        return True\n"
+        "    big, small = (a, b) if a.dim() >= b.dim() else (b, a)\n"
+        "    if big.dim() != 4 or not _channels_last(node.args[0 if big is a else 1]):\n"
+        "        return False\n"
+        "    s = (1,) * (4 - small.dim()) + tuple(small.shape)\n"
+        "    return s[1] == big.shape[1] and s[0] == s[2] == s[3] == 1"
+    ),
+    # an add or sub without a scale on its second operand (alpha)
+    "unit_alpha": 'return node.kwargs.get("alpha", 1) == 1',
 }
 
 PRELUDE = """
@@ -171,27 +192,32 @@ class Interpretation:
     positional: dict[str, str] = field(default_factory=dict)
     # one-op patterns annotated though an input is no float tensor -> their config
     nonfloat: dict[str, str] = field(default_factory=dict)
+    # the model's inputs and output node, quantized as observed (None: neither is)
+    io: ModelIOPlan | None = None
+    # the quantizer decides its shared ops before it annotates the model's inputs: an input
+    # it annotated does not count as a quantized producer (see _io_after)
+    io_after: bool = False
+    # shared call targets no pattern can name (operator.getitem), by name: composable
+    # (clusters) shares them as its shared_observer patterns (hooks.SharedTargets)
+    shared_targets: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelIOPlan:
+    """The model's inputs (placeholders) and output node as the quantizer annotates them:
+    a stage of ``config`` for each of ``sides`` (``placeholder``, ``output``), each seeing the
+    nodes that carry a float tensor only (``floats_only``) or all of them (the composable
+    scheme annotates the others without a spec, as ExecuTorch's does)."""
+
+    config: Config
+    sides: list[tuple[str, bool]]
 
 
 def interpret(obs: Observations) -> Interpretation:
     from .pt2e_observe import _spec_key
 
     notes: list[str] = []
-    by_ops: dict[tuple[str, ...], list[Match]] = {}
-    shared: dict[str, list[Match]] = {}
-    unnamed: Counter[str] = Counter()
-    for m in obs.matches:
-        if any(not op.startswith("aten.") for op in m.ops):
-            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
-            unnamed.update(op for op in m.ops if not op.startswith("aten."))
-        elif m.kind == "shared":
-            shared.setdefault(m.ops[0], []).append(m)
-        else:
-            by_ops.setdefault(m.ops, []).append(m)
-    notes += [
-        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
-        for op, n in sorted(unnamed.items())
-    ]
+    by_ops, shared, targets = _partition(obs, notes)
     configs: dict[tuple, Config] = {}
 
     def config_of(key: tuple, specs: dict[str, Any]) -> Config:
@@ -234,6 +260,10 @@ def interpret(obs: Observations) -> Interpretation:
         patterns.append(p)
     # Longer chains first among those of one first op (the matcher takes the longest anyway).
     patterns.sort(key=lambda p: (p.ops[0], -len(p.ops)))
+    io_after = _io_after(shared, obs)
+    if io_after:
+        for m in (m for ms in shared.values() for m in ms if m.after_io):
+            m.eager = True  # its input counts as float: the quantizer annotated it later
     shares = _shares(shared, notes)
     hooks: list[str] = []
     _conditions(patterns, obs, notes, hooks)
@@ -243,11 +273,103 @@ def interpret(obs: Observations) -> Interpretation:
             + ", ".join(s.op for s in shares)
             + ")"
         )
-    _share_conditions(shares, obs, notes, hooks)
+    _share_conditions(shares, obs, notes, hooks, io_after)
     interp = Interpretation(patterns, list(configs.values()), notes, hooks, shares)
+    interp.io_after = io_after
     interp.positional, interp.nonfloat = positional, nonfloat
+    interp.io = _model_io(obs, interp.configs, notes, hooks)
+    interp.shared_targets = targets
     _mixins(interp, obs, hooks)
     return interp
+
+
+def _partition(
+    obs: Observations, notes: list[str]
+) -> tuple[dict[tuple[str, ...], list[Match]], dict[str, list[Match]], dict[str, Any]]:
+    """The matches by chain of ops, the shared ones by op, and the shared call targets no
+    pattern names (getitem), by name; the ops no pattern names are notes."""
+    by_ops: dict[tuple[str, ...], list[Match]] = {}
+    shared: dict[str, list[Match]] = {}
+    unnamed: Counter[str] = Counter()
+    targets: dict[str, Any] = {}
+    for m in obs.matches:
+        if any(not op.startswith("aten.") for op in m.ops):
+            # a pattern names ATen ops: getitem, while_loop or cond cannot be written
+            unnamed.update(op for op in m.ops if not op.startswith("aten."))
+            if m.kind == "shared" and getattr(m.first, "op", None) == "call_function":
+                targets.setdefault(m.ops[0], m.first.target)
+        elif m.kind == "shared":
+            shared.setdefault(m.ops[0], []).append(m)
+        else:
+            by_ops.setdefault(m.ops, []).append(m)
+    notes += [
+        f"{op}: annotated on {n} probe nodes, not reproduced: a pattern names ATen ops only"
+        + (" (composable (clusters) shares it by hooks.SharedTargets)" if op in targets else "")
+        for op, n in sorted(unnamed.items())
+    ]
+    return by_ops, shared, targets
+
+
+def _model_io(
+    obs: Observations, configs: list[Config], notes: list[str], hooks: list[str]
+) -> ModelIOPlan | None:
+    """How the model's inputs and output node are annotated, if they are: the spec most
+    probes gave them (the placeholders' output spec, the output node's input spec), whether
+    nodes without a float tensor are annotated too; what differs from that is a note."""
+    from .pt2e_observe import _spec_key
+
+    specs: dict[str, Any] = {}
+    sides = []
+    for kind, role, what in (("placeholder", "output", "model inputs"),
+                             ("output", "input", "model outputs")):  # fmt: skip
+        seen = [s for s in obs.io if s.kind == kind]
+        quantized = [s for s in seen if s.float and s.spec is not None]
+        if not quantized:
+            continue
+        keys = Counter(_spec_key(s.spec) for s in quantized)
+        key = keys.most_common(1)[0][0]
+        specs[role] = next(s.spec for s in quantized if _spec_key(s.spec) == key)
+        others = [s for s in seen if not s.float]
+        floats_only = sum(s.annotated for s in others) * 2 <= len(others)
+        odd = [
+            s
+            for s in seen
+            if (s.float and (s.spec is None or _spec_key(s.spec) != key or not s.uniform))
+            or (not s.float and (s.annotated == floats_only or s.spec is not None))
+        ]
+        if odd:
+            notes.append(
+                f"{what}: quantized as most probes' are; {len(odd)} of {len(seen)} are "
+                f"annotated otherwise (first: {odd[0].graph})"
+            )
+        sides.append((kind, floats_only))
+    if not sides:
+        return None
+    key = (("input", _spec_key(specs.get("input"))), ("output", _spec_key(specs.get("output"))))
+    config = next((c for c in configs if c.key[::3] == key), None)
+    if config is None:
+        config = Config(f"CONFIG_{len(configs)}", key, specs)
+        configs.append(config)
+    said = " and ".join("inputs" if k == "placeholder" else "output" for k, _ in sides)
+    hooks.append(f"model_io: the model's {said} get {config.name}'s specs, as observed")
+    return ModelIOPlan(config, sides)
+
+
+def _io_after(shared: dict[str, list[Match]], obs: Observations) -> bool:
+    """Whether the quantizer annotates the model's inputs after it decides its shared ops: an
+    op shared only after quantized ops (never eagerly) was left float on an input it
+    annotated. (ExecuTorch's composable scheme annotates the inputs first: its shared ops
+    share an input's spec.)"""
+    from .pt2e_observe import KEY, flat_inputs
+
+    for op, ms in shared.items():
+        if any(m.eager for m in ms):
+            continue  # annotated after float ops too: its inputs tell nothing
+        for _, node in obs.unannotated.get(op, []):
+            inputs = flat_inputs(node)
+            if inputs and inputs[0].op == "placeholder" and KEY in inputs[0].meta:
+                return True
+    return False
 
 
 def _shares(shared: dict[str, list[Match]], notes: list[str]) -> list[Share]:
@@ -310,7 +432,7 @@ def _checks() -> dict[str, Any]:
 
 
 def _share_conditions(
-    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str]
+    shares: list[Share], obs: Observations, notes: list[str], hooks: list[str], io_after: bool
 ) -> None:
     """A condition for each shared op left float where it would have been annotated (its first
     input quantized, or anywhere if it is eager)."""
@@ -322,7 +444,11 @@ def _share_conditions(
         neg = []
         for _, node in obs.unannotated.get(sh.op, []):
             inputs = flat_inputs(node)
-            if inputs and (sh.eager or KEY in inputs[0].meta):
+            first = inputs[0] if inputs else None
+            quantized = first is not None and KEY in first.meta
+            if io_after and first is not None and first.op == "placeholder":
+                quantized = False
+            if inputs and (sh.eager or quantized):
                 neg.append(node)
         if not neg:
             continue
@@ -355,6 +481,17 @@ def _conditions(
             pos = firsts.get(op, [])
             neg = [n for _, n in obs.unannotated[op]]
             done[op] = _separate(checks, pos, neg)
+            best, left = (["?"], neg) if done[op] != ["?"] else _closest(checks, pos, neg)
+            if done[op] == ["?"] and best != ["?"]:
+                # no check rules out every float node: the one that rules out the most
+                # (a module called twice, one call left float, is no node's own property)
+                done[op] = best
+                first = next(g for g, n in obs.unannotated[op] if n is left[0])
+                notes.append(
+                    f"{op}: annotated on {len(pos)} probes and left float on {len(neg)}: "
+                    f"where {' and '.join(best)}, but on {len(left)} of them by no condition "
+                    f"bcfg knows (first: {first})"
+                )
             if done[op] == ["?"]:
                 notes.append(
                     f"{op}: annotated on {len(pos)} probes and left float on {len(neg)}, "
@@ -428,10 +565,7 @@ def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[st
     negative; ["?"] if there are none."""
 
     def holds(name: str, node: Any) -> bool:
-        try:
-            return bool(checks[name](node))
-        except Exception:  # noqa: BLE001
-            return False
+        return _holds(checks[name], node)
 
     ok = [c for c in checks if all(holds(c, n) for n in pos)]
     for c in ok:
@@ -442,6 +576,26 @@ def _separate(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> list[st
             if not any(holds(a, n) and holds(b, n) for n in neg):
                 return [a, b]
     return ["?"]
+
+
+def _closest(checks: dict[str, Any], pos: list[Any], neg: list[Any]) -> tuple[list[str], list]:
+    """The one check true on every positive that is false on the most negatives (["?"] if
+    none is false on any), and the negatives it leaves."""
+    best: tuple[list[str], list] = (["?"], neg)
+    for name, check in checks.items():
+        if not all(_holds(check, n) for n in pos):
+            continue
+        left = [n for n in neg if _holds(check, n)]
+        if len(left) < len(best[1]):
+            best = ([name], left)
+    return best
+
+
+def _holds(check: Any, node: Any) -> bool:
+    try:
+        return bool(check(node))
+    except Exception:  # noqa: BLE001  (a check that cannot read the node does not hold)
+        return False
 
 
 def _share_text(sh: Share) -> str:
@@ -461,7 +615,12 @@ def _form_text(form: tuple) -> str:
     return text + f", output {words[out]}"
 
 
-COMPOSITIONS = ("composable", "operators", "modules")
+COMPOSABLE = "composable"
+# scopes: composable with the shared ops as its own shared_observer patterns (clusters that
+# share the first spec around them, as ExecuTorch's composable quantizers share), not
+# hooks.Sharing
+CLUSTERS = "composable (clusters)"
+COMPOSITIONS = (COMPOSABLE, CLUSTERS, "operators", "modules")
 # The binary ops a chain's other: says the other input of (scopes: operators)
 BINARY = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor"}
 
@@ -598,7 +757,7 @@ class Writer:
         configs, sharing by the hooks' mixin) or ``operators``/``modules`` (the language's
         other schemes: shared ops are ``shared_observer`` patterns after quantized inputs, and
         the observed configs are merged into the global config ``hooks.configure`` sets)."""
-        if composition != "composable":
+        if composition not in (COMPOSABLE, CLUSTERS):
             return self._scoped_text(interp, header, composition)
         from ...emit.pt2e import class_name as generated_class
 
@@ -608,8 +767,12 @@ class Writer:
             for c in interp.configs
             if c.chains
         ]
+        clusters = composition == CLUSTERS and bool(interp.shares)
+        if clusters:
+            body = body + _cluster_patterns(self._shared_ops(interp))
         names = [generated_class(self.name)]
-        mixins = ["hooks.Sharing"] * bool(interp.shares)
+        mixins = ["hooks.Sharing"] * (bool(interp.shares) and not clusters)
+        mixins += ["hooks.SharedTargets"] * (clusters and bool(interp.shared_targets))
         mixins += ["hooks.PositionalWeights"] * bool(interp.positional)
         mixins += ["hooks.NonFloatInputs"] * bool(interp.nonfloat)
         mixin = (
@@ -620,9 +783,11 @@ class Writer:
         if self.class_name and self.class_name != names[0] and self.class_name.isidentifier():
             names.append(self.class_name)
         classes = []
+        # each class runs its own init (a derived class not its parent's): the model's io
+        init = " init: hooks.model_io," if interp.io is not None else ""
         for i, n in enumerate(names):
             base = mixin if i == 0 else f" base: {names[0]},"
-            classes += ["        {", f"            name: {n},{base}", "            stages: ["]
+            classes += ["        {", f"            name: {n},{base}{init}", "            stages: ["]
             classes += stages
             classes += ["            ],", "        },"]
         out = [*(f"# {h}" if h else "#" for h in header), ""]
@@ -650,7 +815,7 @@ class Writer:
             *(
                 ["    # Shared-observer ops (hooks.Sharing annotates them, as observed):"]
                 + [f"    #   {sh.op}: {_share_text(sh)}" for sh in interp.shares]
-                if interp.shares
+                if interp.shares and not clusters
                 else []
             ),
             "}",
@@ -658,31 +823,69 @@ class Writer:
         ]
         return "\n".join(out)
 
+    def _shared_ops(self, interp: Interpretation) -> list[tuple[Share, str]]:
+        """The shared ops written as ``shared_observer`` patterns, each with its dtypes' name
+        (one constraint of its spec, else any observed input spec, for input and output);
+        one that is a one-op pattern already is left out (one op, one pattern of the spec)."""
+        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
+        out = []
+        for sh in interp.shares:
+            if sh.op in singles:
+                continue
+            c = self.constraint(sh.spec if sh.spec is not None else _any_spec(interp))
+            name = self.dtypes.setdefault((("input", c), ("output", c)), f"d{len(self.dtypes)}")
+            out.append((sh, name))
+        return out
+
     def _patterns(
         self, interp: Interpretation, eager: bool, elements: dict[str, str | None]
     ) -> list[str]:
         body: list[str] = []
+        written: dict[str, list[str]] = {}  # each pattern's element -> its lines
         for p in interp.patterns:
             source = len(p.ops) > 1 and bool(elements)
             ops = ", ".join(str(elements[o]) if source else o for o in p.ops)
             element = p.ops[0] if len(p.ops) == 1 else f"({ops})"
-            lines = [f"    pattern {element} {{"]
-            if p.kind == "shared":
-                lines.append("        observation: shared_observer")
-            cfg = p.config
-            lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
-            keys = ["match: source"] if source else []
-            if source and p.other is not None and BINARY & set(p.ops[1:]):
-                keys.append(f"other: {p.other}")
-            if p.eager and eager:
-                keys.append("eager: true")
-            if p.checks:
-                keys.append(f"when: hooks.{p.when_name}")
-            if keys:
-                lines.append(f"        pt2e: {{{', '.join(keys)}}}")
-            lines.append("    }")
+            if source and len({elements[o] for o in p.ops}) < len(p.ops):
+                # torch's source partitions find a chain of distinct types only (its
+                # matcher raises on (Linear, add, ReLU, add)): not said under operators
+                self.problems.append(
+                    f"{' -> '.join(p.ops)}: not written under scopes: operators, whose "
+                    f"source partitions find a chain of distinct elements only ({ops})"
+                )
+                continue
+            lines = self._pattern_lines(p, element, source, eager)
+            if element in written:
+                # chains of ATen ops one source element stands for (add.Tensor and add_.Tensor
+                # are both operator.add): one pattern, which source partitions match for both
+                if written[element] != lines:
+                    self.problems.append(
+                        f"{' -> '.join(p.ops)}: written as {element} like an earlier chain of "
+                        "other rules, which it takes (source partitions do not tell them apart)"
+                    )
+                continue
+            written[element] = lines
             body.extend(lines)
         return body
+
+    def _pattern_lines(self, p: Pattern, element: str, source: bool, eager: bool) -> list[str]:
+        """One pattern of the spec: ``element`` with the rules of ``p``."""
+        lines = [f"    pattern {element} {{"]
+        if p.kind == "shared":
+            lines.append("        observation: shared_observer")
+        cfg = p.config
+        lines.append(f"        dtypes: {self.dtype_config(cfg) if cfg else 'io_any'}")
+        keys = ["match: source"] if source else []
+        if source and p.other is not None and BINARY & set(p.ops[1:]):
+            keys.append(f"other: {p.other}")
+        if p.eager and eager:
+            keys.append("eager: true")
+        if p.checks:
+            keys.append(f"when: hooks.{p.when_name}")
+        if keys:
+            lines.append(f"        pt2e: {{{', '.join(keys)}}}")
+        lines.append("    }")
+        return lines
 
     def _scoped_text(self, interp: Interpretation, header: list[str], composition: str) -> str:
         # scopes: operators finds a chain by its elements' source partitions: each ATen op is
@@ -703,15 +906,7 @@ class Writer:
         body = self._patterns(
             interp, eager=False, elements=elements if composition == "operators" else {}
         )
-        singles = {p.ops[0] for p in interp.patterns if len(p.ops) == 1}
-        for sh in interp.shares:
-            if sh.op in singles:
-                continue  # a pattern of its own already (one op, one pattern of the spec)
-            spec = sh.spec if sh.spec is not None else _any_spec(interp)
-            c = self.constraint(spec)
-            key = (("input", c), ("output", c))
-            if key not in self.dtypes:
-                self.dtypes[key] = f"d{len(self.dtypes)}"
+        for sh, name in self._shared_ops(interp):
             whens = [] if sh.eager or composition == "modules" else ["input_quantized"]
             if sh.when:
                 whens.append(f"hooks.when_shared_{_ident(sh.op)}")
@@ -725,7 +920,7 @@ class Writer:
             body += [
                 f"    pattern {sh.op} {{",
                 "        observation: shared_observer",
-                f"        dtypes: {self.dtypes[key]}{when}",
+                f"        dtypes: {name}{when}",
                 "    }",
             ]
         head = [
@@ -765,16 +960,35 @@ class Writer:
     def hooks_text(self, interp: Interpretation, composition: str = "composable") -> str:
         imports: set[str] = set()
         lines = self.hooks_header() + self.config_lines(interp, imports)
-        if interp.shares and composition == "composable":
-            lines += self.sharing(interp.shares, imports)
-        if interp.positional and composition == "composable":
-            lines += _positional_lines(interp.positional, bool(interp.shares))
-        if interp.nonfloat and composition == "composable":
-            lines += _nonfloat_lines(interp, bool(interp.shares or interp.positional))
-        if composition != "composable":
+        composable = composition in (COMPOSABLE, CLUSTERS)
+        sharing = bool(interp.shares) and composition == COMPOSABLE
+        if sharing:
+            lines += self.sharing(interp.shares, imports, interp.io_after)
+        if interp.positional and composable:
+            lines += _positional_lines(interp.positional, sharing)
+        if interp.nonfloat and composable:
+            lines += _nonfloat_lines(interp, sharing or bool(interp.positional))
+        if interp.io is not None and composable:
+            lines += _io_lines(interp.io)
+        if composition == CLUSTERS and interp.shares and interp.shared_targets:
+            refs = [self.ref(t, imports) for t in interp.shared_targets.values()]
+            lines += [
+                "",
+                # at module level: an alias of _operator (__operator) would be mangled in a class
+                f"_SHARED_TARGETS = ({', '.join(refs)},)",
+                "",
+                "",
+                "class SharedTargets:",
+                '    """Call targets shared like the shared_observer patterns, which no pattern',
+                '    can name (not ATen ops): the composable scheme\'s clusters take them."""',
+                "",
+                "    shared_targets = _SHARED_TARGETS",
+                "",
+            ]
+        if not composable:
             lines += _configure_lines(interp, composition)
         if interp.transform:
-            lines += self.transform_lines()
+            lines += _transform_lines(self.target)
         lines += _when_lines(interp, composition)
         text = "\n".join(lines)
         return text.replace("#IMPORTS", "\n".join(sorted(imports)))
@@ -820,24 +1034,7 @@ class Writer:
             lines += [f"{c.name} = QuantizationConfig({args}, is_qat=False)", ""]
         return lines
 
-    def transform_lines(self) -> list[str]:
-        """``transform``: the original quantizer's own transform_for_annotation."""
-        module, _, function = self.target.partition(":")
-        return [
-            "_ORIGINAL = []",
-            "",
-            "",
-            "def transform(model):",
-            f'    """{self.target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
-            "    if not _ORIGINAL:",
-            f"        import {module} as _target",
-            "",
-            f"        _ORIGINAL.append(_target.{function}())",
-            "    return _ORIGINAL[0].transform_for_annotation(model)",
-            "",
-        ]
-
-    def sharing(self, shares: list[Share], imports: set[str]) -> list[str]:
+    def sharing(self, shares: list[Share], imports: set[str], io_after: bool) -> list[str]:
         rows = []
         for sh in shares:
             spec = self.python_spec(sh.spec, imports) if sh.spec is not None else "None"
@@ -854,60 +1051,12 @@ class Writer:
             "SHARED = {",
             *rows,
             "}",
+            "# True: an annotated model input is no quantized producer (the original annotates",
+            "# the model's inputs after it decides its shared ops)",
+            f"IO_AFTER = {io_after}",
             "",
             "",
-            "class Sharing:",
-            '    """After the spec\'s patterns, the shared-observer ops in graph order, as observed."""',
-            "",
-            "    def annotate(self, model):",
-            "        model = super().annotate(model)",
-            "        for node in model.graph.nodes:",
-            '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
-            "            if entry is None or _KEY in node.meta:",
-            "                continue",
-            "            form, eager, own, when, eager_form = entry",
-            "            inputs = _inputs(node)",
-            "            quantized = bool(inputs) and _KEY in inputs[0].meta",
-            "            if not inputs or (not eager and not quantized):",
-            "                continue",
-            "            first, rest, out = eager_form if eager_form and not quantized else form",
-            "            if when is not None and not globals()[when](node):",
-            "                continue",
-            "            specs = {}",
-            "            for i, arg in enumerate(inputs):",
-            "                kind = first if i == 0 else rest",
-            "                spec = _shared(kind, inputs[0], node, own)",
-            "                if spec is not None:",
-            "                    specs[arg] = spec",
-            "            node.meta[_KEY] = QuantizationAnnotation(",
-            "                input_qspec_map=specs,",
-            "                output_qspec=_shared(out, inputs[0], node, own),",
-            "                _annotated=True,",
-            "            )",
-            "        return model",
-            "",
-            "",
-            '_KEY = "quantization_annotation"',
-            "",
-            "",
-            "def _inputs(node):",
-            "    out = []",
-            "    for arg in node.args:",
-            "        for a in arg if isinstance(arg, (list, tuple)) else [arg]:",
-            "            if isinstance(a, Node) and a not in out:",
-            "                out.append(a)",
-            "    return out",
-            "",
-            "",
-            "def _shared(kind, first, node, own):",
-            '    if kind == "act":',
-            "        return own",
-            '    if kind == "node0":',
-            "        return SharedQuantizationSpec(first)",
-            '    if kind == "edge0":',
-            "        return SharedQuantizationSpec((first, node))",
-            "    return None",
-            "",
+            *_SHARING_CLASS,
         ]
 
     def python_spec(self, spec: Any, imports: set[str]) -> str:
@@ -997,6 +1146,96 @@ class Writer:
         ]
 
 
+# The hooks' Sharing mixin and its helpers (bcfg import writes them with SHARED and IO_AFTER).
+_SHARING_CLASS = [
+    "class Sharing:",
+    '    """After the spec\'s patterns, the shared-observer ops in graph order, as observed."""',
+    "",
+    "    def annotate(self, model):",
+    "        model = super().annotate(model)",
+    "        for node in model.graph.nodes:",
+    '            entry = SHARED.get(str(node.target)) if node.op == "call_function" else None',
+    "            if entry is None or _KEY in node.meta:",
+    "                continue",
+    "            form, eager, own, when, eager_form = entry",
+    "            inputs = _inputs(node)",
+    "            quantized = bool(inputs) and _KEY in inputs[0].meta",
+    "            if IO_AFTER and quantized and inputs[0].op == 'placeholder':",
+    "                quantized = False  # the original annotates model inputs later",
+    "            if not inputs or (not eager and not quantized):",
+    "                continue",
+    "            first, rest, out = eager_form if eager_form and not quantized else form",
+    "            if when is not None and not globals()[when](node):",
+    "                continue",
+    "            specs = {}",
+    "            for i, arg in enumerate(inputs):",
+    "                kind = first if i == 0 else rest",
+    "                spec = _shared(kind, inputs[0], node, own)",
+    "                if spec is not None:",
+    "                    specs[arg] = spec",
+    "            node.meta[_KEY] = QuantizationAnnotation(",
+    "                input_qspec_map=specs,",
+    "                output_qspec=_shared(out, inputs[0], node, own),",
+    "                _annotated=True,",
+    "            )",
+    "        return model",
+    "",
+    "",
+    '_KEY = "quantization_annotation"',
+    "",
+    "",
+    "def _inputs(node):",
+    "    out = []",
+    "    for arg in node.args:",
+    "        for a in arg if isinstance(arg, (list, tuple)) else [arg]:",
+    "            if isinstance(a, Node) and a not in out:",
+    "                out.append(a)",
+    "    return out",
+    "",
+    "",
+    "def _shared(kind, first, node, own):",
+    '    if kind == "act":',
+    "        return own",
+    '    if kind == "node0":',
+    "        return SharedQuantizationSpec(first)",
+    '    if kind == "edge0":',
+    "        return SharedQuantizationSpec((first, node))",
+    "    return None",
+    "",
+]
+
+
+def _cluster_patterns(shared_ops: list[tuple[Share, str]]) -> list[str]:
+    """The shared ops as the composable scheme's own ``shared_observer`` patterns, for
+    ``CLUSTERS``: clusters of connected shared ops that share the first spec found around
+    them (ExecuTorch's SharedQspecQuantizer). None is eager: a cluster shares what is around
+    it (a pool after a quantized op gets that op's spec, as an eager one would its config's),
+    and a cluster of which nothing around is quantized stays float."""
+    body: list[str] = []
+    for sh, name in shared_ops:
+        body += [f"    pattern {sh.op} {{", "        observation: shared_observer",
+                 f"        dtypes: {name}", "    }"]  # fmt: skip
+    return body
+
+
+def _transform_lines(target: str) -> list[str]:
+    """``transform``: the original quantizer's own transform_for_annotation."""
+    module, _, function = target.partition(":")
+    return [
+        "_ORIGINAL = []",
+        "",
+        "",
+        "def transform(model):",
+        f'    """{target}()\'s own transform_for_annotation (bcfg cannot say it)."""',
+        "    if not _ORIGINAL:",
+        f"        import {module} as _target",
+        "",
+        f"        _ORIGINAL.append(_target.{function}())",
+        "    return _ORIGINAL[0].transform_for_annotation(model)",
+        "",
+    ]
+
+
 def _positional_lines(positional: dict[str, str], shared: bool) -> list[str]:
     """``PositionalWeights``: the weight (and bias) of a conv or linear given as a model input
     gets its config's weight (and bias) spec, as the quantizer reads them by position (the
@@ -1067,6 +1306,43 @@ def _nonfloat_lines(interp: Interpretation, key_written: bool) -> list[str]:
     ]
 
 
+def _io_lines(io: ModelIOPlan) -> list[str]:
+    """``model_io``: the init hook that adds a stage of the observed config for the model's
+    inputs and its output node (the composable scheme annotates a placeholder with the
+    config's output spec, the output node with its input spec on each float input)."""
+    stages = [
+        f"    quantizer.add_stage({io.config.name}, finder=_ModelIO({kind!r}, {floats}))"
+        for kind, floats in io.sides
+    ]
+    return [
+        "",
+        "class _ModelIO:",
+        '    """The nodes of a stage of the model\'s io: placeholders or the output node (with',
+        '    floats: those carrying a float tensor only)."""',
+        "",
+        "    def __init__(self, op, floats):",
+        "        self.op, self.floats = op, floats",
+        "",
+        "    def find_nodes(self, model):",
+        "        return [",
+        "            n for n in model.graph.nodes",
+        "            if n.op == self.op and (not self.floats or _carries_float(n))",
+        "        ]",
+        "",
+        "",
+        "def _carries_float(node):",
+        '    nodes = node.all_input_nodes if node.op == "output" else [node]',
+        '    return any(getattr(getattr(n.meta.get("val"), "dtype", None), "is_floating_point", False)',
+        "               for n in nodes)",
+        "",
+        "",
+        "def model_io(quantizer):",
+        '    """The model\'s inputs and output, quantized as observed: a stage each."""',
+        *stages,
+        "",
+    ]
+
+
 def _configure_lines(interp: Interpretation, composition: str) -> list[str]:
     """``configure``: the observed configs for a composition other than composable (the
     global config merged from them, operator types for the ops of a config that differs)."""
@@ -1100,7 +1376,7 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
     lines = PRELUDE.strip("\n").splitlines() + [""]
     for fname, checks in whens:
         lines.append(f"def {fname}(node):")
-        lines.append(f"    return {' and '.join(f'_{c}(node)' for c in checks)}")
+        lines.append(f"    return {' and '.join(f'_check_{c}(node)' for c in checks)}")
         lines.append("")
         if composition != "composable":
             lines += [
@@ -1114,9 +1390,9 @@ def _when_lines(interp: Interpretation, composition: str) -> list[str]:
             continue
         written.add(p.when_name)
         lines.append(f"def {p.when_name}(match):")
-        lines.append(f"    return {' and '.join(f'_{c}(match.node)' for c in p.checks)}")
+        lines.append(f"    return {' and '.join(f'_check_{c}(match.node)' for c in p.checks)}")
         lines.append("")
     used = {c for p in interp.patterns for c in p.checks} | {c for _, w in whens for c in w}
     for check in sorted(used):
-        lines += ["", f"def _{check}(node):", f"    {CONDITIONS[check]}", ""]
+        lines += ["", f"def _check_{check}(node):", f"    {CONDITIONS[check]}", ""]
     return lines
