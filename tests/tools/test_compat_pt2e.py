@@ -434,6 +434,6 @@ def test_a_base_without_report_is_refused_at_the_spec(run, monkeypatch):
     assert err.startswith(
         "bcfg compat: specs/tiny.bcfg:25:1: quantizer staged has scopes: composable, whose "
         "runtime base (ComposableSpecQuantizer) has no report(), which bcfg compat reads "
-        "to explain each op; compat explains scopes: modules, scopes: operators and scopes: pairs "
-        "quantizers."
+        "to explain each op; compat explains scopes: modules, scopes: operators, scopes: pairs "
+        "and scopes: registry quantizers."
     )

@@ -72,14 +72,14 @@ def test_production_checks_are_found_and_said_in_the_hooks(tmp_path) -> None:
     assert run.returncode == 1, run.stderr  # the hooks module is not allowed
     assert "proved:" in run.stderr, run.stderr
     hooks = (tmp_path / "x_hooks.py").read_text()
-    assert "return _weight_param(match.node)\n" in hooks
-    assert "return _weight_param(match.node) and _single_user(match.node)\n" in hooks
+    assert "return _check_weight_param(match.node)\n" in hooks
+    assert "return _check_weight_param(match.node) and _check_single_user(match.node)\n" in hooks
     assert "when: hooks.when_conv2d_default__add_Tensor" in (tmp_path / "x.bcfg").read_text()
     xnnpack = ("add", "add_scalar", "add_large_scalar", "conv2d", "conv2d_functional_weight_input")
     run = _import(tmp_path, f"{PRODUCTION}:xnnpack", "--export", "non-strict", *_probes(*xnnpack))
     report = json.loads((tmp_path / "x.proof.json").read_text())
     assert all(g["status"] == "same" for g in report["graphs"] if g["kind"] == "probe"), report
-    assert "_no_large_scalar(match.node)" in (tmp_path / "x_hooks.py").read_text()
+    assert "_check_no_large_scalar(match.node)" in (tmp_path / "x_hooks.py").read_text()
     assert "base: hooks.PositionalWeights" in (tmp_path / "x.bcfg").read_text()
     # torchao's XNNPACK (strict: its source partitions): adaptive_avg_pool2d shares its input's
     # observer after a quantized op and has a spec of its own after an unquantized one
