@@ -820,12 +820,19 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def chosen(names: Sequence[str] | None, saved: bool) -> list[Target]:
+    """The targets a run measures or renders: those named (any registry row: its ``bench``
+    flag says only the default), else the benched ones (with ``--from``, every one)."""
+    if names:
+        return [t for t in ALL if t.name in names]
+    return list(ALL if saved else TARGETS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rounds = 1 if args.quick else max(1, args.rounds)
-    default = ALL if args.saved else TARGETS
-    targets = [t for t in default if t.name in args.targets] if args.targets else list(default)
+    targets = chosen(args.targets, saved=bool(args.saved))
     missing: list[Target] = []
     if not args.saved:  # measured: the targets whose reference imports in this environment
         missing = [t for t in targets if not t.available()]
@@ -858,6 +865,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.envs and missing:
             figures, targets = in_envs(missing, args, sizes, rounds, figures, targets)
+    if not targets:
+        print("pt2e_scale: no target measured here (see above)", file=sys.stderr)
+        return 2
     text = render(figures, rounds, targets)
     print(text)
     saved = as_json(figures, rounds, targets)

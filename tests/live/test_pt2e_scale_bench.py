@@ -242,3 +242,14 @@ def test_the_alarm_wrapped_by_the_code_it_stopped_is_the_time_limit_not_an_error
     f = pt2e_scale.Figures(0.3, 5.0)
     f.run("transformer", 995, "qualcomm", "ref_prepare", pipeline)
     assert f.over == {("transformer", 995, "qualcomm", "ref_prepare"): "over"} and not f.errors
+
+
+def test_a_named_target_is_measured_though_the_registry_does_not_bench_it() -> None:
+    """``--targets qualcomm`` measures Qualcomm, whose registry row has ``bench`` off (the
+    flag says only the default set); before, the run measured nothing and the plot raised."""
+    benched = {t.name for t in pt2e_scale.chosen(None, saved=False)}
+    assert "qualcomm" not in benched and "xnnpack" in benched
+    assert [t.name for t in pt2e_scale.chosen(["qualcomm", "xnnpack"], saved=False)] == [
+        "xnnpack",
+        "qualcomm",
+    ]
