@@ -134,7 +134,7 @@ class Select:
     def __init__(self, order: Sequence[str]) -> None:
         self.order = tuple(order)
         self.entries: dict[str, list[tuple[Any, Any]]] = {level: [] for level in self.order}
-        self._tests: list[tuple[str, Any]] = []
+        self._tests: list[tuple[str, Callable[[Node], Any]]] = []
 
     def set(self, level: str, entries: Any) -> None:
         """The entries of ``level``, replacing its earlier ones: ``(key, config)`` pairs, or a
@@ -151,39 +151,45 @@ class Select:
         """One more entry of ``level``, after its others."""
         self.set(level, [*self.entries.get(level, ()), (key, config)])
 
-    def levels(self) -> list[tuple[str, Any]]:
-        """Each level with its test: a dict (node names, ops) looked up, else entries tried."""
+    def levels(self) -> list[tuple[str, Callable[[Node], tuple[Any, Any] | None]]]:
+        """Each level with its lookup: the ``(key, config)`` of the entry that takes a node,
+        or None (node names and ops looked up in a dict, other keys tried in order)."""
         if not self._tests:
-            for level in self.order:
-                entries = self.entries[level]
-                if level == "node_name":
-                    self._tests.append((level, dict(reversed(entries))))
-                elif level == "op_set":
-                    sets = [(k if isinstance(k, (list, tuple, set, frozenset)) else (k,), c) for k, c in entries]  # fmt: skip
-                    self._tests.append((level, {op: (k, c) for k, c in reversed(sets) for op in k}))  # fmt: skip
-                else:
-                    self._tests.append((level, [(k, _test(level, k), c) for k, c in entries]))
+            self._tests = [(level, _lookup(level, self.entries[level])) for level in self.order]
         return self._tests
 
     def choose(self, node: Node) -> Scope | None:
         """The entry that takes ``node`` (its config called with it if a function), or None."""
-        for level, test in self.levels():
-            if level == "node_name":
-                if node.name in test:
-                    return self._scope(level, node.name, test[node.name], node)
-            elif level == "op_set":
-                if not isinstance(node.target, str) and node.target in test:
-                    return self._scope(level, node.target, test[node.target][1], node)
-            else:
-                hit = next(((k, c) for k, f, c in test if f(node)), None)
-                if hit is not None:
-                    return self._scope(level, hit[0], hit[1], node)
+        for level, lookup in self.levels():
+            hit = lookup(node)
+            if hit is not None:
+                return self._scope(level, hit[0], hit[1], node)
         return None
 
     @staticmethod
     def _scope(level: str, key: Any, config: Any, node: Node) -> Scope:
         label = level if level == "default" else f"{level} {getattr(key, '__name__', key)}"
         return Scope(label, config(node) if callable(config) else config, everything)
+
+
+def _lookup(level: str, entries: list[tuple[Any, Any]]) -> Callable[[Node], Any]:
+    """The lookup of one level's entries, the first entry of a key winning."""
+    if level == "node_name":
+        names = dict(reversed(entries))
+        return lambda n: (n.name, names[n.name]) if n.name in names else None
+    if level == "op_set":
+        ops = {
+            op: c
+            for k, c in reversed(entries)
+            for op in (k if isinstance(k, (list, tuple, set, frozenset)) else (k,))
+        }
+        return lambda n: (n.target, ops[n.target]) if _calls(n) and n.target in ops else None
+    tests = [(k, _test(level, k), c) for k, c in entries]
+    return lambda n: next(((k, c) for k, f, c in tests if f(n)), None)
+
+
+def _calls(node: Node) -> bool:
+    return not isinstance(node.target, str)  # a placeholder's or module's name, not an op
 
 
 def _test(level: str, key: Any) -> Callable[[Node], bool]:
