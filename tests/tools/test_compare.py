@@ -101,6 +101,21 @@ def test_the_generated_xnnpack_quantizer_annotates_as_torchaos(tmp_path, torchao
     assert ops["aten.linear.default"][0] >= 2 and ops["aten.conv2d.default"][0] >= 4, ops
 
 
+def test_config_configures_the_backends_generated_quantizer(
+    tmp_path, subjects, monkeypatch, torchao_xnnpack
+) -> None:
+    """``--config`` (the migration guide's ``bcfg compare subjects:xnn xnnpack --config
+    subjects:cfg``): the backend's generated quantizer configured by the function, which
+    then annotates as torchao's (it was handed on as compat's ``(quantizer, how)`` pair, and
+    every graph failed on the tuple)."""
+    monkeypatch.syspath_prepend(str(subjects))
+    monkeypatch.chdir(REPO)  # the project whose specs name the backend
+    generated = generated_quantizer("xnnpack", tmp_path, "subjects:config")
+    assert hasattr(generated, "annotate"), generated
+    result = _compare(torchao_xnnpack, generated)
+    assert [g.status for g in result.graphs] == ["same"] * len(PROBES)
+
+
 def test_an_altered_quantizer_differs_at_exactly_the_nodes_it_changed(torchao_xnnpack) -> None:
     import torch.nn as nn
     from torchao.testing.pt2e._xnnpack_quantizer import (

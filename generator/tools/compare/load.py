@@ -67,7 +67,7 @@ def generated_quantizer(name: str, root: Path, config: str | None) -> Any:
     getter = build_quantizer(quantizer, root)
     q = getter()
     if config is not None:
-        q = configure(q, config, find_function(config))
+        q, _how = configure(q, config, find_function(config))  # how: compat's report line
     return q
 
 
