@@ -3,8 +3,9 @@
 A generated quantizer module is data over the runtime (the package
 ``generator/runtime``, copied module for module as ``_bcfg_pt2e/``): the
 quantization dtypes and dtype configs of the spec as ``Quant`` and ``Allows``
-values, one ``Rule`` per rule in order, and a ``SpecQuantizer`` subclass that
-holds them.
+values, one ``Rule`` per rule in order, a subclass of its ``scopes``' runtime base
+that holds them (its body one loop over the key table's quantizer fields), and the
+classes of ``classes:``.
 As in the BackendConfig emitter, Python decides every name and literal, the
 templates only print, each statement is laid out as black would, and the
 result is compiled before it is stamped with the header.
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..infra.header import stamp
-from ..lang.pt2e_keys import BASES
+from ..lang.pt2e_keys import BASES, QUANTIZER_TABLE, Key, Written
 from ..lang.vocabulary import MODULE_ALIASES
 from ..semantics import model as m
 from ..semantics.model import GENERATED_NAMES, RUNTIME_MODULE, RUNTIME_NAMES
@@ -214,26 +215,7 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         }
         for r in q.rules
     ]
-    transforms = [_hook(h, names) for h in q.transforms]
-    body = [
-        f"backend = {layout.string(q.module)}",
-        f"spec = {layout.string(q.spec_file)}",
-        "rules = RULES",
-    ]
-    if transforms:
-        body.append(f"transforms = {_seq(transforms)}")
-    if q.outputs != "patterns":
-        body.append(f"outputs = {layout.string(q.outputs)}")
-    if q.configs != "spec":  # accessors, or validated
-        body.append(f"config_{q.configs} = True")
-    if q.operator_type != "nodes":
-        body.append(f"operator_type = {layout.string(q.operator_type)}")
-    if q.config_type is not None:
-        body.append(f"config_type = {layout.string(q.config_type)}")
-    if q.validation != "none":
-        body.append(f"validation = {layout.string(q.validation)}")
-    if q.select != ("default",):
-        body.append(f"select = {_seq([layout.string(w) for w in q.select])}")
+    body = class_body(q, names)
     base = names.need(BASES[q.scopes].runtime)
     api = [names.need("ComposableAPI")] if q.api == "composable" else []
     spec_file = safe_text(q.spec_file)
@@ -272,6 +254,38 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     whole = not frag.fast or not _plain(spec_file)
     text = check_source(black_format(source) if whole else source, f"quantizer {q.module}")
     return stamp(spec_file, text)
+
+
+def class_body(q: m.Quantizer, names: _Names) -> list[str]:
+    """The generated class's attributes: what it is, then, in the key table's order, each
+    quantizer field that lands on a class attribute and is not at its default, written as
+    its row says."""
+    body = [
+        f"backend = {layout.string(q.module)}",
+        f"spec = {layout.string(q.spec_file)}",
+        "rules = RULES",
+    ]
+    for key in QUANTIZER_TABLE:
+        if not key.attribute:
+            continue
+        (land,) = key.lands
+        value = getattr(q, land)
+        if value != key.default:
+            body.append(_attribute(key, value, names))
+    return body
+
+
+def _attribute(key: Key, value: Any, names: _Names) -> str:
+    """``attribute = value`` of a quantizer field, as its row's ``written`` says."""
+    match key.written:
+        case Written.STRING:
+            return f"{key.attribute} = {layout.string(value)}"
+        case Written.STRINGS:
+            return f"{key.attribute} = {_seq([layout.string(w) for w in value])}"
+        case Written.HOOKS:
+            return f"{key.attribute} = {_seq([_hook(h, names) for h in value])}"
+        case Written.FLAG:
+            return f"{key.attribute}_{value} = True"
 
 
 def _class_sources(

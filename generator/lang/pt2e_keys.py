@@ -212,6 +212,16 @@ class Kind(Enum):
     GIVEN = "a record of constructor parameter: value"
 
 
+class Written(Enum):
+    """How the generated quantizer class writes a quantizer field's value on its attribute,
+    when the value is not the row's default (``emit/pt2e.py``, one loop over the table)."""
+
+    STRING = 'attribute = "value"'
+    STRINGS = 'attribute = ["value", ...]'
+    HOOKS = "attribute = [hook, ...]"
+    FLAG = "attribute_value = True"  # one boolean attribute per word but the default
+
+
 class Need(Enum):
     """What a key asks of the pattern it is set on (besides its quantizer's base)."""
 
@@ -351,6 +361,22 @@ class Key:
     # Settings that contradict this key's: (its value, another key of the pattern, that
     # key's value, why); a pattern that sets both is an error at this key.
     conflicts: tuple[tuple[Any, str, Any, str], ...] = ()
+    # A quantizer field's attribute of the generated class, which the runtime base reads
+    # ("": none; the field is read at generate time, or names the class's bases or classes),
+    # and how its value is written there.
+    attribute: str = ""
+    written: Written = Written.STRING
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """The generated class's attributes the field may set (``Written.FLAG``: one per word
+        but the default)."""
+        if not self.attribute:
+            return ()
+        if self.written is not Written.FLAG:
+            return (self.attribute,)
+        assert self.words is not None, self.word
+        return tuple(f"{self.attribute}_{w.value}" for w in self.words if w != self.default)
 
     @property
     def expects(self) -> str:
@@ -908,6 +934,8 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         what="transform",
         arity=("model",),
         syntax="a transform, like scalars_to_tensors(aten.add.Tensor), or a list of them",
+        attribute="transforms",
+        written=Written.HOOKS,
         witness=Witness(
             Scopes.MODULES,
             "add",
@@ -930,6 +958,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "quantized consumers observe a pattern's output",
         close_meaning=True,
         grade=ranked("patterns", "consumers"),
+        attribute="outputs",
         witness=Witness(Scopes.MODULES, "linear", (("outputs", "consumers"),), LINEAR),
     ),
     Key(
@@ -983,6 +1012,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "what `set_operator_type` selects",
         words=OperatorType,
         grade=any_change_narrows,
+        attribute="operator_type",
         witness=Witness(
             Scopes.MODULES,
             "linear",
@@ -1010,6 +1040,8 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "get_*_qspec methods, asked per node; validated: the spec, with the config's specs "
         "read through get_input_act_qspec(), get_output_act_qspec() and get_weight_qspec()",
         grade=any_change_narrows,
+        attribute="config",
+        written=Written.FLAG,
     ),
     Key(
         "delegate",
@@ -1051,6 +1083,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "ExecuTorch checks it (`api: composable` only); imported when first checked",
         value="a class by dotted path; unset (default): any config",
         syntax="a class by dotted path, like my.configs.QuantizationConfig",
+        attribute="config_type",
     ),
     Key(
         "validate",
@@ -1065,6 +1098,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         words=Validate,
         meaning="none: nothing; one_device: each op's tensor inputs on one device",
         grade=ranked("none", "one_device"),
+        attribute="validation",
         witness=Witness(
             Scopes.COMPOSABLE,
             "two_devices",
@@ -1090,6 +1124,8 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         value="a list of `node_name`, `module_name`, `module_type`, `submodule`, `op_set`, "
         "`default`; `[default]` (default)",
         syntax="a list of levels, like [node_name, submodule, op_set, default]",
+        attribute="select",
+        written=Written.STRINGS,
         witness=Witness(
             Scopes.REGISTRY,
             "linear",

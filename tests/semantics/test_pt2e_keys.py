@@ -14,11 +14,12 @@ import pytest
 
 from generator.lang import pt2e_keys as t
 from generator.semantics import model as m
+from generator.sources import Span
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchao", reason="the runtime's bases import torchao")
 
-from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
+from generator.runtime.composable import ComposableAPI, ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.pairs import PairsQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
@@ -166,6 +167,106 @@ def test_a_bases_disagreement_fails():
     assert any("ModuleQuantizer" in d for d in base_disagreements(renamed))
     short = {k: v for k, v in t.BASES.items() if k is not t.Scopes.OPERATORS}
     assert any("BASES rows" in d for d in base_disagreements(short))
+
+
+# The classes a generated quantizer of each scopes derives from: its base, and the mixin a
+# quantizer field adds (``api: composable``).
+DERIVES = {
+    **{b: (c,) for b, c in CLASSES.items()},
+    t.Scopes.COMPOSABLE: (ComposableSpecQuantizer, ComposableAPI),
+}
+
+
+def _attribute(classes: tuple[type, ...], name: str) -> bool:
+    """Whether one of ``classes`` has a class attribute of data ``name`` (not a method, not
+    the hooks API module)."""
+    value = next((getattr(c, name) for c in classes if hasattr(c, name)), MISSING)
+    return value is None or isinstance(value, (str, bool, int, tuple, list))
+
+
+def _samples(k: t.Key) -> list[Any]:
+    """Values of quantizer field ``k`` other than its default, one per way it is written."""
+    if k.written is t.Written.HOOKS:
+        return [(m.Hook("add_to_mul"),), (m.Hook("add_to_mul"), m.Hook("scalars_to_tensors"))]
+    if k.kind is t.Kind.LEVELS:
+        assert k.words is not None
+        return [tuple(k.words), tuple(reversed(k.words))]
+    if k.words is not None:
+        return [w for w in k.words if w != k.default]
+    return ["my.configs.QuantizationConfig"]
+
+
+def emitted(k: t.Key, value: Any, body: Any) -> list[str]:
+    """The class attribute lines ``body`` (the emitter's class_body) writes for a quantizer
+    whose field ``k`` is ``value``, all else at its defaults."""
+    from generator.emit.pt2e import _Names
+
+    span = Span("b.bcfg", 1, 1, 1, 1)
+    q = m.Quantizer("b", (), (), "b.bcfg", (), span)
+    (land,) = k.lands
+    plain = body(q, _Names())
+    return [line for line in body(replace(q, **{land: value}), _Names()) if line not in plain]
+
+
+def emission_disagreements(
+    table: tuple[t.Key, ...] = t.QUANTIZER_TABLE,
+    derives: dict[t.Scopes, tuple[type, ...]] = DERIVES,
+    body: Any = None,
+) -> list[str]:
+    """A quantizer field that lands on a class attribute of the runtime is written by the
+    emitter's loop over the table (``class_body``), on the attribute its row names and only
+    when it is not the default; a row naming an attribute no class of its bases has (no part
+    reads it) disagrees, and so does a row whose field is a class attribute it does not name."""
+    from generator.emit.pt2e import class_body
+
+    body = body or class_body
+    out = []
+    for k in table:
+        for b in sorted(k.bases):
+            classes = derives[b]
+            for a in k.attributes:
+                if not _attribute(classes, a):
+                    out.append(f"{k.word}: no class of scopes: {b} has the attribute {a}")
+            for land in k.lands:
+                if _attribute(classes, land) and land not in k.attributes:
+                    out.append(f"{k.word}: lands on the class attribute {land}, unwritten")
+        if not k.attributes:
+            continue
+        if len(k.lands) != 1:
+            out.append(f"{k.word}: a class attribute for {len(k.lands)} fields")
+            continue
+        if emitted(k, k.default, body):
+            out.append(f"{k.word}: its default is written")
+        for value in _samples(k):
+            lines = emitted(k, value, body)
+            if len(lines) != 1 or lines[0].split(" = ")[0] not in k.attributes:
+                out.append(f"{k.word}: {value!r} is written as {lines}, not on {k.attributes}")
+    return out
+
+
+def test_the_quantizer_class_body_is_the_tables():
+    assert emission_disagreements() == []
+
+
+def test_a_quantizer_field_the_class_body_does_not_write_fails():
+    from generator.emit.pt2e import class_body
+
+    forgot = tuple(
+        k if k.word != "validate" else replace(k, attribute="") for k in t.QUANTIZER_TABLE
+    )
+    assert any("validation, unwritten" in d for d in emission_disagreements(forgot))
+    unread = (*t.QUANTIZER_TABLE, replace(t.QUANTIZER_KEY["outputs"], word="o", attribute="o"))
+    assert any("has the attribute o" in d for d in emission_disagreements(unread))
+
+    def skipping(q: Any, names: Any) -> list[str]:
+        return [line for line in class_body(q, names) if not line.startswith("select")]
+
+    assert any(d.startswith("select: ") for d in emission_disagreements(body=skipping))
+    allways = tuple(
+        k if k.word != "outputs" else replace(k, default=t.Outputs.CONSUMERS)
+        for k in t.QUANTIZER_TABLE
+    )
+    assert any("outputs: its default is written" in d for d in emission_disagreements(allways))
 
 
 def test_the_language_servers_class_record_keys_are_the_compilers():
