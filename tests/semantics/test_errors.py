@@ -645,6 +645,14 @@ CHECKS = {
         "pt2e_operators_chain",
         "which it would match at the chain's first op alone",
     ),
+    "pt2e: a chain found by source partitions that names a type twice": (
+        "pt2e_operators_chain_repeats",
+        "torchao's find_sequential_partitions takes each type once: nn.ReLU is named twice",
+    ),
+    "pt2e: a chain found by source partitions with two types torchao counts as one": (
+        "pt2e_operators_chain_repeats",
+        "nn.ReLU and F.relu are one type to torchao",
+    ),
     "pt2e: a weight_axis beyond the weight's rank": (
         "pt2e_weight_axis_rank",
         "weight_axis: 2 is beyond the weight of aten.linear.default, which has 2 dimensions",

@@ -690,3 +690,46 @@ def test_a_composable_chain_through_batch_norm_is_not_qat_only(tmp_path):
     (modules,) = quantizer(tmp_path, body.replace("SCOPES", "modules")).rules
     (composable,) = quantizer(tmp_path, body.replace("SCOPES", "composable")).rules
     assert modules.qat and not composable.qat
+
+
+def test_the_source_types_torchao_counts_as_one_are_torchaos():
+    """``SAME_SOURCE``, by which a chain found by source partitions may name each type once
+    (tests/errors/pt2e_operators_chain_repeats), is the installed torchao's table of
+    equivalent types (its method names aside, which no chain element is)."""
+    import importlib
+
+    graph_utils = pytest.importorskip("torchao.quantization.pt2e.graph_utils")
+    from generator.semantics.pt2e.rules import SAME_SOURCE
+
+    def resolved(path: str) -> object:
+        module, _, name = path.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    ours = [{resolved(p) for p in group} for group in SAME_SOURCE]
+    theirs = [
+        {t for t in group if not isinstance(t, str)} for group in graph_utils._EQUIVALENT_TYPES
+    ]
+    assert ours == theirs
+
+
+def test_a_source_chain_that_repeats_a_type_is_refused_where_torchao_would_raise(tmp_path):
+    """torchao's find_sequential_partitions raises "Each type in the sequence must be unique"
+    at annotate time for (nn.Conv2d, nn.ReLU, nn.ReLU); the compiler refuses it at match."""
+    graph_utils = pytest.importorskip("torchao.quantization.pt2e.graph_utils")
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="must be unique"):
+        graph_utils.find_sequential_partitions(
+            torch.fx.symbolic_trace(torch.nn.ReLU()),
+            [torch.nn.Conv2d, torch.nn.ReLU, torch.nn.ReLU],
+        )
+    text = """
+        dtypes d = {input: quint8, output: quint8, weight: qint8}
+        quantizer b { scopes: operators }
+        backend b {
+            pattern (nn.Conv2d, F.relu, nn.ReLU) { dtypes: d  pt2e: {match: source} }
+        }
+    """
+    with pytest.raises(SpecError, match="nn.ReLU are one type to torchao"):
+        quantizer(tmp_path, text)
+    ok = quantizer(tmp_path, text.replace("F.relu, nn.ReLU", "nn.ReLU"))
+    assert [len(p) for r in ok.rules for p in r.partitions] == [2]

@@ -142,7 +142,52 @@ def _partition(env: Env, c: m.PatternConfig, p: tuple) -> tuple[m.Symbol, ...]:
                 "name a module class or function at every position, or match by ATen ops",
             )
         out.append(e)
+    _check_types_once(env, c, p)
     return tuple(out)
+
+
+# The source types torchao counts as one (``torchao.quantization.pt2e.graph_utils``'s
+# ``_EQUIVALENT_TYPES``, methods aside): ``find_sequential_partitions`` takes each once.
+# tests/semantics checks them against the installed torchao's.
+SAME_SOURCE: tuple[tuple[str, ...], ...] = (
+    ("torch.nn.Conv1d", "torch.nn.functional.conv1d"),
+    ("torch.nn.Conv2d", "torch.nn.functional.conv2d"),
+    ("torch.nn.AdaptiveAvgPool2d", "torch.nn.functional.adaptive_avg_pool2d"),
+    ("torch.nn.ReLU", "torch.nn.functional.relu", "torch.nn.functional.relu_"),
+    ("torch.nn.BatchNorm2d", "torch.nn.functional.batch_norm"),
+    ("torch.nn.Hardtanh", "torch.nn.functional.hardtanh", "torch.nn.functional.hardtanh_"),
+    ("torch.add", "operator.add", "operator.iadd"),
+    ("torch.mul", "operator.mul", "operator.imul"),
+)
+
+
+def _check_types_once(env: Env, c: m.PatternConfig, p: tuple) -> None:
+    """A chain found by source partitions names each type once, as torchao counts types
+    (``find_sequential_partitions`` raises at annotate time otherwise)."""
+    identity = env.ctx.facts.identity
+    same = {identity(path): group for group in SAME_SOURCE for path in group}
+    firsts: dict[object, m.Symbol] = {}
+    repeats = []
+    for e in p:
+        first = firsts.setdefault(same.get(identity(e.path), identity(e.path)), e)
+        if first is not e:
+            repeats.append((first, e))
+    if not repeats:
+        return
+    first, e = repeats[0]
+    if identity(first.path) == identity(e.path):
+        what = f"{shown(e)} is named twice"
+    else:
+        what = f"{shown(first)} and {shown(e)} are one type to torchao"
+    raise keys.fail_key(
+        env.ctx,
+        c,
+        "match",
+        f"match: source finds chain {shown(p)} by one source partition of each type, and "
+        f"torchao's find_sequential_partitions takes each type once: {what}",
+        f"name each module class or function once, like {shown(tuple(firsts.values()))}, or "
+        "leave the pattern out of the quantizer with pt2e: {aten: []}",
+    )
 
 
 def build(env: Env, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived) -> m.Rule:
