@@ -184,10 +184,10 @@ def _no_qnn_sdk() -> None:
 def _mediatek_package() -> None:
     """MediaTek's quantizer module without its package's ``__init__`` (which imports the
     NeuroPilot SDK): tests/live/vendor_zoo.py's ``import_past_init``."""
-    from tests.live.vendor_zoo import VENDORS, import_past_init
+    from tests.live.vendor_zoo import import_past_init
 
-    module, _, packages, *_ = VENDORS["mediatek"]
-    import_past_init(module, packages)
+    module = BY_NAME["neuropilot"].reference.partition(":")[0]
+    import_past_init(module, ("executorch.backends.mediatek",))
 
 
 # --------------------------------------------------------------------- zoos
@@ -269,7 +269,8 @@ def arm_tosa_zoo() -> dict[str, tuple[Any, tuple]]:
 
 
 def _vendor_zoo(vendor: str) -> dict[str, tuple[Any, tuple]]:
-    """A vendor zoo of tests/live/vendor_zoo.py's VENDORS: every model, in eval mode."""
+    """A vendor zoo (tests/live/<vendor>_zoo.py, run by tests/live/vendor_zoo.py): every
+    model, in eval mode but those its TRAIN names."""
     import torch
 
     from tests.live.vendor_zoo import zoo

@@ -2,9 +2,10 @@
 
     python -m tests.live.vendor_zoo VENDOR [MODEL ...]
 
-``VENDOR`` is a key of ``VENDORS`` (``vulkan``, ``mediatek``, ``samsung``, ``qualcomm``): the one
-place that names ExecuTorch's class (and how it is imported here) and the generated
-one. Each vendor's zoo is a plain list in ``tests/live/<vendor>_zoo.py``: ``ZOO``
+``VENDOR`` names a zoo of the target registry (``vulkan``, ``mediatek``, ``samsung``,
+``qualcomm``, ``coreml``): the row of ``tests/targets.py`` whose ``zoo`` is ``VENDOR_zoo``
+names ExecuTorch's class (and what its import needs first) and the generated one. Each
+vendor's zoo is a plain list in ``tests/live/<vendor>_zoo.py``: ``ZOO``
 (``(name, model factory, inputs)``), and ``SETUPS`` (``name -> fn(quantizer) ->
 quantizer``: the configurations each model is quantized under). Each model is exported
 strictly and not, each setup run on a copy with both classes through torchao's
@@ -18,7 +19,8 @@ the exit status is 1 if anything differs.
 MediaTek's package ``executorch.backends.mediatek`` imports its partitioner in its
 ``__init__``, which needs ``mtk_converter`` and ``mtk_neuron`` (not on the package
 index): ``import_past_init`` loads the quantizer module with its package's
-``__init__`` left unexecuted (an empty package module of the same name and path).
+``__init__`` left unexecuted (an empty package module of the same name and path), as the
+registry row's ``before`` asks.
 """
 
 from __future__ import annotations
@@ -34,50 +36,17 @@ from typing import Any
 
 import torch
 
-# vendor -> (ExecuTorch's module, its class, packages imported past their __init__,
-#            the generated module, its class, the zoo module)
-VENDORS: dict[str, tuple[str, str, tuple[str, ...], str, str, str]] = {
-    "vulkan": (
-        "executorch.backends.vulkan.quantizer.vulkan_quantizer",
-        "VulkanQuantizer",
-        (),
-        "generated.vulkan_quantizer",
-        "VulkanQuantizer",
-        "tests.live.vulkan_zoo",
-    ),
-    "mediatek": (
-        "executorch.backends.mediatek.quantizer.quantizer",
-        "NeuropilotQuantizer",
-        ("executorch.backends.mediatek",),
-        "generated.neuropilot_quantizer",
-        "NeuropilotQuantizer",
-        "tests.live.mediatek_zoo",
-    ),
-    "samsung": (
-        "executorch.backends.samsung.quantizer.quantizer",
-        "EnnQuantizer",
-        (),
-        "generated.enn_quantizer",
-        "EnnQuantizer",
-        "tests.live.samsung_zoo",
-    ),
-    "qualcomm": (
-        "executorch.backends.qualcomm.quantizer.quantizer",
-        "QnnQuantizer",
-        (),
-        "generated.qualcomm_quantizer",
-        "QnnQuantizer",
-        "tests.live.qualcomm_zoo",
-    ),
-    "coreml": (
-        "executorch.backends.apple.coreml.quantizer",
-        "CoreMLQuantizer",
-        (),
-        "generated.coreml_quantizer",
-        "CoreMLQuantizer",
-        "tests.live.coreml_zoo",
-    ),
-}
+from tests.targets import TARGETS, Target
+
+
+def target(vendor: str) -> Target:
+    """The registry's row (tests/targets.py) whose zoo is ``tests/live/<vendor>_zoo.py``: it
+    names ExecuTorch's class, the generated one and what imports need first (``before``)."""
+    rows = [t for t in TARGETS if t.zoo == f"{vendor}_zoo"]
+    if len(rows) != 1:
+        zoos = sorted({t.zoo.removesuffix("_zoo") for t in TARGETS if t.zoo})
+        raise KeyError(f"{vendor!r}: no registry row has its zoo; the zoos are {zoos}")
+    return rows[0]
 
 
 def import_past_init(module: str, packages: tuple[str, ...]) -> Any:
@@ -96,14 +65,14 @@ def import_past_init(module: str, packages: tuple[str, ...]) -> Any:
 
 
 def classes(vendor: str) -> tuple[type, type]:
-    """(ExecuTorch's class, the generated class) of ``vendor``."""
-    theirs_module, theirs, packages, ours_module, ours, _ = VENDORS[vendor]
-    original = getattr(import_past_init(theirs_module, packages), theirs)
-    return original, getattr(importlib.import_module(ours_module), ours)
+    """(ExecuTorch's class, the generated class) of ``vendor``, as its registry row says."""
+    row = target(vendor)
+    return row.reference_class(), row.generated_class()
 
 
 def zoo(vendor: str) -> Any:
-    return importlib.import_module(VENDORS[vendor][5])
+    target(vendor)
+    return importlib.import_module(f"tests.live.{vendor}_zoo")
 
 
 def flat(o: Any) -> list:
