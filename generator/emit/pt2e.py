@@ -297,7 +297,11 @@ def _class_sources(
     chosen = tuple(dict.fromkeys(name for r in q.rules for name, _ in r.given))  # given:
     spec = q.spec_file
     init = [] if own is None else _constructor(own, "super().__init__()", spec, names, chosen)
-    others = [_class_source(c, cls, base, spec, names, chosen) for c in q.classes if c is not own]
+    others = [
+        _class_source(c, cls, base, spec, names, chosen, own is None)
+        for c in q.classes
+        if c is not own
+    ]
     return init, others
 
 
@@ -313,14 +317,25 @@ def _pairs_classes(
 
 
 def _class_source(
-    c: m.QuantClass, cls: str, base: str, spec: str, names: _Names, chosen: tuple[str, ...] = ()
+    c: m.QuantClass,
+    cls: str,
+    base: str,
+    spec: str,
+    names: _Names,
+    chosen: tuple[str, ...] = (),
+    plain: bool = False,
 ) -> str:
     """An exported class of ``classes:`` other than the generated one: its bases, its
-    constructor (black formats the module after)."""
+    constructor (black formats the module after). Derived from the generated class without
+    a constructor of its own (``plain``), it constructs through ``super()``, so that its
+    mixins' constructors run (specs/enn.bcfg generated under another module name); derived
+    from a class with one (which takes other parameters and adds its own stages), it
+    constructs the runtime base alone."""
     bases = [_sym(s, names) for s in c.mixins] + [c.parent or cls]
     doc = f'"""{c.name}, exported under the target\'s own name, from {safe_text(spec)}."""'
     lines = [f"class {c.name}({', '.join(bases)}):", f"    {doc}", ""]
-    lines += _constructor(c, f"{base}.__init__(self)", spec, names, chosen)
+    first = "super().__init__()" if plain and c.parent is None else f"{base}.__init__(self)"
+    lines += _constructor(c, first, spec, names, chosen)
     return "\n".join(lines)
 
 

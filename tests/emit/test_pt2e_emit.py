@@ -228,3 +228,35 @@ def test_a_composable_classs_docstring_says_how_it_is_configured():
     assert "Configure it with ExecuTorch's composable API: set_global" in arm.split('"""')[1]
     assert "Its constructor adds its stages" in cortex.split('"""')[1]
     assert "once per stage" not in cortex.split('"""')[1]
+
+
+class Ready:
+    """A hooks mixin with a constructor of its own (as specs/hooks/samsung.py's Enn)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = True
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_an_exported_class_constructs_its_mixins_under_any_module_name(tmp_path, own):
+    """A class of ``classes:`` with a hooks mixin, in a module whose generated class has
+    another name (specs/enn.bcfg copied as ``fake``: FakeQuantizer, and EnnQuantizer
+    exported), runs the mixin's constructor, as it does named like the generated class:
+    before, it called the runtime base's alone, and the quantizer raised AttributeError in
+    annotate."""
+    pytest.importorskip("torchao", reason="the runtime needs torchao (pip install '.[pt2e]')")
+    from tests.live.pt2e_support import generate
+
+    name = "TQuantizer" if own else "Exported"
+    spec = f"""
+        alias here = tests.emit.test_pt2e_emit
+        quantizer t {{
+            fx: false
+            scopes: composable
+            classes: [{{name: {name}, base: here.Ready, params: {{x: 1}}}}]
+        }}
+        backend t {{ pattern aten.relu.default {{ dtypes: {{input: qint8, output: qint8}} }} }}
+    """
+    module = generate(tmp_path, spec).__globals__
+    assert module[name]().ready
