@@ -354,3 +354,43 @@ def test_the_checks_find_a_planted_circle_through_type_checking(tmp_path: Path) 
         ["generator.semantics.a", "generator.semantics.b", "generator.semantics.c"]
     ]
     assert climbing(graph) == []
+
+
+def architecture_drift(text: str) -> list[str]:
+    """Where ARCHITECTURE.md names modules that are not there: a path of its "Layout" tree
+    that does not exist, a row of the PT2E runtime's table that is no module of
+    ``generator/runtime``, or a runtime module without its row."""
+    import re
+
+    layout = text[text.index("## Layout") : text.index("### Layers")]
+    out, stack = [], []  # stack: (indent, folder) of the tree's enclosing folders
+    for line in layout.splitlines():
+        m = re.match(r"^( *)([A-Za-z_][\w.]*?)(/|\.py)?(?: {2,}|$)", line)
+        if m is None or line.startswith("```"):
+            continue
+        indent, name = len(m.group(1)), m.group(2) + (m.group(3) or "")
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = "/".join([*(folder for _, folder in stack), name.rstrip("/")])
+        if not (REPO / path).exists():
+            out.append(f"Layout names {path}, which does not exist")
+        if name.endswith("/"):
+            stack.append((indent, name.rstrip("/")))
+    runtime = text[text.index("| module | what it holds |") :]
+    runtime = runtime[: runtime.index("\n\n")]
+    rows = set(re.findall(r"^\| `(\w+)` \|", runtime, re.M))
+    modules = {p.stem for p in (PACKAGE / "runtime").glob("*.py")} - {"__init__"}
+    out += [f"the runtime table's {r} is no runtime module" for r in sorted(rows - modules)]
+    out += [f"runtime module {r} has no row" for r in sorted(modules - rows)]
+    return out
+
+
+def test_architecture_names_the_modules_there_are() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert architecture_drift(text) == []
+    stale = text.replace("| `report` |", "| `recorder` |").replace("    diff.py ", "    diffs.py ")
+    assert architecture_drift(stale) == [
+        "Layout names generator/tools/diffs.py, which does not exist",
+        "the runtime table's recorder is no runtime module",
+        "runtime module report has no row",
+    ]
