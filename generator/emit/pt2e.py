@@ -256,7 +256,9 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
     return stamp(spec_file, text)
 
 
-def class_body(q: m.Quantizer, names: _Names) -> list[str]:
+def class_body(
+    q: m.Quantizer, names: _Names, table: tuple[Key, ...] = QUANTIZER_TABLE
+) -> list[str]:
     """The generated class's attributes: what it is, then, in the key table's order, each
     quantizer field that lands on a class attribute and is not at its default, written as
     its row says."""
@@ -265,7 +267,7 @@ def class_body(q: m.Quantizer, names: _Names) -> list[str]:
         f"spec = {layout.string(q.spec_file)}",
         "rules = RULES",
     ]
-    for key in QUANTIZER_TABLE:
+    for key in table:
         if not key.attribute:
             continue
         (land,) = key.lands
@@ -280,6 +282,8 @@ def _attribute(key: Key, value: Any, names: _Names) -> str:
     match key.written:
         case Written.STRING:
             return f"{key.attribute} = {layout.string(value)}"
+        case Written.LITERAL:
+            return f"{key.attribute} = {value!r}"
         case Written.STRINGS:
             return f"{key.attribute} = {_seq([layout.string(w) for w in value])}"
         case Written.HOOKS:

@@ -217,6 +217,7 @@ class Written(Enum):
     when the value is not the row's default (``emit/pt2e.py``, one loop over the table)."""
 
     STRING = 'attribute = "value"'
+    LITERAL = "attribute = True"  # a flag or a number, as Python writes it
     STRINGS = 'attribute = ["value", ...]'
     HOOKS = "attribute = [hook, ...]"
     FLAG = "attribute_value = True"  # one boolean attribute per word but the default

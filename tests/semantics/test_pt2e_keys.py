@@ -193,6 +193,8 @@ def _samples(k: t.Key) -> list[Any]:
         return [tuple(k.words), tuple(reversed(k.words))]
     if k.words is not None:
         return [w for w in k.words if w != k.default]
+    if k.kind is t.Kind.FLAG:
+        return [not k.default]
     return ["my.configs.QuantizationConfig"]
 
 
@@ -238,9 +240,15 @@ def emission_disagreements(
         if emitted(k, k.default, body):
             out.append(f"{k.word}: its default is written")
         for value in _samples(k):
-            lines = emitted(k, value, body)
+            try:
+                lines = emitted(k, value, body)
+            except (TypeError, ValueError) as e:  # as layout.string(True)
+                out.append(f"{k.word}: {value!r} cannot be written {k.written.name}: {e}")
+                continue
             if len(lines) != 1 or lines[0].split(" = ")[0] not in k.attributes:
                 out.append(f"{k.word}: {value!r} is written as {lines}, not on {k.attributes}")
+            elif k.kind is t.Kind.FLAG and lines[0].split(" = ")[1] != repr(value):
+                out.append(f"{k.word}: {value!r} is written as {lines}, not as a flag")
     return out
 
 
@@ -267,6 +275,14 @@ def test_a_quantizer_field_the_class_body_does_not_write_fails():
         for k in t.QUANTIZER_TABLE
     )
     assert any("outputs: its default is written" in d for d in emission_disagreements(allways))
+    quoted = (replace(t.QUANTIZER_KEY["fx"], attribute="fx"),)  # a flag written as a string
+
+    def flags(q: Any, names: Any) -> list[str]:
+        return class_body(q, names, quoted)
+
+    assert any("cannot be written STRING" in d for d in emission_disagreements(quoted, body=flags))
+    quoted = (replace(quoted[0], written=t.Written.LITERAL),)
+    assert not any("fx: False" in d for d in emission_disagreements(quoted, body=flags))
 
 
 def test_the_language_servers_class_record_keys_are_the_compilers():
