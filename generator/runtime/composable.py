@@ -50,11 +50,12 @@ OUTPUT_QSCHEME = Decline(
 )
 
 aten = torch.ops.aten
-# Ops whose weight (argument 1) and bias (argument 2) are parameters, not activations.
+# Ops whose weight (argument 1) and bias (argument 2) are parameters, not activations:
+# ExecuTorch Arm's, and the transposed convs torchao's ``_is_conv_transpose_node`` names.
 PARAMETER_TARGETS = {
     aten.linear.default, aten.convolution.default, aten.conv1d.default, aten.conv1d.padding,
     aten.conv2d.default, aten.conv2d.padding, aten.conv3d.default, aten.conv3d.padding,
-    aten.conv_transpose2d.input,
+    aten.conv_transpose1d.default, aten.conv_transpose2d.input, aten.conv_transpose3d.input,
 }  # fmt: skip
 # Shared ops that stay float in a cluster touching a uint8 model input or output.
 UINT8_IO_BRIDGES = {
