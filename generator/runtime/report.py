@@ -34,7 +34,7 @@ from .conditions import not_floating
 from .graph import index as graph_index
 from .graph import is_op, shared_inputs
 from .matcher import candidates, near
-from .model import DELIBERATE, Reason
+from .model import DELIBERATE, Reason, view
 from .scopes import everything
 from .validate import rejections
 from .values import KEY, Rule, unhonoured
@@ -730,10 +730,10 @@ def _float(
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
-    if rule.qat and not config.is_qat:
+    specs = view(config)  # the config as the rules read it (Rule.applies)
+    if rule.qat and not specs.is_qat():
         return f"pattern {rule.name} is for QAT only; {scope.label} config has is_qat False"
-    act = config.input_activation
-    dynamic = act is not None and bool(act.is_dynamic)
+    dynamic = specs.dynamic()
     want = "static" if dynamic else "dynamic"
     return (
         f"pattern {rule.name} allows {want} configs only; {scope.label} config has "
