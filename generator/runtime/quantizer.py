@@ -93,21 +93,20 @@ class SpecQuantizer(report.Reports, Quantizer):
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
         reindex(model)
-        rec = self.reporter
-        if rec is not None:
-            rec.start()
-        self._annotate(model, rec)
+        rec, scopes = self.reporter, self.scopes()
+        if rec is not None:  # the report takes a match's scope from here, not a test of its own
+            rec.start(scopes)
+        self._annotate(model, scopes, rec)
         if rec is not None:
             self.last_report = rec.finish(model, self)
         return model
 
-    def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
+    def _annotate(
+        self, model: GraphModule, scopes: list[Scope], rec: report.Recorder | None
+    ) -> None:
         share = first_ops([r for r in self.rules if r.kind in ("propagate", "shared")])
         # The outputs of quantized patterns, when consumers observe them.
         outputs: set[Node] | None = set() if self.outputs == "consumers" else None
-        scopes = self.scopes()
-        if rec is not None:  # the report takes a match's scope from here, not a test of its own
-            rec.scopes = scopes
         for at, scope in enumerate(scopes):
             if scope.config is None:
                 continue

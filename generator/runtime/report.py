@@ -32,8 +32,8 @@ from torch.fx import GraphModule, Node
 from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
-from .graph import is_op, shared_inputs
-from .matcher import candidates, near
+from .graph import is_annotated, is_op, shared_inputs
+from .matcher import candidates, walk
 from .model import DELIBERATE, Reason, view
 from .scopes import everything
 from .validate import rejections
@@ -278,8 +278,11 @@ def _describe(s: Any) -> str:
     return out
 
 
-def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
-    return _spec_text(qa(first), qa(last), memo)
+def _role(nodes: Sequence[Node], i: int) -> str:
+    """The role of ``nodes[i]`` in a chain's match."""
+    if len(nodes) == 1:
+        return "op"
+    return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
 
 
 def _spec_text(a: Any, b: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
@@ -333,14 +336,15 @@ class Recorder:
         self.stream = stream
         self.start()
 
-    def start(self) -> None:
+    def start(self, scopes: Sequence[Any] | None = None) -> None:
+        """Record anew, the quantizer annotating with ``scopes`` (None: its own, ``scopes()``)."""
         self.matches: list[tuple[Rule, list[Node], str]] = []
         self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
         self.parts: dict[Node, Node] = {}
-        # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
-        # of the one annotating now (None: not said), and that position for each match.
-        self.scopes: Sequence[Any] | None = None
+        # The position in ``scopes`` of the one annotating now (None: not said), and that
+        # position for each match.
+        self.scopes = scopes
         self.at: int | None = None
         self.matched_at: list[int | None] = []
 
@@ -358,22 +362,14 @@ class Recorder:
     ) -> None:
         """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
         annotated first, put in words when the report is read)."""
-        item = (rule, reason, detail)
-        declines = self.declines
         for n in nodes:
-            got = declines.get(n)
-            if got is None:
-                declines[n] = [item]
-            else:
-                got.append(item)
+            self.declines.setdefault(n, []).append((rule, reason, detail))
 
     def declined_chain(
         self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
     ) -> None:
         """A chain not annotated: a node of it annotated already, or it spans two scopes."""
-        first = next(
-            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
-        )
+        first = next((n for n in [*chain, *params] if is_annotated([n])), None)
         if first is not None:  # the words when read (_said): by the node
             return self.declined(rule, chain, Reason.ANNOTATED, first)
         outside = [n.name for n in chain if not accept([n])]
@@ -382,12 +378,12 @@ class Recorder:
             self.declined(rule, chain, Reason.SCOPE_FILTER, spans)
 
     def annotated_nodes(self, model: GraphModule) -> set[Node]:
-        return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
+        return {n for n in model.graph.nodes if is_annotated([n])}
 
     def hooked(self, rule: Rule, model: GraphModule, before: set[Node]) -> None:
         """A hook annotated the nodes new since ``before``: one match of them."""
-        new = [n for n in model.graph.nodes if n.op == "call_function"]
-        new = [n for n in new if n not in before and KEY in n.meta and n.meta[KEY]._annotated]
+        new = [n for n in model.graph.nodes if n.op == "call_function" and n not in before]
+        new = [n for n in new if is_annotated([n])]
         if new:
             self.matched(rule, new, "hook")
 
@@ -480,16 +476,10 @@ class Explained:
                 )
             reason, detail = known
             specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
-            last = len(nodes) - 1
             for j, n in enumerate(nodes):
                 if first[n] != i:
                     continue
-                if how != "chain":
-                    role = how
-                elif last == 0:
-                    role = "op"
-                else:
-                    role = "first op" if j == 0 else "last op" if j == last else "inside"
+                role = how if how != "chain" else _role(nodes, j)
                 if how == "hook":
                     specs = _spec_text(qas[j], qas[j], memo)
                 done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
@@ -607,10 +597,11 @@ class Explained:
         if not with_op:
             return self._no_rule(n, scope)
         config = scope.config
-        # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
+        # The nearest rule: (ops matched, rule, why it broke: a walk's break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
         for r, k in places:
-            got, broke = near(n, r, k)
+            found, broke = walk(n, r, k)
+            got = len(found)
             if broke is None and r.sources and n not in self._finds(r):
                 if best is None or got >= best[0]:
                     best = (got, r, ("source", r.sources, n))
@@ -642,7 +633,7 @@ class Explained:
         return self._left(n, with_op, scope)
 
     def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
-        """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
+        """(reason, what it says) of the nearest rule's break (``walk``'s, or a partition's)."""
         kind = broke[0]
         if kind == "source":
             return Reason.SOURCE_PARTITION, (
