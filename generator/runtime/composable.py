@@ -23,7 +23,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import finders, match_report, report, transforms
+from . import finders, match_report, report
 from .annotate import output_spec, weight_spec
 from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
@@ -336,10 +336,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
     (``add_stage``, ``add_quantizer``, ``set_global_stage``) annotate in order, then the
     shared ops; ``last_matches`` lists every match the last ``annotate`` tried."""
 
-    backend = ""
-    spec = ""
-    rules: Sequence[Rule] = ()
-    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     # Call targets that share like the shared_observer rules but no rule can name.
     shared_targets: Sequence[Any] = ()
     # The spec's configs: accessors and configs: validated (how the config is read: configs()).
@@ -412,9 +408,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         refuse_when_set(self, "set_global_stage", config, self.rules)
         self.global_stage = Stage(config)
         return self
-
-    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        return transforms.run(self.transforms, model)
 
     def stage_list(self) -> list[Any]:
         """The stages in the order they annotate: added quantizers and stages, then the global."""

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from . import report, transforms
+from . import report
 from .annotate import ANNOTATORS, Annotating, follow, propagate
 from .graph import calls, reindex
 from .model import first_ops
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import refuse, refuse_when_set, rejections
-from .values import STRUCTURAL, Rule
+from .values import STRUCTURAL
 
 __all__ = ["SpecQuantizer"]
 
@@ -25,10 +25,6 @@ class SpecQuantizer(report.Reports, Quantizer):
     ``set_module_type``, ``set_operator_type``, ``set_filter_function``) with its precedence
     (``scopes.module_scopes``)."""
 
-    backend = ""
-    spec = ""
-    rules: Sequence[Rule] = ()
-    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     outputs = "patterns"
     # What set_operator_type selects: "nodes" (matches with an op of that type) or
     # "patterns" (the rules whose operator_types name that overload).
@@ -86,9 +82,6 @@ class SpecQuantizer(report.Reports, Quantizer):
         """Quantize only nodes ``filter_fn`` accepts: a match is annotated if it accepts all its ops."""
         self.filter_fn = filter_fn
         return self
-
-    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        return transforms.run(self.transforms, model)
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}

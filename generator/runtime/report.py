@@ -190,10 +190,15 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 class Reports:
-    """Mixed in first by every base: ``report()`` (opting in; the recorder is the instance's
-    own), and the refusal of rules that set a field the base does not read (``honours``)."""
+    """Mixed in first by every base: what a generated class sets (its backend, spec, rules and
+    transforms), ``report()`` (opting in; the recorder is the instance's own), the refusal of
+    rules that set a field the base does not read (``honours``), and the spec's transforms
+    run before annotating (``transform_for_annotation``)."""
 
+    backend = ""
+    spec = ""
     rules: Sequence[Rule] = ()
+    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     honours: frozenset[str] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -203,6 +208,11 @@ class Reports:
                 f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
             )
         super().__init__(*args, **kwargs)
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        for transform in self.transforms:
+            model = transform(model)
+        return model
 
     api = api  # the hooks API of this runtime copy (a class mixin's ``self.api``)
     reporter: Recorder | None = None  # None: reporting is off
@@ -420,10 +430,10 @@ class Explained:
         self.model, index = model, graph_index(model)
         self.memo: dict[int, tuple[Any, str]] = index.derived("spec text", dict)
         self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
-        # What an op's target and a scope decide, once each (by id: an op's hash is a
-        # Python call): the rules with the op, and what a float op no rule has says.
+        # What an op's target decides, once (by id: an op's hash is a Python call): the rules
+        # with the op, and what a float op no rule has says.
         self.by_op: dict[int, tuple[Any, Any]] = {}
-        self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
+        self.no_rule: dict[int, tuple[Any, str]] = {}
         self.taken: dict[tuple[int, int], bool] = {}
         # Each match with its scope's label and the annotations it got; the match each
         # matched node is entered by (its first).
@@ -574,20 +584,17 @@ class Explained:
         return [(r, k) for r, k in places if r.kind in ("chain", "shared")], with_op
 
     def _no_rule(self, n: Node, scope: Any) -> Entry:
-        """A float op no rule has (hooks name no ops: any of them may have looked at it),
-        worked out once per op and scope (the node's name put in)."""
-        key = (id(n.target), id(scope))
-        known = self.no_rule.get(key)
-        if known is None or known[0] is not n.target or known[1] is not scope:
-            detail = f"no rule of the quantizer has {_op(n)}"
-            hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
-            if hooks:
-                named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
-                detail += f"; the hooks of {', '.join(named)} did not annotate it"
-            entry = _float(n, Reason.NO_RULE, detail, scope=scope)
-            known = self.no_rule[key] = (n.target, scope, entry)
-        e = known[2]
-        return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
+        """A float op no rule has (hooks name no ops: any of them may have looked at it), its
+        words worked out once per op."""
+        return _float(n, Reason.NO_RULE, _once(self.no_rule, n.target, self._none_has), scope=scope)
+
+    def _none_has(self, target: Any) -> str:
+        detail = f"no rule of the quantizer has {_name(target)}"
+        hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
+        if hooks:
+            named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
+            detail += f"; the hooks of {', '.join(named)} did not annotate it"
+        return detail
 
     def _nearest(
         self, n: Node, scope: Any, declines: list[tuple[Rule, Reason, str | Node]]
