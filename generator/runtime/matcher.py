@@ -27,11 +27,11 @@ __all__ = [
     "LongestChains",
     "candidates",
     "chain_at",
+    "near",
     "nodes_calling",
     "sequences",
     "sequential_partitions",
     "source_partitions",
-    "walk",
 ]
 
 
@@ -39,35 +39,38 @@ def chain_at(node: Node, rule: Rule) -> list[Node] | None:
     """The ops of ``rule.chain`` ending at ``node``, in forward order, or None."""
     if not is_op(node, rule.chain[-1]):
         return None
-    found, broke = walk(node, rule, len(rule.chain) - 1)
-    return found if broke is None else None
+    found = [node]
+    for ops in reversed(rule.chain[:-1]):
+        prev = found[-1].args[0] if found[-1].args else None
+        if not isinstance(prev, Node) or not is_op(prev, ops) or len(prev.users) != 1:
+            return None
+        found.append(prev)
+    found.reverse()
+    return found
 
 
-def walk(node: Node, rule: Rule, k: int) -> tuple[list[Node], tuple[Any, ...] | None]:
-    """The ops of ``rule.chain`` around ``node`` as its ``k``-th op, each the only user of the
-    one before, in forward order (a near miss: as many as match), and where the walk broke:
-    None (nowhere), ``("before", prev, cur, ops)``, ``("others", prev, cur)`` (prev has
-    other users), ``("users", cur)`` (cur has no single user) or ``("after", user, ops)``."""
-    found, cur = [node], node
+def near(node: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
+    """A near miss of ``rule.chain`` at ``node`` as its ``k``-th op: how many ops match around
+    it (``chain_at``'s walk, both ways), and where it broke: None (nowhere), ``("before",
+    prev, cur, ops)``, ``("others", prev, cur)`` (prev has other users), ``("users", cur)``
+    (cur has no single user) or ``("after", user, ops)``."""
+    got, cur = 1, node
     for j in range(k - 1, -1, -1):
         prev = cur.args[0] if cur.args else None
         if not isinstance(prev, Node) or not is_op(prev, rule.chain[j]):
-            return found, ("before", prev, cur, rule.chain[j])
+            return got, ("before", prev, cur, rule.chain[j])
         if len(prev.users) != 1:
-            return found, ("others", prev, cur)
-        found.append(prev)
-        cur = prev
-    found.reverse()
+            return got, ("others", prev, cur)
+        cur, got = prev, got + 1
     cur = node
     for j in range(k + 1, len(rule.chain)):
         if len(cur.users) != 1:
-            return found, ("users", cur)
+            return got, ("users", cur)
         (u,) = cur.users
         if not is_op(u, rule.chain[j]) or u.args[0] is not cur:
-            return found, ("after", u, rule.chain[j])
-        found.append(u)
-        cur = u
-    return found, None
+            return got, ("after", u, rule.chain[j])
+        cur, got = u, got + 1
+    return got, None
 
 
 def nodes_calling(model: GraphModule, ops: Any) -> list[Node]:

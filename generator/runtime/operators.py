@@ -233,7 +233,8 @@ class OperatorScopedQuantizer(SpecQuantizer):
                 if isinstance(arg, Node):
                     qmap[arg] = spec
             output = specs.output() if rule.qat else None
-            _claim(chain)
+            for node in chain:
+                node.meta[KEY] = Annotation(_annotated=True)
             root.meta[KEY].input_qspec_map = qmap
             if other is not None:
                 binary, extra = other

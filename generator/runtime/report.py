@@ -33,7 +33,7 @@ from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
 from .graph import is_annotated, is_op, shared_inputs
-from .matcher import candidates, walk
+from .matcher import candidates, near
 from .model import DELIBERATE, Reason, view
 from .scopes import everything
 from .validate import rejections
@@ -372,14 +372,22 @@ class Recorder:
     ) -> None:
         """``rule`` declined a match of ``nodes``: why (``detail``: in words, or the node
         annotated first, put in words when the report is read)."""
+        item = (rule, reason, detail)
+        declines = self.declines
         for n in nodes:
-            self.declines.setdefault(n, []).append((rule, reason, detail))
+            got = declines.get(n)
+            if got is None:
+                declines[n] = [item]
+            else:
+                got.append(item)
 
     def declined_chain(
         self, rule: Rule, chain: Sequence[Node], params: Sequence[Node], accept: Any
     ) -> None:
         """A chain not annotated: a node of it annotated already, or it spans two scopes."""
-        first = next((n for n in [*chain, *params] if is_annotated([n])), None)
+        first = next(
+            (n for n in [*chain, *params] if KEY in n.meta and n.meta[KEY]._annotated), None
+        )
         if first is not None:  # the words when read (_said): by the node
             return self.declined(rule, chain, Reason.ANNOTATED, first)
         outside = [n.name for n in chain if not accept([n])]
@@ -604,11 +612,10 @@ class Explained:
         if not with_op:
             return self._no_rule(n, scope)
         config = scope.config
-        # The nearest rule: (ops matched, rule, why it broke: a walk's break or a partition's)
+        # The nearest rule: (ops matched, rule, why it broke: a near miss's break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
         for r, k in places:
-            found, broke = walk(n, r, k)
-            got = len(found)
+            got, broke = near(n, r, k)
             if broke is None and r.sources and n not in self._finds(r):
                 if best is None or got >= best[0]:
                     best = (got, r, ("source", r.sources, n))
@@ -640,7 +647,7 @@ class Explained:
         return self._left(n, with_op, scope)
 
     def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
-        """(reason, what it says) of the nearest rule's break (``walk``'s, or a partition's)."""
+        """(reason, what it says) of the nearest rule's break (``near``'s, or a partition's)."""
         kind = broke[0]
         if kind == "source":
             return Reason.SOURCE_PARTITION, (
