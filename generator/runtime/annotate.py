@@ -16,7 +16,7 @@ from torchao.quantization.pt2e.quantizer import (
 
 from .conditions import decline
 from .graph import index, is_annotated, is_op, mark, shared_inputs
-from .matcher import candidates, chain_at, chain_ends
+from .matcher import candidates, chain_at
 from .model import ConfigView, view
 from .values import KEY, Accept, Rule
 
@@ -94,7 +94,7 @@ def annotate_chain(rule: Rule, accept: Accept, at: Annotating) -> bool:
     specs = roles_specs(rule, view(config))
     done = False
     # match: source (a one-op chain): the op as its sources' partitions give it, as torchao's
-    ends = candidates(model, rule, accept) if rule.sources else chain_ends(model, rule)
+    ends = candidates(model, rule, accept) if rule.sources else index(model).calling(rule.chain[-1])
     for node in ends:
         chain = chain_at(node, rule)
         if chain is None:

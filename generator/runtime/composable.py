@@ -23,7 +23,7 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from . import finders, match_report, report, transforms
+from . import finders, match_report, report
 from .annotate import output_spec, weight_spec
 from .api import INFO, MATCHED, NO_TFA
 from .conditions import HISTC_UPPER_BOUND, large_scalar
@@ -50,11 +50,12 @@ OUTPUT_QSCHEME = Decline(
 )
 
 aten = torch.ops.aten
-# Ops whose weight (argument 1) and bias (argument 2) are parameters, not activations.
+# Ops whose weight (argument 1) and bias (argument 2) are parameters, not activations:
+# ExecuTorch Arm's, and the transposed convs torchao's ``_is_conv_transpose_node`` names.
 PARAMETER_TARGETS = {
     aten.linear.default, aten.convolution.default, aten.conv1d.default, aten.conv1d.padding,
     aten.conv2d.default, aten.conv2d.padding, aten.conv3d.default, aten.conv3d.padding,
-    aten.conv_transpose2d.input,
+    aten.conv_transpose1d.default, aten.conv_transpose2d.input, aten.conv_transpose3d.input,
 }  # fmt: skip
 # Shared ops that stay float in a cluster touching a uint8 model input or output.
 UINT8_IO_BRIDGES = {
@@ -335,10 +336,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
     (``add_stage``, ``add_quantizer``, ``set_global_stage``) annotate in order, then the
     shared ops; ``last_matches`` lists every match the last ``annotate`` tried."""
 
-    backend = ""
-    spec = ""
-    rules: Sequence[Rule] = ()
-    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     # Call targets that share like the shared_observer rules but no rule can name.
     shared_targets: Sequence[Any] = ()
     # The spec's configs: accessors and configs: validated (how the config is read: configs()).
@@ -411,9 +408,6 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
         refuse_when_set(self, "set_global_stage", config, self.rules)
         self.global_stage = Stage(config)
         return self
-
-    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        return transforms.run(self.transforms, model)
 
     def stage_list(self) -> list[Any]:
         """The stages in the order they annotate: added quantizers and stages, then the global."""

@@ -130,13 +130,6 @@ class GraphIndex:
         for packet in mixed:
             self._by_packet[packet].sort(key=self.order.__getitem__)
 
-    def _build_sources(self) -> None:
-        """The nodes each source could put in a partition: by the source of the innermost
-        source_fn_stack entry, by torch_fn's name, by the innermost module class."""
-        self._built.add("sources")
-        for n in self.order:
-            self._sources(n)
-
     def calling(self, ops: Iterable[Any]) -> list[Node]:
         """The nodes ``is_op(node, ops)`` holds for, in graph order."""
         key = tuple(ops)
@@ -164,6 +157,8 @@ class GraphIndex:
         return found
 
     def _sources(self, n: Node) -> None:
+        """Index ``n`` by the source of its innermost source_fn_stack entry, else by torch_fn's
+        name and its innermost module class."""
         stack = n.meta.get("source_fn_stack")
         try:
             if stack is not None:
@@ -188,8 +183,10 @@ class GraphIndex:
         return found
 
     def _find_partitions(self, wanted: list[Any]) -> dict[Any, list[SourcePartition]]:
-        if "sources" not in self._built:
-            self._build_sources()
+        if "sources" not in self._built:  # the nodes each source could put in a partition
+            self._built.add("sources")
+            for n in self.order:
+                self._sources(n)
         if _UNINDEXED in self._by_source or not all(_hashable(w) for w in wanted):
             return get_source_partitions(self.graph, wanted)
         nodes = [n for w in wanted for n in self._by_source.get(w, [])]

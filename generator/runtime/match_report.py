@@ -8,7 +8,7 @@ with its ``Decline``, each with the stage or pair that tried it and its rule), a
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from torch.fx import GraphModule, Node
@@ -16,7 +16,7 @@ from torch.fx.node import map_arg
 
 from .graph import float_tensor
 from .model import Match, Reason
-from .report import Entry, _specs
+from .report import Entry, _op, _role, _spec_text
 from .values import KEY
 
 __all__ = ["SHARED", "publish"]
@@ -24,16 +24,6 @@ __all__ = ["SHARED", "publish"]
 SHARED = "shared ops"  # the scope of clusters of shared ops
 # Why an op no stage sees is float (a quantizer's ``unseen`` says it in its own words).
 UNSEEN = "no stage sees it (add_stage's targets or finder, set_global_stage)"
-
-
-def _op(n: Node) -> str:
-    return str(n.target) if n.op == "call_function" else n.op
-
-
-def _role(nodes: Sequence[Node], i: int) -> str:
-    if len(nodes) == 1:
-        return "op"
-    return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
 
 
 Specs = Callable[[Node, Node], "str | None"]  # the specs a match got (``_Taken.specs``)
@@ -126,15 +116,15 @@ class _Taken:
         self.seen = quantizer.seen(model)
         # The base's own words for an op in no match (``unmatched(model)``: a test of a node).
         words = getattr(quantizer, "unmatched", None)
-        self.said = words(model) if words is not None else _nothing
+        self.said = words(model) if words is not None else lambda n: None
         self.nodes = nodes = list(model.graph.nodes)
         self._args = [n._args for n in nodes]  # Node.args without the property's call
         self._kwargs = [n._kwargs for n in nodes]
         self._qa = [n.meta.get(KEY) for n in nodes]
 
     def specs(self, first: Node, last: Node) -> str | None:
-        """The specs a match got (``report.describe_specs``, from the kept annotations)."""
-        return _specs(first, last, self.qa, self.memo)
+        """The specs a match got (``report._spec_text``, from the kept annotations)."""
+        return _spec_text(self.qa(first), self.qa(last), self.memo)
 
     def qa(self, n: Node) -> Any:
         at = self.at.get(n)
@@ -176,10 +166,6 @@ class _Taken:
                 entries.append(_unmatched(n, quantizer, self.seen, self.said, inputs))
         matches = tuple((r, s, c) for (r, s), c in counts.items())
         return tuple(entries), matches
-
-
-def _nothing(n: Node) -> None:
-    return None
 
 
 def _added(n: Node, owner: str, describe_specs: Specs) -> Entry:

@@ -27,7 +27,6 @@ __all__ = [
     "LongestChains",
     "candidates",
     "chain_at",
-    "chain_ends",
     "near",
     "nodes_calling",
     "sequences",
@@ -77,11 +76,6 @@ def near(node: Node, rule: Rule, k: int) -> tuple[int, tuple[Any, ...] | None]:
 def nodes_calling(model: GraphModule, ops: Any) -> list[Node]:
     """The nodes that call one of ``ops`` (``is_op``), in graph order."""
     return index(model).calling(ops) if ops else []
-
-
-def chain_ends(model: GraphModule, rule: Rule) -> list[Node]:
-    """The nodes a chain of ``rule`` may end at (they call its last op), in graph order."""
-    return index(model).calling(rule.chain[-1])
 
 
 def source_partitions(model: GraphModule, wanted: Any) -> list[SourcePartition]:

@@ -177,12 +177,11 @@ class OperatorScopedQuantizer(SpecQuantizer):
             out.append(Scope("global", self.global_config, _exactly_one(self._ops(False))))
         return out
 
-    def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
+    def _annotate(
+        self, model: GraphModule, scopes: list[Scope], rec: report.Recorder | None
+    ) -> None:
         quantizable = self._ops(True)
         share = first_ops([r for r in self.rules if r.kind == "propagate"])
-        scopes = self.scopes()
-        if rec is not None:  # the report takes a match's scope from here, not a test of its own
-            rec.scopes = scopes
         for at, scope in enumerate(scopes):
             label, config, accept = scope.label, scope.config, scope.accept
             if rec is not None:

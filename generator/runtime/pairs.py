@@ -274,10 +274,8 @@ class PairsQuantizer(report.Reports, ComposableQuantizer):
     """The base of a ``scopes: pairs`` spec's quantizer: its (pattern, config) pairs in
     order, each a ``PairQuantizer`` of the rule whose first ops are the pattern's."""
 
-    backend = ""
-    spec = ""
-    rules: Sequence[Rule] = ()
-    transforms: Sequence[Any] = ()
+    # Its transforms run in annotate; torchao's runs those of the quantizers it composes.
+    transform_for_annotation = ComposableQuantizer.transform_for_annotation
     unseen = "no pair has its pattern (add_pair, set_global)"  # match_report's words
     # The Rule fields this base reads (bcfg's table of PT2E keys says the same).
     honours: frozenset[str] = STRUCTURAL | {

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from . import report, transforms
+from . import report
 from .annotate import ANNOTATORS, Annotating, follow, propagate
 from .graph import calls, reindex
 from .model import first_ops
 from .scopes import Scope, all_nodes, both, module_scopes
 from .validate import refuse, refuse_when_set, rejections
-from .values import STRUCTURAL, Rule
+from .values import STRUCTURAL
 
 __all__ = ["SpecQuantizer"]
 
@@ -25,10 +25,6 @@ class SpecQuantizer(report.Reports, Quantizer):
     ``set_module_type``, ``set_operator_type``, ``set_filter_function``) with its precedence
     (``scopes.module_scopes``)."""
 
-    backend = ""
-    spec = ""
-    rules: Sequence[Rule] = ()
-    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     outputs = "patterns"
     # What set_operator_type selects: "nodes" (matches with an op of that type) or
     # "patterns" (the rules whose operator_types name that overload).
@@ -87,27 +83,23 @@ class SpecQuantizer(report.Reports, Quantizer):
         self.filter_fn = filter_fn
         return self
 
-    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        return transforms.run(self.transforms, model)
-
     def annotate(self, model: GraphModule) -> GraphModule:
         self._used = {}
         reindex(model)
-        rec = self.reporter
-        if rec is not None:
-            rec.start()
-        self._annotate(model, rec)
+        rec, scopes = self.reporter, self.scopes()
+        if rec is not None:  # the report takes a match's scope from here, not a test of its own
+            rec.start(scopes)
+        self._annotate(model, scopes, rec)
         if rec is not None:
             self.last_report = rec.finish(model, self)
         return model
 
-    def _annotate(self, model: GraphModule, rec: report.Recorder | None) -> None:
+    def _annotate(
+        self, model: GraphModule, scopes: list[Scope], rec: report.Recorder | None
+    ) -> None:
         share = first_ops([r for r in self.rules if r.kind in ("propagate", "shared")])
         # The outputs of quantized patterns, when consumers observe them.
         outputs: set[Node] | None = set() if self.outputs == "consumers" else None
-        scopes = self.scopes()
-        if rec is not None:  # the report takes a match's scope from here, not a test of its own
-            rec.scopes = scopes
         for at, scope in enumerate(scopes):
             if scope.config is None:
                 continue

@@ -32,9 +32,9 @@ from torch.fx import GraphModule, Node
 from . import api
 from .conditions import not_floating
 from .graph import index as graph_index
-from .graph import is_op, shared_inputs
+from .graph import is_annotated, is_op, shared_inputs
 from .matcher import candidates, near
-from .model import DELIBERATE, Reason
+from .model import DELIBERATE, Reason, view
 from .scopes import everything
 from .validate import rejections
 from .values import KEY, Rule, unhonoured
@@ -190,10 +190,15 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 class Reports:
-    """Mixed in first by every base: ``report()`` (opting in; the recorder is the instance's
-    own), and the refusal of rules that set a field the base does not read (``honours``)."""
+    """Mixed in first by every base: what a generated class sets (its backend, spec, rules and
+    transforms), ``report()`` (opting in; the recorder is the instance's own), the refusal of
+    rules that set a field the base does not read (``honours``), and the spec's transforms
+    run before annotating (``transform_for_annotation``)."""
 
+    backend = ""
+    spec = ""
     rules: Sequence[Rule] = ()
+    transforms: Sequence[Callable[[GraphModule], GraphModule]] = ()
     honours: frozenset[str] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -203,6 +208,11 @@ class Reports:
                 f"{type(self).__name__} does not read what its rules set: {'; '.join(ignored)}"
             )
         super().__init__(*args, **kwargs)
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        for transform in self.transforms:
+            model = transform(model)
+        return model
 
     api = api  # the hooks API of this runtime copy (a class mixin's ``self.api``)
     reporter: Recorder | None = None  # None: reporting is off
@@ -278,8 +288,11 @@ def _describe(s: Any) -> str:
     return out
 
 
-def _specs(first: Node, last: Node, qa: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
-    return _spec_text(qa(first), qa(last), memo)
+def _role(nodes: Sequence[Node], i: int) -> str:
+    """The role of ``nodes[i]`` in a chain's match."""
+    if len(nodes) == 1:
+        return "op"
+    return "first op" if i == 0 else "last op" if i == len(nodes) - 1 else "inside"
 
 
 def _spec_text(a: Any, b: Any, memo: dict[int, tuple[Any, str]]) -> str | None:
@@ -333,14 +346,15 @@ class Recorder:
         self.stream = stream
         self.start()
 
-    def start(self) -> None:
+    def start(self, scopes: Sequence[Any] | None = None) -> None:
+        """Record anew, the quantizer annotating with ``scopes`` (None: its own, ``scopes()``)."""
         self.matches: list[tuple[Rule, list[Node], str]] = []
         self.declines: dict[Node, list[tuple[Rule, Reason, str | Node]]] = {}
         # Nodes a match marked annotated without specs (a QAT chain's batch norm), by its first op.
         self.parts: dict[Node, Node] = {}
-        # The scopes the quantizer annotates with (None: its own, ``scopes()``), the position
-        # of the one annotating now (None: not said), and that position for each match.
-        self.scopes: Sequence[Any] | None = None
+        # The position in ``scopes`` of the one annotating now (None: not said), and that
+        # position for each match.
+        self.scopes = scopes
         self.at: int | None = None
         self.matched_at: list[int | None] = []
 
@@ -382,12 +396,12 @@ class Recorder:
             self.declined(rule, chain, Reason.SCOPE_FILTER, spans)
 
     def annotated_nodes(self, model: GraphModule) -> set[Node]:
-        return {n for n in model.graph.nodes if KEY in n.meta and n.meta[KEY]._annotated}
+        return {n for n in model.graph.nodes if is_annotated([n])}
 
     def hooked(self, rule: Rule, model: GraphModule, before: set[Node]) -> None:
         """A hook annotated the nodes new since ``before``: one match of them."""
-        new = [n for n in model.graph.nodes if n.op == "call_function"]
-        new = [n for n in new if n not in before and KEY in n.meta and n.meta[KEY]._annotated]
+        new = [n for n in model.graph.nodes if n.op == "call_function" and n not in before]
+        new = [n for n in new if is_annotated([n])]
         if new:
             self.matched(rule, new, "hook")
 
@@ -424,10 +438,10 @@ class Explained:
         self.model, index = model, graph_index(model)
         self.memo: dict[int, tuple[Any, str]] = index.derived("spec text", dict)
         self.found: dict[int, set[Node]] = {}  # the nodes a source-partition rule finds
-        # What an op's target and a scope decide, once each (by id: an op's hash is a
-        # Python call): the rules with the op, and what a float op no rule has says.
+        # What an op's target decides, once (by id: an op's hash is a Python call): the rules
+        # with the op, and what a float op no rule has says.
         self.by_op: dict[int, tuple[Any, Any]] = {}
-        self.no_rule: dict[tuple[int, int], tuple[Any, Any, Entry]] = {}
+        self.no_rule: dict[int, tuple[Any, str]] = {}
         self.taken: dict[tuple[int, int], bool] = {}
         # Each match with its scope's label and the annotations it got; the match each
         # matched node is entered by (its first).
@@ -480,16 +494,10 @@ class Explained:
                 )
             reason, detail = known
             specs = _spec_text(qas[0], qas[-1], memo) if how != "hook" else None
-            last = len(nodes) - 1
             for j, n in enumerate(nodes):
                 if first[n] != i:
                     continue
-                if how != "chain":
-                    role = how
-                elif last == 0:
-                    role = "op"
-                else:
-                    role = "first op" if j == 0 else "last op" if j == last else "inside"
+                role = how if how != "chain" else _role(nodes, j)
                 if how == "hook":
                     specs = _spec_text(qas[j], qas[j], memo)
                 done[n] = Entry(n.name, _op(n), True, reason, detail, rule.name, label, role, specs)
@@ -584,20 +592,17 @@ class Explained:
         return [(r, k) for r, k in places if r.kind in ("chain", "shared")], with_op
 
     def _no_rule(self, n: Node, scope: Any) -> Entry:
-        """A float op no rule has (hooks name no ops: any of them may have looked at it),
-        worked out once per op and scope (the node's name put in)."""
-        key = (id(n.target), id(scope))
-        known = self.no_rule.get(key)
-        if known is None or known[0] is not n.target or known[1] is not scope:
-            detail = f"no rule of the quantizer has {_op(n)}"
-            hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
-            if hooks:
-                named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
-                detail += f"; the hooks of {', '.join(named)} did not annotate it"
-            entry = _float(n, Reason.NO_RULE, detail, scope=scope)
-            known = self.no_rule[key] = (n.target, scope, entry)
-        e = known[2]
-        return Entry(n.name, e.op, False, e.reason, e.detail, e.rule, e.scope)
+        """A float op no rule has (hooks name no ops: any of them may have looked at it), its
+        words worked out once per op."""
+        return _float(n, Reason.NO_RULE, _once(self.no_rule, n.target, self._none_has), scope=scope)
+
+    def _none_has(self, target: Any) -> str:
+        detail = f"no rule of the quantizer has {_name(target)}"
+        hooks = [r for r in self.rules if r.kind == "hook" and not r.chain]
+        if hooks:
+            named = (f"{r.name} ({getattr(r.annotate, '__name__', 'annotate')})" for r in hooks)
+            detail += f"; the hooks of {', '.join(named)} did not annotate it"
+        return detail
 
     def _nearest(
         self, n: Node, scope: Any, declines: list[tuple[Rule, Reason, str | Node]]
@@ -607,7 +612,7 @@ class Explained:
         if not with_op:
             return self._no_rule(n, scope)
         config = scope.config
-        # The nearest rule: (ops matched, rule, why it broke: a _near break or a partition's)
+        # The nearest rule: (ops matched, rule, why it broke: a near miss's break or a partition's)
         best: tuple[int, Rule, tuple[Any, ...]] | None = None
         for r, k in places:
             got, broke = near(n, r, k)
@@ -642,7 +647,7 @@ class Explained:
         return self._left(n, with_op, scope)
 
     def _broke(self, broke: tuple[Any, ...]) -> tuple[Reason, str]:
-        """(reason, what it says) of the nearest rule's break (``_near``'s, or a partition's)."""
+        """(reason, what it says) of the nearest rule's break (``near``'s, or a partition's)."""
         kind = broke[0]
         if kind == "source":
             return Reason.SOURCE_PARTITION, (
@@ -730,10 +735,10 @@ def _float(
 
 
 def _not_tried(rule: Rule, config: Any, scope: Any) -> str:
-    if rule.qat and not config.is_qat:
+    specs = view(config)  # the config as the rules read it (Rule.applies)
+    if rule.qat and not specs.is_qat():
         return f"pattern {rule.name} is for QAT only; {scope.label} config has is_qat False"
-    act = config.input_activation
-    dynamic = act is not None and bool(act.is_dynamic)
+    dynamic = specs.dynamic()
     want = "static" if dynamic else "dynamic"
     return (
         f"pattern {rule.name} allows {want} configs only; {scope.label} config has "

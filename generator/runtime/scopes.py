@@ -20,7 +20,7 @@ from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 from .graph import is_op
 from .values import Accept
 
-__all__ = ["LEVELS", "Scope", "Select", "module_scopes", "module_type_filter", "scope_of"]
+__all__ = ["LEVELS", "Scope", "Select", "module_scopes", "module_type_filter"]
 
 
 @dataclass
@@ -200,8 +200,3 @@ def _test(level: str, key: Any) -> Callable[[Node], bool]:
     if level == "submodule":
         return key
     return lambda n: True  # default
-
-
-def scope_of(scopes: Sequence[Scope], nodes: Sequence[Node]) -> Scope | None:
-    """The first of ``scopes`` that accepts ``nodes``, or None."""
-    return next((s for s in scopes if s.accept(nodes)), None)

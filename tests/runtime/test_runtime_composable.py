@@ -362,3 +362,35 @@ def test_builtin_conditions_mean_under_composable_what_they_mean_under_operators
     # tanh's input is the model's float input: input_quantized rules it out, with its name
     assert not entries["tanh"].quantized and entries["tanh"].reason == "skip"
     assert "input_quantized" in entries["tanh"].detail
+
+
+@pytest.mark.parametrize(
+    ("conv", "op", "shape"),
+    [
+        (nn.ConvTranspose1d(2, 3, 2), "conv_transpose1d.default", (1, 2, 5)),
+        (nn.ConvTranspose2d(2, 3, 2), "conv_transpose2d.input", (1, 2, 5, 5)),
+        (nn.ConvTranspose3d(2, 3, 2), "conv_transpose3d.input", (1, 2, 3, 3, 3)),
+        (nn.Conv3d(2, 3, 2), "conv3d.default", (1, 2, 3, 3, 3)),
+    ],
+)
+def test_a_convs_weight_and_bias_get_the_weight_and_bias_specs_not_the_input_one(
+    tmp_path, conv, op, shape
+):
+    """Every conv and transposed conv torchao's and ExecuTorch's quantizers weigh: its weight
+    (argument 1) and bias (argument 2) are parameters, not activations (an imported
+    XNNPACK spec's conv_transpose1d got the input spec for both)."""
+    spec = f"""
+        constraint act = qint8 {{}}
+        dtypes s = {{input: act, output: act, weight: qint8}}
+        quantizer t {{ fx: false  scopes: composable }}
+        backend t {{ pattern aten.{op} {{ dtypes: s }} }}
+    """
+    config = symmetric_config("per_tensor")
+    quantizer = generate(tmp_path, spec)().add_stage(config)
+    gm = torch.export.export(nn.Sequential(conv).eval(), (torch.randn(*shape),)).module()
+    quantizer.annotate(gm)
+    (node,) = [n for n in gm.graph.nodes if str(n.target) == f"aten.{op}"]
+    qmap = node.meta["quantization_annotation"].input_qspec_map
+    x, weight, bias = node.args[:3]
+    assert (qmap[x], qmap[weight]) == (config.input_activation, config.weight)
+    assert bias not in qmap or qmap[bias] is config.bias

@@ -19,7 +19,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_c
 from generator.runtime import matcher, report  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
-from generator.runtime.values import Rule  # noqa: E402
+from generator.runtime.values import Allows, Rule  # noqa: E402
 
 aten = torch.ops.aten
 CONFIG = get_symmetric_quantization_config(is_per_channel=False)
@@ -271,3 +271,33 @@ def test_match_source_on_a_single_op_chain_finds_its_nodes_by_source_partition()
     assert annotated[()] == ["linear", "linear_1"]
     assert annotated[(nn.Linear,)] == ["linear"]  # the module's, not the function's
     assert annotated[(nn.Conv2d,)] == []
+
+
+def test_the_report_reads_a_config_through_its_view_as_the_rules_do(monkeypatch):
+    """Why a rule is not tried with a config (``not_tried``) is read through the config's
+    view (``model.view``), as ``Rule.applies`` reads it: a config only its view understands
+    (no ``input_activation`` or ``is_qat`` of its own) is reported, not an AttributeError."""
+    from generator.runtime import model
+
+    class Wrapped:  # a config whose specs only its view finds
+        def __init__(self, inner):
+            self.inner = inner
+
+    class WrappedView(model.Fields):
+        def __init__(self, config):
+            super().__init__(config.inner if isinstance(config, Wrapped) else config)
+
+    monkeypatch.setitem(model.VIEWS, "spec", WrappedView)
+    dynamic = get_symmetric_quantization_config(is_per_channel=False, is_dynamic=True)
+    static = Rule(
+        "linear", chain=((aten.linear.default,),), weight=1, bias=2,
+        allows=(Allows("s", dynamic=False),),
+    )  # fmt: skip
+    q = quantizer(static).set_global(Wrapped(dynamic)).report(None)
+    q.annotate(exported(torch.nn.Linear(4, 4), torch.randn(2, 4)))
+    (entry,) = [e for e in q.last_report.entries if e.node == "linear"]
+    assert (entry.reason, entry.rule) == ("not_tried", "linear")
+    assert entry.detail == (
+        "pattern linear allows static configs only; global config has "
+        "input_activation.is_dynamic True"
+    )
