@@ -951,9 +951,10 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.WORD,
         Outputs.PATTERNS,
         ("outputs",),
-        BOTH,
-        "who observes a pattern's output; under `scopes: operators` always its quantized "
-        "consumers (`outputs: patterns` there is an error)",
+        MODULES,
+        "who observes a pattern's output (`scopes: modules` only: `scopes: operators` always "
+        "leaves it to its quantized consumers; the other compositions annotate outputs by "
+        "their own schemes)",
         words=Outputs,
         meaning="patterns: each pattern's last op gets the output spec; consumers: only "
         "quantized consumers observe a pattern's output",
@@ -1051,7 +1052,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.WORD,
         None,
         ("delegate",),
-        BOTH,
+        ALL,
         "the ExecuTorch delegate its programs are lowered to: generate warns at each dtype "
         "config the delegate would refuse (checked at generate time, not read at run time)",
         words=Delegate,
