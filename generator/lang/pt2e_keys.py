@@ -313,10 +313,12 @@ class Witness:
     """A key at work: ``base``'s runtime annotates ``graph`` (a tiny graph of
     ``tests/runtime/test_key_witnesses.py``) with one rule of ``rule``'s fields (of
     ``quantizer``'s class attributes, configured by ``calls``, each with the ``config`` named
-    appended; none: the global config), once as it is and once with ``setting`` (of the
-    key's ``lands``: Rule fields, or a quantizer field's class attributes); what it
-    annotates, declines or refuses must differ. Data only: ATen ops as
-    ``"aten.NAME.OVERLOAD"``, objects by dotted path, hooks by name."""
+    appended; none: the global config; ``__setattr__`` assigns the property named), once as
+    it is and once with ``setting`` (of the key's ``lands``: Rule fields, or a quantizer
+    field's class attributes); what it annotates, declines or refuses must differ. ``api``:
+    the quantizer's configuration methods (``composable``: ExecuTorch's, mixed in as ``api:
+    composable`` does). Data only: ATen ops as ``"aten.NAME.OVERLOAD"``, objects by dotted
+    path, hooks by name."""
 
     base: Scopes
     graph: str
@@ -325,6 +327,7 @@ class Witness:
     quantizer: tuple[tuple[str, Any], ...] = ()
     calls: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     config: str = ""
+    api: Api = Api.STAGES
 
 
 LINEAR: tuple[tuple[str, Any], ...] = (
@@ -951,9 +954,10 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.WORD,
         Outputs.PATTERNS,
         ("outputs",),
-        BOTH,
-        "who observes a pattern's output; under `scopes: operators` always its quantized "
-        "consumers (`outputs: patterns` there is an error)",
+        MODULES,
+        "who observes a pattern's output (`scopes: modules` only: `scopes: operators` always "
+        "leaves it to its quantized consumers; the other compositions annotate outputs by "
+        "their own schemes)",
         words=Outputs,
         meaning="patterns: each pattern's last op gets the output spec; consumers: only "
         "quantized consumers observe a pattern's output",
@@ -1043,6 +1047,13 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         grade=any_change_narrows,
         attribute="config",
         written=Written.FLAG,
+        witness=Witness(
+            Scopes.COMPOSABLE,
+            "linear",
+            (("config_accessors", True),),
+            LINEAR,
+            config="accessors",
+        ),
     ),
     Key(
         "delegate",
@@ -1051,7 +1062,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         Kind.WORD,
         None,
         ("delegate",),
-        BOTH,
+        ALL,
         "the ExecuTorch delegate its programs are lowered to: generate warns at each dtype "
         "config the delegate would refuse (checked at generate time, not read at run time)",
         words=Delegate,
@@ -1085,6 +1096,14 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         value="a class by dotted path; unset (default): any config",
         syntax="a class by dotted path, like my.configs.QuantizationConfig",
         attribute="config_type",
+        witness=Witness(
+            Scopes.COMPOSABLE,
+            "linear",
+            (("config_type", "torchao.quantization.pt2e.quantizer.QuantizationSpec"),),
+            LINEAR,
+            calls=(("__setattr__", ("global_config",)),),
+            api=Api.COMPOSABLE,
+        ),
     ),
     Key(
         "validate",

@@ -24,7 +24,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import get_symmetric_quantization_c
 
 from generator.lang import pt2e_keys as t  # noqa: E402
 from generator.runtime import conditions  # noqa: E402
-from generator.runtime.composable import ComposableSpecQuantizer  # noqa: E402
+from generator.runtime.composable import ComposableAPI, ComposableSpecQuantizer  # noqa: E402
 from generator.runtime.operators import OperatorScopedQuantizer  # noqa: E402
 from generator.runtime.pairs import PairsQuantizer  # noqa: E402
 from generator.runtime.quantizer import SpecQuantizer  # noqa: E402
@@ -42,12 +42,35 @@ CONFIG = get_symmetric_quantization_config(is_per_channel=True)
 SYMMETRIC = dataclasses.replace(
     CONFIG.output_activation, qscheme=torch.per_tensor_symmetric  # type: ignore[arg-type]
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Accessing(QuantizationConfig):
+    """A config with ExecuTorch Arm's accessors, which say what each op of a match gets
+    (``configs: accessors`` asks them): here an input that stays float."""
+
+    def get_input_act_qspec(self, node: Any = None, arg: Any = None) -> Any:
+        return None
+
+    def get_output_act_qspec(self, node: Any = None) -> Any:
+        return self.output_activation
+
+    def get_weight_qspec(self, node: Any = None) -> Any:
+        return self.weight
+
+    def get_bias_qspec(self, node: Any = None) -> Any:
+        return self.bias
+
+
 # The configs a witness names (``Witness.config``).
 CONFIGS = {
     "": CONFIG,
     "weights_only": QuantizationConfig(None, None, CONFIG.weight, CONFIG.bias),
     "symmetric_output": QuantizationConfig(
         CONFIG.input_activation, SYMMETRIC, CONFIG.weight, CONFIG.bias
+    ),
+    "accessors": Accessing(
+        CONFIG.input_activation, CONFIG.output_activation, CONFIG.weight, CONFIG.bias
     ),
 }
 
@@ -179,6 +202,9 @@ HOOKS = {
 }
 
 
+# The fields whose values a witness names as a dotted path, kept as written (the runtime
+# imports them).
+PATH_FIELDS = {"config_type"}
 # The fields whose values a witness names as hooks.
 HOOK_FIELDS = {
     "skip",
@@ -210,7 +236,7 @@ def value(v: Any, hook: bool = False) -> Any:
 
 
 def values(pairs: Any) -> dict[str, Any]:
-    return {k: value(v, k in HOOK_FIELDS) for k, v in pairs}
+    return {k: v if k in PATH_FIELDS else value(v, k in HOOK_FIELDS) for k, v in pairs}
 
 
 # ------------------------------------------------------------------ what a part did
@@ -231,7 +257,8 @@ def did(key: t.Key, rules: tuple[Rule, ...], attrs: dict[str, Any], base: Any = 
     w = key.witness
     assert w is not None
     model, config = exported(w.graph), CONFIGS[w.config]
-    cls = type("Witnessed", (base or BASES[w.base],), {"rules": rules, **attrs})
+    mixins = (ComposableAPI,) if w.api is t.Api.COMPOSABLE else ()
+    cls = type("Witnessed", (*mixins, base or BASES[w.base]), {"rules": rules, **attrs})
     try:
         q = cls()
         for method, args in w.calls:
@@ -243,7 +270,7 @@ def did(key: t.Key, rules: tuple[Rule, ...], attrs: dict[str, Any], base: Any = 
         model = q.transform_for_annotation(model)
         q.annotate(model)
         q.validate(model)
-    except (ValueError, AssertionError) as e:
+    except (ValueError, TypeError, AssertionError) as e:
         return ("raised", type(e).__name__, str(e))
     out = []
     for n in model.graph.nodes:
@@ -278,7 +305,8 @@ def check(key: t.Key, table: str, rule: Any = Rule, base: Any = None) -> None:
     assert key.witness is not None, f"{key.word}: the row has no witness (a graph and a setting)"
     w = key.witness
     assert w.base in key.bases, f"{key.word}: witnessed under {w.base}, which does not read it"
-    assert {k for k, _ in w.setting} & set(key.lands), f"{key.word}: the setting sets no lands"
+    lands = set(key.lands) | set(key.attributes)  # a quantizer field's class attributes
+    assert {k for k, _ in w.setting} & lands, f"{key.word}: the setting sets no lands"
     plain, set_ = witnessed(key, table, rule, base)
     assert plain != set_, f"{key.word}: setting it changes nothing {w.base.value} does"
 

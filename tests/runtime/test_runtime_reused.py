@@ -22,7 +22,7 @@ SPEC = """
         pattern nn.Linear { dtypes: s  LINEAR }
     }
 """
-SCHEMES = {"modules": "", "operators": "outputs: consumers  scopes: operators"}
+SCHEMES = {"modules": "", "operators": "scopes: operators"}
 
 
 class Reused(nn.Module):

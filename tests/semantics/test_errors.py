@@ -350,8 +350,8 @@ CHECKS = {
     ),
     "pt2e: configs: validated needs scopes: composable": (
         "pt2e_configs_validated_scopes",
-        "configs: validated applies to a quantizer with scopes: composable; this one has "
-        "scopes: operators",
+        "configs: validated applies to a quantizer with scopes: composable, whose runtime "
+        "reads it; this one has scopes: operators",
     ),
     "pt2e: configs is spec, accessors or validated": (
         "pt2e_configs_unknown",
@@ -559,11 +559,18 @@ CHECKS = {
     ),
     "pt2e: the composable base's configuration API on another base": (
         "pt2e_api_scopes",
-        "api applies to a quantizer with scopes: composable; this one has scopes: modules",
+        "api: composable applies to a quantizer with scopes: composable, whose runtime reads "
+        "it; this one has scopes: modules",
+    ),
+    "pt2e: a quantizer field no part of its composition reads, by the pt2e keys' rule": (
+        "pt2e_quantizer_fields_unread",
+        "outputs: consumers applies to a quantizer with scopes: modules, whose runtime reads it; "
+        "this one has scopes: composable",
     ),
     "pt2e: select: on a quantizer whose base is not the registry's": (
         "pt2e_registry_select_scopes",
-        "select applies to a quantizer with scopes: registry; this one has scopes: composable",
+        "select applies to a quantizer with scopes: registry, whose runtime reads it; this one "
+        "has scopes: composable",
     ),
     "pt2e: select: a level that is not one of its words": (
         "pt2e_registry_select_word",

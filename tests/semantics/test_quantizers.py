@@ -7,8 +7,10 @@ import textwrap
 import pytest
 
 from generator.diagnostics import SpecError
+from generator.lang.pt2e_keys import QUANTIZER_TABLE, Key, Kind, Scopes
 from generator.semantics import model as m
 from generator.semantics.driver import resolve_specs
+from generator.semantics.pt2e.keys import unread
 from tests.support import REPO
 
 A = "torch.ops.aten."
@@ -168,6 +170,41 @@ def test_outputs_says_who_observes_a_pattern_output(tmp_path):
     assert (d.span.line, d.span.column) == (1, 24)
     assert d.message == "outputs must be patterns or consumers, got the name 'consumer'"
     assert d.hint and d.hint.startswith("did you mean 'consumers'? (patterns: ")
+
+
+def _written(k: Key) -> str:
+    """A value of quantizer field ``k`` other than its default, as a spec writes it."""
+    if k.kind is Kind.LEVELS:
+        return "[node_name, default]"
+    if k.kind is Kind.PATH:
+        return "my.configs.QuantizationConfig"
+    assert k.words is not None, k.word
+    return next(w.value for w in k.words if w != k.default)
+
+
+UNREAD = [(k, s) for k in QUANTIZER_TABLE for s in Scopes if s not in k.bases]
+
+
+@pytest.mark.parametrize("key, scopes", UNREAD, ids=[f"{k.word}-{s}" for k, s in UNREAD])
+def test_a_quantizer_field_no_part_of_its_composition_reads_is_an_error_at_it(
+    tmp_path, key, scopes
+):
+    """Every quantizer field, under every ``scopes:`` outside its row's ``bases``, is an
+    error at the field by the pt2e keys' rule (``keys.unread``): no field is left to a check
+    of its own, and none is silently accepted (``outputs:`` under ``scopes: composable``
+    was)."""
+    value = _written(key)
+    spec = tmp_path / "t.bcfg"
+    spec.write_text(
+        f"quantizer b {{\n    scopes: {scopes}\n    fx: false\n    {key.word}: {value}\n}}\n"
+        "backend b {\n    pattern aten.relu.default { dtypes: {input: qint8, output: qint8} }\n}\n"
+    )
+    with pytest.raises(SpecError) as exc:
+        resolve_specs(tmp_path, [spec])
+    at = [(d.span.line, d.span.column, d.message, d.hint) for d in exc.value.diagnostics]
+    unread_ = unread(key, value, scopes)
+    assert unread_ is not None
+    assert [a for a in at if a[0] == 4] == [(4, 5, *unread_)]
 
 
 def test_reused_weight_comes_from_the_pattern_else_the_quantizer(tmp_path):
@@ -630,7 +667,7 @@ def test_when_conditions_and_opt_in(tmp_path):
     (q,) = resolve(
         tmp_path,
         """\
-        quantizer b { outputs: consumers  scopes: operators  fx: false }
+        quantizer b { scopes: operators  fx: false }
         backend b {
             pattern nn.Conv2d { dtypes: s }
             pattern torch.matmul { dtypes: io  pt2e: {aten: aten.matmul.default, opt_in: true} }

@@ -92,24 +92,31 @@ def said(key: Key, value: object) -> str:
     return key.word
 
 
+def unread(key: Key, value: object, scopes: Scopes) -> tuple[str, str] | None:
+    """(the error, the hint) if no part of the composition ``scopes`` names reads ``key``, a
+    pt2e key or a quantizer field set to ``value``; None if one does. One rule for both
+    tables: the row's ``bases``."""
+    if scopes in key.bases:
+        return None
+    bases = [b for b in Scopes if b in key.bases]  # the table's order
+    named = listed([b.value for b in bases])
+    others = [b.value for b in bases if b is not Scopes.MODULES]
+    other = f", or give the quantizer scopes: {listed(others)}" if others else ""
+    return (
+        f"{said(key, value)} applies to a quantizer with scopes: {named}, whose runtime "
+        f"reads it; this one has scopes: {scopes.value}",
+        f"remove {key.word}{other}",
+    )
+
+
 def check(ctx: Ctx, c: m.PatternConfig, opts: m.PT2EOptions, d: Derived, s: Settings) -> None:
     """Raise Fail (with a located error) if a key the pattern sets does not apply."""
     for word in opts.set_keys():
         key = PT2E_KEY[word]
         value = getattr(opts, word)
-        if s.scopes not in key.bases:
-            bases = [b for b in Scopes if b in key.bases]  # the table's order
-            named = listed([b.value for b in bases])
-            others = [b.value for b in bases if b is not Scopes.MODULES]
-            other = f", or give the quantizer scopes: {listed(others)}" if others else ""
-            raise fail_key(
-                ctx,
-                c,
-                word,
-                f"{said(key, value)} applies to a quantizer with scopes: {named}, whose "
-                f"runtime reads it; this one has scopes: {s.scopes.value}",
-                f"remove {word}{other}",
-            )
+        problem = unread(key, value, s.scopes)
+        if problem is not None:
+            raise fail_key(ctx, c, word, *problem)
         for need in key.needs:
             problem = _unmet(need, word, c, d, s)
             if problem is not None:

@@ -22,11 +22,9 @@ from ...lang.pt2e_keys import (
     QUANTIZER_KEY,
     QUANTIZER_TABLE,
     Api,
-    Configs,
     Key,
     Kind,
     OperatorType,
-    Outputs,
     Scopes,
 )
 from .. import model as m
@@ -39,7 +37,7 @@ from ..load import LoadedFile, Program
 from ..values import Seq, Sym, describe
 from . import given
 from .classes import Classes
-from .keys import Settings
+from .keys import Settings, unread
 from .mapping import Mapping
 from .rules import rules
 
@@ -95,33 +93,7 @@ class Quantizers:
         values, spans, failed = self._fields(f, decl)
         scopes = values.get("scopes", Scopes.MODULES)
         operator_type = values.get("operator_type", OperatorType.NODES)
-        if operator_type is not OperatorType.NODES and scopes is not Scopes.MODULES:
-            self.ctx.error(
-                spans.get("operator_type", decl.span),
-                f"operator_type: {operator_type} applies to a quantizer with scopes: modules; "
-                f"this one has scopes: {scopes}, whose operator types are its own scheme",
-                "remove operator_type, or scopes",
-            )
-            failed = True
-        if values.get("outputs") is Outputs.PATTERNS and scopes is Scopes.OPERATORS:
-            self.ctx.error(
-                spans["outputs"],
-                "outputs: patterns applies to a quantizer with scopes: modules; one with "
-                "scopes: operators leaves a pattern's output to its quantized consumers, as "
-                "torchao's inductor quantizers do",
-                "write outputs: consumers, or remove outputs",
-            )
-            failed = True
-        configs = values.get("configs", Configs.SPEC)
-        if configs is not Configs.SPEC and scopes is not Scopes.COMPOSABLE:
-            self.ctx.error(
-                spans["configs"],
-                f"configs: {configs} applies to a quantizer with scopes: composable; this one "
-                f"has scopes: {scopes}, whose rules say each op's specs",
-                "add scopes: composable, or remove configs",
-            )
-            failed = True
-        failed = self._composable_api(values, spans, scopes) or failed
+        failed = self._unread(values, spans, scopes) or failed
         settings = Settings(
             scopes, values.get("reused_weight", m.ReusedWeight.MATCH), operator_type
         )
@@ -184,24 +156,17 @@ class Quantizers:
                 failed = True
         return values, spans, failed
 
-    def _composable_api(
-        self, values: dict[str, Any], spans: dict[str, Any], scopes: Scopes
-    ) -> bool:
-        """Errors of one base's own fields (the composable base's api, config_type, validate;
-        the registry's select): whether any."""
+    def _unread(self, values: dict[str, Any], spans: dict[str, Any], scopes: Scopes) -> bool:
+        """An error at each field the declaration writes that no part of its composition
+        reads (the rule of the pt2e keys: ``keys.unread``), and at a config_type without
+        api: composable; whether any."""
         failed = False
         for key in QUANTIZER_TABLE:
-            own_check = key.word in ("configs", "classes")  # their errors say more
-            if len(key.bases) != 1 or Scopes.MODULES in key.bases or key.word not in spans:
+            if key.word not in spans:
                 continue
-            (base,) = key.bases
-            if scopes is not base and not own_check:
-                self.ctx.error(
-                    spans[key.word],
-                    f"{key.word} applies to a quantizer with scopes: {base}; this one has "
-                    f"scopes: {scopes}, whose base has its own configuration methods",
-                    f"add scopes: {base}, or remove {key.word}",
-                )
+            problem = unread(key, values.get(key.lands[0]), scopes)
+            if problem is not None:
+                self.ctx.error(spans[key.word], *problem)
                 failed = True
         if "config_type" in spans and values.get("api") is not Api.COMPOSABLE and not failed:
             self.ctx.error(

@@ -934,8 +934,7 @@ class Writer:
         for roles, name in self.dtypes.items():
             head.append(f"dtypes {name} = {{{', '.join(f'{r}: {c}' for r, c in roles)}}}")
         head.append("dtypes io_any = {input: float, output: float}")
-        fields = ["    outputs: consumers"] if composition == "operators" else []
-        fields += [f"    scopes: {composition}"]
+        fields = [f"    scopes: {composition}"]
         fields += ["    transform: hooks.transform"] if interp.transform else []
         fields += ["    fx: false", "    classes: ["]
         # the observed configs are set by the constructor (hooks.configure: set_global and
