@@ -164,6 +164,29 @@ def _has(model, name: str) -> bool:
     return any(name in str(n.target) for n in model.graph.nodes)
 
 
+def test_an_input_mapped_to_no_spec_is_the_same_as_an_input_left_out(torchao_xnnpack) -> None:
+    """prepare_pt2e inserts no observer for either, so a quantizer that leaves a float bias
+    out of input_qspec_map compares the same as one mapping it to None (Samsung's Enn does the
+    first, torchao's XNNPACK the second); a dropped spec that is not None still differs."""
+    dropped = []
+
+    def drop(model, keep=lambda spec: spec is not None):
+        for n in model.graph.nodes:
+            qa = n.meta.get("quantization_annotation")
+            if qa is None:
+                continue
+            gone = [i for i, spec in qa.input_qspec_map.items() if not keep(spec)]
+            for i in gone:
+                del qa.input_qspec_map[i]
+            dropped.extend(gone)
+
+    result = _compare(torchao_xnnpack, _Delegate.make(torchao_xnnpack, drop))
+    assert dropped  # the probes have float biases mapped to None
+    assert not result.differing
+    weights = _Delegate.make(torchao_xnnpack, lambda m: drop(m, lambda s: s is None))
+    assert _compare(torchao_xnnpack, weights).differing
+
+
 def test_a_quantizer_that_fails_on_one_probe_is_reported_and_the_run_goes_on(
     torchao_xnnpack,
 ) -> None:

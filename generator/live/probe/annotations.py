@@ -192,7 +192,10 @@ def dump(gm: Any) -> Dump:
         record = {
             "annotated": qa._annotated,
             "implicit_sharing": qa.allow_implicit_sharing,
-            "inputs": [(i.name, canon_spec(s)) for i, s in qa.input_qspec_map.items()],
+            # an input mapped to None is an input left out: prepare_pt2e observes neither
+            "inputs": [
+                (i.name, canon_spec(s)) for i, s in qa.input_qspec_map.items() if s is not None
+            ],
             "output": canon_spec(qa.output_qspec),
         }
         if dataclasses.is_dataclass(qa):
