@@ -140,6 +140,8 @@ def test_a_quantizer_that_fails_on_a_probe_is_reported_and_the_import_goes_on(tm
     [
         (["hostile:flaky"], "a PT2E quantizer: its import writes a spec, a hooks module and a proof report: name the spec with -o NAME.bcfg"),
         (["hostile:nothing", "-o", "x.bcfg"], "returned a quantizer that annotated nothing on 2 probe graphs"),
+        # a --probe the zoo has not was an internal error (a KeyError in the worker)
+        (["hostile:flaky", "-o", "x.bcfg", "--probe", "nosuch"], "no probe named nosuch (--probe: a graph of the probe zoo)"),
     ],
 )  # fmt: skip
 def test_bad_targets_are_one_line_and_write_nothing(tmp_path, args, message) -> None:
