@@ -335,7 +335,7 @@ def _bias_forms(configs: list[Config], hooks: list[str]) -> None:
     from ...live.probe.derive import identify
 
     for cfg in configs:
-        bias = cfg.specs.get("bias")
+        bias: Any = cfg.specs.get("bias")
         if not _derived(bias) or nameable(bias.derive_qparams_fn):
             continue
         specs = [s for _, s in cfg.biases[:IDENTIFY_AT_MOST]] or [bias]
