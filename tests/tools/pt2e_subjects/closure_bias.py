@@ -14,31 +14,15 @@ from __future__ import annotations
 
 import torch
 from torch.fx import Node
-from torchao.quantization.pt2e import HistogramObserver, PerChannelMinMaxObserver
 from torchao.quantization.pt2e.quantizer import (
     DerivedQuantizationSpec,
     QuantizationAnnotation,
-    QuantizationSpec,
     Quantizer,
 )
 
-aten = torch.ops.aten
+from tests.tools.pt2e_subjects.acme_npu import ACT, WEIGHT  # int8 histogram, per-channel
 
-ACT = QuantizationSpec(
-    dtype=torch.int8,
-    quant_min=-128,
-    quant_max=127,
-    qscheme=torch.per_tensor_affine,
-    observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2**-12),
-)
-WEIGHT = QuantizationSpec(
-    dtype=torch.int8,
-    quant_min=-127,
-    quant_max=127,
-    qscheme=torch.per_channel_symmetric,
-    ch_axis=0,
-    observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2**-12),
-)
+aten = torch.ops.aten
 
 
 class ClosureBiasQuantizer(Quantizer):
