@@ -489,3 +489,20 @@ def test_a_derive_function_is_identified_by_what_it_computes() -> None:
     odd = [dataclasses.replace(s, derive_qparams_fn=per_shape) for s in standard]
     assert identify(odd[:1]) is FORMS[0]  # one probe's shape cannot tell
     assert identify(odd) is None  # every derived bias observed is tried
+
+
+def test_the_on_demand_runs_figures_name_the_composition_kept(tmp_path) -> None:
+    # the run's figures said composition null under -- --format json (they read proof.txt
+    # only) and "composable" for "composable (clusters)"
+    from tests.tools.pt2e_subjects.run import figures
+
+    stdout = "not proved: 16 of 98 graphs differ; each is in x.proof.json"
+    (tmp_path / "x.proof.json").write_text('{"composition": "composable (clusters)"}')
+    got = figures(tmp_path, "x", stdout, 413.2, 1)
+    assert (got["graphs_same"], got["graphs"], got["seconds"]) == (82, 98, 413)
+    assert got["composition"] == "composable (clusters)"
+    (tmp_path / "x.proof.json").unlink()
+    (tmp_path / "x.proof.txt").write_text(
+        "scopes: composable: 2 of 9\nkept: scopes: composable (clusters)\n"
+    )
+    assert figures(tmp_path, "x", stdout, 1, 1)["composition"] == "composable (clusters)"
