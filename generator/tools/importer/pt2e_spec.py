@@ -1193,7 +1193,6 @@ class Writer:
         path, or the form it was identified by (``cfg.bias_form``, written once before), or
         none, with a warning naming it and the first probe it was seen on."""
         spec = cfg.specs["bias"]
-        lines = []
         refs = []
         for e in spec.derived_from:
             if isinstance(e, tuple):
@@ -1210,24 +1209,11 @@ class Writer:
                 self.problems.append(
                     "the derived bias derives from other nodes than its own inputs"
                 )
-        form = cfg.bias_form
+        lines: list[str] = []
         if nameable(spec.derive_qparams_fn):
             derive = self.ref(spec.derive_qparams_fn, imports)
-        elif form is not None:
-            derive = form.name
-            if form.name not in self.forms:
-                self.forms.add(form.name)
-                lines += [*form.source.splitlines(), "", ""]
         else:
-            derive = "None"
-            first = cfg.biases[0][0] if cfg.biases else "?"
-            self.problems.append(
-                f"the derived bias of {cfg.name} (first on probe {first}) is computed by "
-                f"{_label(spec.derive_qparams_fn)}, which has no importable dotted path and "
-                "computes none of the forms a spec can say (the product of the input's and "
-                "the weight's scales, zero point 0): the hooks give it no function, so biased "
-                "ops differ"
-            )
+            derive, lines = _unnamed_derive(cfg, self.forms, self.problems)
         return lines + [
             f"def {fn}(node):",
             "    return DerivedQuantizationSpec(",
@@ -1238,6 +1224,26 @@ class Writer:
             "    )",
             "",
         ]
+
+
+def _unnamed_derive(cfg: Config, forms: set[str], problems: list[str]) -> tuple[str, list[str]]:
+    """The hooks' name of the derived bias function of ``cfg`` where the original's has no
+    dotted path, and the lines that define it first: the form it was identified by (once in
+    the hooks: ``forms``), or None with a warning (``problems``) naming the function and
+    the first probe it was seen on."""
+    form = cfg.bias_form
+    if form is not None:
+        lines = [] if form.name in forms else [*form.source.splitlines(), "", ""]
+        forms.add(form.name)
+        return form.name, lines
+    first = cfg.biases[0][0] if cfg.biases else "?"
+    problems.append(
+        f"the derived bias of {cfg.name} (first on probe {first}) is computed by "
+        f"{_label(cfg.specs['bias'].derive_qparams_fn)}, which has no importable dotted path "
+        "and computes none of the forms a spec can say (the product of the input's and the "
+        "weight's scales, zero point 0): the hooks give it no function, so biased ops differ"
+    )
+    return "None", []
 
 
 # The hooks' Sharing mixin and its helpers (bcfg import writes them with SHARED and IO_AFTER).
