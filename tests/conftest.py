@@ -252,6 +252,8 @@ SECONDS = {
     "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports
     "tests/test_conformance.py": 200,  # with Cortex-M and TOSA through the stand-in (Nov 29)
     "tests/tools/test_compat_stop.py": 70,
+    # alone at load 7 (Nov 29): imports of small subjects on a few probes, each in a process
+    "tests/tools/test_import_pt2e.py": 190,
     "tests/runtime/test_versions.py": 70,
     "tests/test_style.py": 70,
     "tests/runtime/test_key_witnesses.py": 40,  # alone at load 7 (Nov 29): 30 tiny exports

@@ -140,6 +140,8 @@ def test_a_quantizer_that_fails_on_a_probe_is_reported_and_the_import_goes_on(tm
     [
         (["hostile:flaky"], "a PT2E quantizer: its import writes a spec, a hooks module and a proof report: name the spec with -o NAME.bcfg"),
         (["hostile:nothing", "-o", "x.bcfg"], "returned a quantizer that annotated nothing on 2 probe graphs"),
+        # a --probe the zoo has not was an internal error (a KeyError in the worker)
+        (["hostile:flaky", "-o", "x.bcfg", "--probe", "nosuch"], "no probe named nosuch (--probe: a graph of the probe zoo)"),
     ],
 )  # fmt: skip
 def test_bad_targets_are_one_line_and_write_nothing(tmp_path, args, message) -> None:
@@ -405,3 +407,104 @@ def test_a_node_of_no_tensor_output_whose_users_share_its_edge_is_a_shared_op() 
         user.meta[KEY] = QuantizationAnnotation({}, shared, _annotated=True)
     matches, _ = read_matches(gm, "chunk")
     assert [(m.ops[0], m.kind) for m in matches][0] == ("aten.chunk.default", "shared")
+
+
+# a closure's subject: conv (biased or not) and linear, each derived bias made per op
+CLOSURE_PROBES = ["conv2d->relu", "linear", "conv2d_no_bias"]
+
+
+def test_a_bias_derived_by_a_closure_is_written_as_the_form_it_computes(tmp_path) -> None:
+    # ExecuTorch Arm's bias is derived by a local closure (get_bias_qspec.<locals>): the import
+    # wrote no function for it, and every biased conv and linear differed (TOSA: 294 of 422)
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["closure_hooks"]\n')
+    run = bcfg_import(
+        tmp_path, "closure_bias:get_quantizer", "-o", "closure.bcfg", probes=CLOSURE_PROBES
+    )
+    assert run.returncode == 0, run.stderr
+    assert "proved: the generated quantizer annotates as closure_bias:get_quantizer()" in run.stderr
+    assert "no importable dotted path" not in run.stderr
+    hooks = (tmp_path / "closure_hooks.py").read_text()
+    assert "derive_qparams_fn=derive_scale_product_zero_int32," in hooks
+    assert "def derive_scale_product_zero_int32(observers):" in hooks
+    spec = (tmp_path / "closure.bcfg").read_text()
+    assert "derive_scale_product_zero_int32: the derived bias of CONFIG_0: closure_bias." in spec
+    assert "bias_spec.<locals>._derive_qparams_fn has no dotted path" in spec
+
+
+def test_a_closure_computing_another_bias_is_not_taken_for_the_standard_form(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.bcfg]\nallow = ["doubled_hooks"]\n')
+    run = bcfg_import(
+        tmp_path,
+        "closure_bias:get_doubling_quantizer",
+        "-o",
+        "doubled.bcfg",
+        "--format",
+        "json",
+        probes=CLOSURE_PROBES,
+    )
+    assert run.returncode == 1, run.stderr
+    assert (
+        "(first on probe linear (non-strict)) is computed by closure_bias."
+        "ClosureBiasQuantizer.bias_spec.<locals>._derive_qparams_fn, which has no importable "
+        "dotted path and computes none of the forms a spec can say" in run.stderr
+    ), run.stderr
+    assert "derive_scale_product" not in (tmp_path / "doubled_hooks.py").read_text()
+    report = json.loads((tmp_path / "doubled.proof.json").read_text())
+    probes = {g["name"]: g["status"] for g in report["graphs"] if g["kind"] == "probe"}
+    assert probes == {"conv2d->relu": "differ", "linear": "differ", "conv2d_no_bias": "same"}
+
+
+def test_a_derive_function_is_identified_by_what_it_computes() -> None:
+    import copy
+    import dataclasses
+
+    import torch
+
+    from generator.live.probe.derive import FORMS, identify
+    from generator.live.probe.zoo import export_model
+    from tests.tools.pt2e_subjects import closure_bias
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 5, 3), torch.nn.Conv2d(5, 4, 1))
+    gm = export_model(model, (torch.randn(1, 3, 8, 8),), False)
+
+    def biases(quantizer):  # each conv's derived bias spec
+        annotated = quantizer.annotate(copy.deepcopy(gm))
+        convs = [n for n in annotated.graph.nodes if n.target == torch.ops.aten.conv2d.default]
+        return [c.meta["quantization_annotation"].input_qspec_map[c.args[2]] for c in convs]
+
+    standard = biases(closure_bias.get_quantizer())
+    assert identify(standard) is FORMS[0]
+    assert identify(biases(closure_bias.get_doubling_quantizer())) is None
+
+    def int64_zero(observers):  # NXP's get_bias_qparams: its zero point int64
+        scale = observers[0].calculate_qparams()[0] * observers[1].calculate_qparams()[0]
+        return scale, torch.zeros_like(scale, dtype=torch.int64)
+
+    form = identify([dataclasses.replace(s, derive_qparams_fn=int64_zero) for s in standard])
+    assert form is not None and form.name == "derive_scale_product_zero_int64"
+
+    def per_shape(observers):  # the standard product on 5 channels only: not the standard
+        scale = observers[0].calculate_qparams()[0] * observers[1].calculate_qparams()[0]
+        scale = scale if scale.numel() == 5 else scale * 2
+        return scale.float(), torch.zeros_like(scale, dtype=torch.int32)
+
+    odd = [dataclasses.replace(s, derive_qparams_fn=per_shape) for s in standard]
+    assert identify(odd[:1]) is FORMS[0]  # one probe's shape cannot tell
+    assert identify(odd) is None  # every derived bias observed is tried
+
+
+def test_the_on_demand_runs_figures_name_the_composition_kept(tmp_path) -> None:
+    # the run's figures said composition null under -- --format json (they read proof.txt
+    # only) and "composable" for "composable (clusters)"
+    from tests.tools.pt2e_subjects.run import figures
+
+    stdout = "not proved: 16 of 98 graphs differ; each is in x.proof.json"
+    (tmp_path / "x.proof.json").write_text('{"composition": "composable (clusters)"}')
+    got = figures(tmp_path, "x", stdout, 413.2, 1)
+    assert (got["graphs_same"], got["graphs"], got["seconds"]) == (82, 98, 413)
+    assert got["composition"] == "composable (clusters)"
+    (tmp_path / "x.proof.json").unlink()
+    (tmp_path / "x.proof.txt").write_text(
+        "scopes: composable: 2 of 9\nkept: scopes: composable (clusters)\n"
+    )
+    assert figures(tmp_path, "x", stdout, 1, 1)["composition"] == "composable (clusters)"

@@ -110,18 +110,19 @@ def canon_spec(spec: Any) -> Any:
     return ("unknown", type(spec).__name__)
 
 
-def derives(spec: Any) -> tuple:
+def derives(spec: Any, salt: int = 0) -> tuple:
     """A derived spec's ``derive_qparams_fn`` by what it computes, not by where it lives (a
     vendor's function and a generated quantizer's copy of it compute alike from different
     modules): ``("computes", scale, zero point)``, each tensor as its dtype, shape, first
     value and a digest of all its values, or ``("raises", its error's type)``, from the
     observers ``prepare_pt2e`` would give the edges it derives from (their specs, shared ones
-    followed), each fed a fixed tensor of the edge's shape. ``("named", its bare name)``
-    where those observers cannot be made (an edge of no spec or shape)."""
+    followed), each fed a fixed tensor of the edge's shape (``salt``: another set of values).
+    ``("named", its bare name)`` where those observers cannot be made (an edge of no spec or
+    shape)."""
     import torch
 
     fn = spec.derive_qparams_fn
-    observers = [_observer(e, i) for i, e in enumerate(spec.derived_from)]
+    observers = [_observer(e, i, salt) for i, e in enumerate(spec.derived_from)]
     if any(o is None for o in observers):
         name = getattr(fn, "func", fn)
         return ("named", getattr(name, "__qualname__", type(name).__name__))
@@ -133,9 +134,10 @@ def derives(spec: Any) -> tuple:
     return ("computes", *(_tensor(t) for t in (got if isinstance(got, (tuple, list)) else [got])))
 
 
-def _observer(edge_or_node: Any, index: int) -> Any:
+def _observer(edge_or_node: Any, index: int, salt: int = 0) -> Any:
     """The observer ``prepare_pt2e`` makes for an edge or node from its spec, fed a fixed
-    tensor of its shape (values that differ by element and by ``index``), or None."""
+    tensor of its shape (values that differ by element, by ``index`` and by ``salt``), or
+    None."""
     import torch
     from torchao.quantization.pt2e.prepare import _create_obs_or_fq_from_qspec
     from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
@@ -155,7 +157,8 @@ def _observer(edge_or_node: Any, index: int) -> Any:
         obs = _create_obs_or_fq_from_qspec(spec, {}, False)
         shape = [s if isinstance(s, int) else 2 for s in val.shape]
         n = max(1, int(torch.Size(shape).numel()))
-        data = torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + index) * (1.0 + 0.37 * index)
+        data = torch.sin(torch.arange(n, dtype=torch.float32) * (0.7 + 0.29 * salt) + index)
+        data = data * (1.0 + 0.37 * index + 2.5 * salt)
         obs(data.reshape(shape))
         return obs
     except Exception:  # noqa: BLE001  (an observer of the quantizer's own: anything)

@@ -50,7 +50,11 @@ def import_quantizer(
     start = time.monotonic()
     spec_path, hooks_path, report_path, fmt = _output_paths(quantizer, target, request)
     hooks_module = _dotted(hooks_path, Path(request["root"]))
-    graphs = engine.probe_graphs(request.get("probes")) + _user_models(request, phase)
+    try:
+        graphs = engine.probe_graphs(request.get("probes"))
+    except KeyError as exc:  # a --probe the zoo has not: as bcfg compare says it
+        raise ImportFailure(f"{exc.args[0]} (--probe: a graph of the probe zoo)") from None
+    graphs += _user_models(request, phase)
     modes = engine.MODES[request.get("export") or "both"]
     seconds = float(request.get("graph_timeout") or 60.0)
     obs = _observe(quantizer, target, graphs, modes, seconds, phase)

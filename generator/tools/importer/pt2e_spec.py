@@ -18,7 +18,8 @@ stage's config may quantize; shared-observer ops share what is around them):
 What the language cannot say is Python in one hooks module beside the spec, each object
 named and listed in the report: the quantization configs (observer classes and their
 arguments have no words in the language), the derived bias (the quantizer's own derivation
-function, by its dotted path) and the conditions.
+function, by its dotted path; one of no dotted path, a closure, by the form a spec can say
+that computes what it computes: ``live.probe.derive``) and the conditions.
 """
 
 from __future__ import annotations
@@ -137,6 +138,10 @@ class Config:
     key: tuple
     specs: dict[str, Any]
     chains: list[str] = field(default_factory=list)
+    # the derived biases observed with it, each with its probe (live specs, in probe order)
+    biases: list[tuple[str, Any]] = field(default_factory=list)
+    # the form of FORMS its derived bias's unnamed function computes (derive.identify)
+    bias_form: Any = None
 
 
 @dataclass
@@ -236,9 +241,10 @@ def interpret(obs: Observations) -> Interpretation:
         same = [m for m in ms if m.key(unbiased) == key]
         biased = [m for m in same if m.specs.get("bias") is not None]
         rep = biased[0] if biased else same[0]
-        if len({m.key(("bias",)) for m in biased}) > 1:
+        if len({_bias_kind(m.specs["bias"]) for m in biased}) > 1:
             notes.append(f"{' -> '.join(ops)}: biases of several kinds; the first is reproduced")
-        cfg = config_of(rep.key(), rep.specs)
+        cfg = config_of(_config_key(rep), rep.specs)
+        cfg.biases += [(m.graph, m.specs["bias"]) for m in biased if _derived(m.specs["bias"])]
         if ops[0] not in cfg.chains:
             cfg.chains.append(ops[0])
         weight = cfg.specs.get("weight")
@@ -266,6 +272,7 @@ def interpret(obs: Observations) -> Interpretation:
             m.eager = True  # its input counts as float: the quantizer annotated it later
     shares = _shares(shared, notes)
     hooks: list[str] = []
+    _bias_forms(list(configs.values()), hooks)
     _conditions(patterns, obs, notes, hooks)
     if shares:
         hooks.append(
@@ -281,6 +288,70 @@ def interpret(obs: Observations) -> Interpretation:
     interp.shared_targets = targets
     _mixins(interp, obs, hooks)
     return interp
+
+
+def _config_key(m: Match) -> tuple:
+    """The config a chain match uses (``Match.key``), its derived bias by ``_bias_kind``."""
+    return tuple((r, _bias_kind(m.specs.get(r)) if r == "bias" else v) for r, v in m.key())
+
+
+def _bias_kind(spec: Any) -> Any:
+    """A bias spec as plain data; a derived one by its function's code (and a partial's
+    arguments) and its range, not by what it computes on one probe's shapes (which differs
+    from probe to probe)."""
+    from .pt2e_observe import _spec_key
+
+    if not _derived(spec):
+        return _spec_key(spec)
+    fn = spec.derive_qparams_fn
+    args = repr(sorted(getattr(fn, "keywords", {}).items())) + repr(getattr(fn, "args", ()))
+    fn = getattr(fn, "func", fn)
+    code = getattr(fn, "__code__", None)
+    who = (code.co_filename, code.co_firstlineno, code.co_name) if code else _label(fn)
+    common = (str(spec.dtype), spec.quant_min, spec.quant_max, str(spec.qscheme))
+    return ("derived", who, args, *common, spec.ch_axis, spec.is_dynamic)
+
+
+def _derived(spec: Any) -> bool:
+    return type(spec).__name__ == "DerivedQuantizationSpec"
+
+
+def nameable(obj: Any) -> bool:
+    """Whether ``obj`` has a dotted path a hooks module can import it by (not a closure, a
+    lambda or a partial)."""
+    module = getattr(obj, "__module__", None)
+    qual = getattr(obj, "__qualname__", "")
+    return bool(module) and bool(qual) and "<" not in qual
+
+
+# The derived specs a derived bias's function is tried on (derive.identify feeds each twice).
+IDENTIFY_AT_MOST = 64
+
+
+def _bias_forms(configs: list[Config], hooks: list[str]) -> None:
+    """Each config whose derived bias is computed by a function of no dotted path: the form
+    a spec can say that computes the same on every derived bias observed with it (a hook
+    named in the header), if one does; else the writer warns."""
+    from ...live.probe.derive import identify
+
+    for cfg in configs:
+        bias: Any = cfg.specs.get("bias")
+        if not _derived(bias) or nameable(bias.derive_qparams_fn):
+            continue
+        specs = [s for _, s in cfg.biases[:IDENTIFY_AT_MOST]] or [bias]
+        cfg.bias_form = identify(specs)
+        if cfg.bias_form is not None:
+            hooks.append(
+                f"{cfg.bias_form.name}: the derived bias of {cfg.name}: "
+                f"{_label(bias.derive_qparams_fn)} has no dotted path, and on the {len(specs)} "
+                f"derived biases observed it computes {cfg.bias_form.says}"
+            )
+
+
+def _label(fn: Any) -> str:
+    """A function as a report names it: its qualified name."""
+    fn = getattr(fn, "func", fn)  # a partial: its function
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _partition(
@@ -714,6 +785,7 @@ class Writer:
         self.constraints: dict[tuple, str] = {}
         self.dtypes: dict[tuple, str] = {}
         self.problems: list[str] = []
+        self.forms: set[str] = set()  # the derive forms the hooks define already
 
     def constraint(self, spec: Any) -> str:
         """A constraint for a spec's range (``float`` for none)."""
@@ -1025,7 +1097,7 @@ class Writer:
             bias = c.specs.get("bias")
             if bias is not None and type(bias).__name__ == "DerivedQuantizationSpec":
                 fn = f"_bias_{c.name.lower()}"
-                lines += self.derived(fn, bias, imports)
+                lines += self.derived(fn, c, imports)
                 fields["bias"] = fn
             else:
                 fields["bias"] = self.python_spec(bias, imports)
@@ -1115,7 +1187,11 @@ class Writer:
         imports.add(f"import {module} as {alias}")
         return f"{alias}.{qual}"
 
-    def derived(self, fn: str, spec: Any, imports: set[str]) -> list[str]:
+    def derived(self, fn: str, cfg: Config, imports: set[str]) -> list[str]:
+        """``fn(node)``, the derived bias spec of ``cfg`` at ``node``: its function by its dotted
+        path, or the form it was identified by (``cfg.bias_form``, written once before), or
+        none, with a warning naming it and the first probe it was seen on."""
+        spec = cfg.specs["bias"]
         refs = []
         for e in spec.derived_from:
             if isinstance(e, tuple):
@@ -1132,8 +1208,12 @@ class Writer:
                 self.problems.append(
                     "the derived bias derives from other nodes than its own inputs"
                 )
-        derive = self.ref(spec.derive_qparams_fn, imports)
-        return [
+        lines: list[str] = []
+        if nameable(spec.derive_qparams_fn):
+            derive = self.ref(spec.derive_qparams_fn, imports)
+        else:
+            derive, lines = _unnamed_derive(cfg, self.forms, self.problems)
+        return lines + [
             f"def {fn}(node):",
             "    return DerivedQuantizationSpec(",
             f"        derived_from=[{', '.join(args)}],",
@@ -1143,6 +1223,26 @@ class Writer:
             "    )",
             "",
         ]
+
+
+def _unnamed_derive(cfg: Config, forms: set[str], problems: list[str]) -> tuple[str, list[str]]:
+    """The hooks' name of the derived bias function of ``cfg`` where the original's has no
+    dotted path, and the lines that define it first: the form it was identified by (once in
+    the hooks: ``forms``), or None with a warning (``problems``) naming the function and
+    the first probe it was seen on."""
+    form = cfg.bias_form
+    if form is not None:
+        lines = [] if form.name in forms else [*form.source.splitlines(), "", ""]
+        forms.add(form.name)
+        return form.name, lines
+    first = cfg.biases[0][0] if cfg.biases else "?"
+    problems.append(
+        f"the derived bias of {cfg.name} (first on probe {first}) is computed by "
+        f"{_label(cfg.specs['bias'].derive_qparams_fn)}, which has no importable dotted path "
+        "and computes none of the forms a spec can say (the product of the input's and the "
+        "weight's scales, zero point 0): the hooks give it no function, so biased ops differ"
+    )
+    return "None", []
 
 
 # The hooks' Sharing mixin and its helpers (bcfg import writes them with SHARED and IO_AFTER).

@@ -146,13 +146,15 @@ def figures(out: Path, name: str, stdout: str, seconds: float, returncode: int) 
         same = total - int(differ.group(1))
     else:
         same = total = None
-    kept = re.search(r"^kept: scopes: (\w+)", _read(out / f"{name}.proof.txt"), re.M)
+    kept = re.search(r"^kept: scopes: (.+)$", _read(out / f"{name}.proof.txt"), re.M)
+    proof_json = out / f"{name}.proof.json"  # -- --format json: the report says it as data
+    composition = json.loads(_read(proof_json)).get("composition") if proof_json.exists() else None
     return {
         "quantizer": name,
         "returncode": returncode,
         "graphs_same": same,
         "graphs": total,
-        "composition": kept.group(1) if kept else None,
+        "composition": kept.group(1) if kept else composition,
         "seconds": round(seconds),
         "spec_lines": spec_lines(_read(spec)) if spec.exists() else None,
         "hooks_lines": python_code_lines(_read(hooks)) if hooks.exists() else None,
