@@ -232,8 +232,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
         body.append(f"config_type = {layout.string(q.config_type)}")
     if q.validation != "none":
         body.append(f"validation = {layout.string(q.validation)}")
-    if q.select != ("default",):
-        body.append(f"select = {_seq([layout.string(w) for w in q.select])}")
+    if q.levels != ("default",):
+        body.append(f"levels = {_seq([layout.string(w) for w in q.levels])}")
     base = names.need(BASES[q.scopes].runtime)
     api = [names.need("ComposableAPI")] if q.api == "composable" else []
     spec_file = safe_text(q.spec_file)
@@ -265,8 +265,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             init=init,
             classes=others,
             count=len(q.rules),
-            select=" > ".join(q.select),
-            setters=", ".join(SETTERS[w] for w in q.select),
+            select=" > ".join(q.levels),
+            setters=", ".join(SETTERS[w] for w in q.levels),
         )
     )
     whole = not frag.fast or not _plain(spec_file)

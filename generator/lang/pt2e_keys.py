@@ -828,7 +828,7 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.GIVEN,
         (),
         ("given",),
-        frozenset({Scopes.COMPOSABLE}),
+        frozenset({Scopes.COMPOSABLE, Scopes.REGISTRY}),
         "the pattern is in an instance's support table only when its constructor was given "
         "these values (`{use_explicit_layout: true}`; a parameter of every class in "
         "`classes:`, not `fixed`); patterns without it are in every table, and a stage's "
@@ -1078,7 +1078,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "choose a node's config, in order of precedence (scopes: registry)",
         Kind.LEVELS,
         (Level.DEFAULT,),
-        ("select",),
+        ("levels",),
         REGISTRY,
         "the levels that choose each node's config, first first: a node gets the config of "
         "the first level with an entry that takes it (`set_node_name`, `set_module_name`, "
@@ -1093,9 +1093,9 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         witness=Witness(
             Scopes.REGISTRY,
             "linear",
-            (("select", ("node_name", "default")),),
+            (("levels", ("node_name", "default")),),
             (("chain", (("aten.linear.default",),)), ("annotate_node", "node_input")),
-            (("select", ("default",)),),
+            (("levels", ("default",)),),
             (("set_node_name", ("linear",)),),
         ),
     ),
