@@ -376,44 +376,17 @@ def slice_scatter(node: Any, q: Any = None, htp: bool = True) -> None:
 # LPAI's kinds (annotators/lpai_rules.py): HTP's but that they take the config's activation
 # spec as it is, with none of HTP's checks for a float activation (fp16a8w's None lands in the
 # annotation, or raises where Qualcomm's does), and the norms' own reading of their arguments.
-def split_lpai(node: Any, q: Any = None) -> None:
-    split(node, q, htp=False)
+def _lpai(kind: Callable) -> Callable:
+    def annotate(node: Any, q: Any = None) -> None:
+        kind(node, q, htp=False)
+
+    annotate.__name__ = annotate.__qualname__ = f"{kind.__name__}_lpai"
+    return annotate
 
 
-def linear_lpai(node: Any, q: Any = None) -> None:
-    linear(node, q, htp=False)
-
-
-def where_lpai(node: Any, q: Any = None) -> None:
-    where(node, q, htp=False)
-
-
-def matmul_lpai(node: Any, q: Any = None) -> None:
-    matmul(node, q, htp=False)
-
-
-def batch_norm_lpai(node: Any, q: Any = None) -> None:
-    batch_norm(node, q, htp=False)
-
-
-def fixed_lpai(node: Any, q: Any = None) -> None:
-    fixed(node, q, htp=False)
-
-
-def tanh_lpai(node: Any, q: Any = None) -> None:
-    tanh(node, q, htp=False)
-
-
-def index_copy_lpai(node: Any, q: Any = None) -> None:
-    index_copy(node, q, htp=False)
-
-
-def cat_lpai(node: Any, q: Any = None) -> None:
-    cat(node, q, htp=False)
-
-
-def slice_scatter_lpai(node: Any, q: Any = None) -> None:
-    slice_scatter(node, q, htp=False)
+split_lpai, linear_lpai, where_lpai, matmul_lpai = map(_lpai, (split, linear, where, matmul))
+batch_norm_lpai, fixed_lpai, tanh_lpai, cat_lpai = map(_lpai, (batch_norm, fixed, tanh, cat))
+index_copy_lpai, slice_scatter_lpai = map(_lpai, (index_copy, slice_scatter))
 
 
 def layer_norm_lpai(node: Any, q: Any = None) -> None:

@@ -57,6 +57,40 @@ def test_the_comparison_sees_a_quantizer_without_the_concat_observer():
     assert compare_one(gm, args, setup, "qualcomm", PlainCat)["differ"]
 
 
+def test_lpai_annotates_with_its_own_registry_as_executorch_does():
+    """backend=LPAI: the zoo's models that LPAI annotates otherwise than HTP, the same as
+    ExecuTorch's class; the generated class with HTP's kinds in LPAI's registry differs
+    (the patterns given: {backend: "lpai"} are what makes them the same)."""
+    import torch
+
+    import specs.hooks.qualcomm as hooks
+    from generated.qualcomm_quantizer import QnnQuantizer
+
+    from .vendor_zoo import clean, compare, compare_one, zoo
+
+    names = ["norms unweighted", "instance norm", "matmul"]
+    setups = ["lpai 16a16w", "lpai fp16a8w", "lpai 8a8w qat"]
+    result = compare("qualcomm", names, setups, modes=(True,))
+    assert len(result) == 3 * 3
+    assert [k for k, v in result.items() if not clean(v)] == []
+
+    class HtpKinds(QnnQuantizer):
+        def select(self, **params):
+            super().select(**params)
+            for op, entry in list(self.registry.items()):
+                name = entry.annotate_fn.__name__
+                if name.endswith("_lpai"):
+                    self.registry[op] = self.api.Entry(getattr(hooks, name[: -len("_lpai")]))
+            return self
+
+    for name in names:
+        _, factory, args = next(z for z in zoo("qualcomm").ZOO if z[0] == name)
+        torch.manual_seed(0)
+        gm = torch.export.export(factory().eval(), args).module()
+        setup = zoo("qualcomm").SETUPS["lpai 16a16w" if name == "instance norm" else "lpai fp16a8w"]  # fmt: skip
+        assert compare_one(gm, args, setup, "qualcomm", HtpKinds)["differ"], name
+
+
 def outcomes(swap: str, out) -> dict[str, str]:
     from .executorch_suites import run, tests_dir
 
