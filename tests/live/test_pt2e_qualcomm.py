@@ -3,7 +3,8 @@ Qualcomm quantizer.
 
 The full tier (tests/conftest.py's FULL; the PR tier compares the generated class with the
 recording of tests/targets.py's ``qualcomm`` row, tests/test_conformance.py). Here: a few
-models of tests/live/qualcomm_zoo.py under four setups and both export modes
+models of tests/live/qualcomm_zoo.py under four setups and both export modes, three that
+Qualcomm's LPAI backend annotates otherwise under three LPAI setups
 (``python -m tests.live.vendor_zoo qualcomm`` runs all of it), and ExecuTorch's QAT conv-bn
 tests with its class swapped for the generated one and for one that annotates nothing
 (``python -m tests.live.executorch_suites qualcomm`` runs both shipped files, original
