@@ -695,7 +695,10 @@ class Qnn:
 
     def _replace_inf(self, gm: Any) -> None:
         """Infinite (beyond float16) scalars of binary ops, masked_fill and scalar_tensor, and
-        of float constants, replaced by the quantized range."""
+        of float constants, replaced by the quantized range. The module is recompiled when a
+        scalar was (or a custom annotation, a user's function, ran), where Qualcomm's always
+        recompiles: its code is then the graph's as before (prepare_pt2e compiles the graph
+        into a module of its own after annotate, either way)."""
         import itertools
         from operator import attrgetter
 
@@ -707,9 +710,11 @@ class Qnn:
         aten = torch.ops.aten
         candidates = {p.nodes[0].target for p in partitions} | {aten.masked_fill.Scalar, aten.masked_fill.Tensor, aten.scalar_tensor.default}  # fmt: skip
         lo, hi = torch.finfo(torch.float16).min, torch.finfo(torch.float16).max
+        changed = bool(self.custom_quant_annotations)
         for node in gm.graph.nodes:
             if node.op == "call_function" and node.target in candidates and (r := self._quant_range(node)):  # fmt: skip
                 big = lambda a: isinstance(a, (int, float)) and (a >= hi or a <= lo)  # noqa: E731
+                changed = changed or any(big(a) for a in node.args)
                 node.args = tuple((r if a >= hi else -r) if big(a) else a for a in node.args)
             elif node.op == "get_attr":
                 t = attrgetter(node.target)(gm)
@@ -718,7 +723,8 @@ class Qnn:
                     if ranges:
                         with torch.no_grad():
                             t[t <= lo], t[t >= hi] = -max(ranges), max(ranges)
-        gm.recompile()
+        if changed:
+            gm.recompile()
 
     def transform_for_annotation(self, model: Any) -> Any:
         """Qualcomm's pass pipeline (it rewrites leaky_relu to prelu, among others)."""

@@ -92,6 +92,48 @@ def test_lpai_annotates_with_its_own_registry_as_executorch_does():
         assert compare_one(gm, args, setup, "qualcomm", HtpKinds)["differ"], name
 
 
+def recompiles(gm) -> list:
+    """A list that gets an item each time ``gm`` is recompiled."""
+    calls, recompile = [], gm.recompile
+
+    def counting():
+        calls.append(1)
+        return recompile()
+
+    gm.recompile = counting
+    return calls
+
+
+def test_annotate_recompiles_only_when_an_infinite_scalar_was_replaced():
+    """The generated annotate recompiles the module when it replaced an infinite scalar (the
+    module then computes with the quantized range, as ExecuTorch's does), and not when nothing
+    of the graph's code changed (ExecuTorch's recompiles always: most of its annotate on a
+    graph of cats)."""
+    import torch
+
+    from .vendor_zoo import classes, zoo
+
+    original, generated = classes("qualcomm")
+    setup = zoo("qualcomm").SETUPS["8a8w"]
+
+    class Inf(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + float("inf")
+
+    _, cnn, cnn_args = next(z for z in zoo("qualcomm").ZOO if z[0] == "cnn")
+    x = torch.randn(2, 8)
+    for model, args, replaced in ((Inf(), (x,), True), (cnn().eval(), cnn_args, False)):
+        runs = {}
+        for cls in (original, generated):
+            gm = torch.export.export(model, args).module()
+            q, calls = setup(cls()), recompiles(gm)
+            q.annotate(gm)
+            runs[cls] = (len(calls), gm(*args))
+        assert runs[original][0] == 1 and runs[generated][0] == int(replaced), runs
+        assert torch.equal(runs[original][1], runs[generated][1])
+    assert torch.isfinite(runs[generated][1]).all()
+
+
 def outcomes(swap: str, out) -> dict[str, str]:
     from .executorch_suites import run, tests_dir
 
