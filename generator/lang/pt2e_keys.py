@@ -831,8 +831,9 @@ PT2E_TABLE: tuple[Key, ...] = (
         frozenset({Scopes.COMPOSABLE, Scopes.REGISTRY}),
         "the pattern is in an instance's support table only when its constructor was given "
         "these values (`{use_explicit_layout: true}`; a parameter of every class in "
-        "`classes:`, not `fixed`); patterns without it are in every table, and a stage's "
-        "`chains:` take the ops of the patterns in the table",
+        "`classes:`, not `fixed`; a string also matches an argument whose `str()` it is); "
+        "patterns without it are in every table; a stage's `chains:` take the ops of the "
+        "patterns in the table, and under `scopes: registry` the table is the registry",
         grade=any_change_narrows,
         value="a record of parameter: `true`, `false`, `none`, a number or a string",
         syntax="a record of constructor parameters, like {use_explicit_layout: true}",
