@@ -170,9 +170,11 @@ FULL = {
     "tests/live/test_pt2e_nxp.py": "ExecuTorch's NXP class against the generated one on zoo "
     "models, and three of ExecuTorch's NXP tests swapped",
     "tests/live/test_vendor_compare.py": "bcfg compare of ExecuTorch's Vulkan, Samsung, MediaTek, "
-    "NXP and Qualcomm classes against the generated ones on the probe zoo, both export modes",
+    "NXP and Qualcomm (HTP, LPAI) classes against the generated ones on the probe zoo, both "
+    "export modes",
     "tests/live/test_pt2e_qualcomm.py": "ExecuTorch's Qualcomm class against the generated one "
-    "on zoo models, four setups, both export modes, and its QAT conv-bn tests swapped",
+    "on zoo models, four setups, both export modes, LPAI's on three models, and its QAT conv-bn "
+    "tests swapped",
     "tests/live/test_pt2e_coreml.py": "ExecuTorch's Core ML class against the generated one on "
     "zoo models, two configs, both export modes",
 }
@@ -244,10 +246,11 @@ SECONDS = {
     "tests/live/test_pt2e_mediatek.py": 100,
     "tests/live/test_pt2e_vulkan.py": 95,
     "tests/live/test_pt2e_samsung.py": 70,
-    # five comparisons (Nov 29, at load 15: Vulkan, Samsung, NXP 3 to 4 min each, MediaTek 40;
-    # Qualcomm 14 at load 16)
-    "tests/live/test_vendor_compare.py": 3900,
-    "tests/live/test_pt2e_qualcomm.py": 980,  # alone at load 13 (Nov 29): two runs of a shipped file
+    # six comparisons (Nov 29, at load 15: Vulkan, Samsung, NXP 3 to 4 min each, MediaTek 40;
+    # Qualcomm 14 at load 16, its LPAI build 15 at load 8)
+    "tests/live/test_vendor_compare.py": 4800,
+    # alone at load 13 (Nov 29): two runs of a shipped file; LPAI's models 25 s at load 8
+    "tests/live/test_pt2e_qualcomm.py": 1030,
     "tests/live/test_pt2e_coreml.py": 150,  # ExecuTorch's pattern graphs traced once: ~60 s
     "tests/live/test_vendor_targets.py": 25,  # alone at load 3 (Nov 29): MediaTek's imports
     "tests/test_conformance.py": 200,  # with Cortex-M and TOSA through the stand-in (Nov 29)

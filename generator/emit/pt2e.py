@@ -247,8 +247,8 @@ def render_quantizer(q: m.Quantizer, fast: bool | None = None) -> str:
             init=init,
             classes=others,
             count=len(q.rules),
-            select=" > ".join(q.select),
-            setters=", ".join(SETTERS[w] for w in q.select),
+            select=" > ".join(q.levels),
+            setters=", ".join(SETTERS[w] for w in q.levels),
         )
     )
     whole = not frag.fast or not _plain(spec_file)

@@ -858,11 +858,12 @@ PT2E_TABLE: tuple[Key, ...] = (
         Kind.GIVEN,
         (),
         ("given",),
-        frozenset({Scopes.COMPOSABLE}),
+        frozenset({Scopes.COMPOSABLE, Scopes.REGISTRY}),
         "the pattern is in an instance's support table only when its constructor was given "
         "these values (`{use_explicit_layout: true}`; a parameter of every class in "
-        "`classes:`, not `fixed`); patterns without it are in every table, and a stage's "
-        "`chains:` take the ops of the patterns in the table",
+        "`classes:`, not `fixed`; a string also matches an argument whose `str()` it is); "
+        "patterns without it are in every table; a stage's `chains:` take the ops of the "
+        "patterns in the table, and under `scopes: registry` the table is the registry",
         grade=any_change_narrows,
         value="a record of parameter: `true`, `false`, `none`, a number or a string",
         syntax="a record of constructor parameters, like {use_explicit_layout: true}",
@@ -1132,7 +1133,7 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         "choose a node's config, in order of precedence (scopes: registry)",
         Kind.LEVELS,
         (Level.DEFAULT,),
-        ("select",),
+        ("levels",),
         REGISTRY,
         "the levels that choose each node's config, first first: a node gets the config of "
         "the first level with an entry that takes it (`set_node_name`, `set_module_name`, "
@@ -1144,14 +1145,14 @@ QUANTIZER_TABLE: tuple[Key, ...] = (
         value="a list of `node_name`, `module_name`, `module_type`, `submodule`, `op_set`, "
         "`default`; `[default]` (default)",
         syntax="a list of levels, like [node_name, submodule, op_set, default]",
-        attribute="select",
+        attribute="levels",
         written=Written.STRINGS,
         witness=Witness(
             Scopes.REGISTRY,
             "linear",
-            (("select", ("node_name", "default")),),
+            (("levels", ("node_name", "default")),),
             (("chain", (("aten.linear.default",),)), ("annotate_node", "node_input")),
-            (("select", ("default",)),),
+            (("levels", ("default",)),),
             (("set_node_name", ("linear",)),),
         ),
     ),

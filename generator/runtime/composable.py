@@ -32,7 +32,7 @@ from .matcher import LongestChains
 from .model import Context, Decline, Match, Reason, failing, first_ops, view
 from .objects import load_object
 from .validate import SYMMETRIC, disallowed, refuse, refuse_when_set, required
-from .values import KEY, STRUCTURAL, Rule
+from .values import KEY, STRUCTURAL, Rule, selected
 
 __all__ = ["ComposableAPI", "ComposableSpecQuantizer", "Stage"]
 
@@ -359,18 +359,8 @@ class ComposableSpecQuantizer(report.Reports, Quantizer):
 
     def select(self, **params: Any) -> ComposableSpecQuantizer:
         """This instance's support table: the rules whose ``given`` (constructor parameters
-        and values) ``params`` match; a rule without is in every table (a flag compares as
-        truth, as ExecuTorch's ``if use_explicit_layout``)."""
-
-        def holds(name: str, value: Any) -> bool:
-            if name not in params:
-                return False
-            got = params[name]
-            return bool(got) == value if isinstance(value, bool) else got == value
-
-        self.rules = tuple(
-            r for r in type(self).rules if all(holds(k, v) for k, v in getattr(r, "given", ()))
-        )
+        and values) ``params`` match (``values.selected``)."""
+        self.rules = selected(type(self).rules, params)
         self.params = params
         return self
 

@@ -27,36 +27,46 @@ from .match_report import publish
 from .model import Context, Match, first_ops
 from .report import Reports
 from .scopes import Select
+from .values import selected
 
 __all__ = ["RegistryQuantizer"]
 
 
 class RegistryQuantizer(Reports, Quantizer):
     """A torchao Quantizer annotating node by node, each node by its op's entry, with the
-    config its class's ``select`` levels choose (configured by ``set_node_name``,
+    config its class's ``levels`` (the spec's ``select:``) choose (configured by ``set_node_name``,
     ``set_module_name``, ``set_module_type``, ``add_submodule``, ``set_op_set`` and
     ``set_default``; a level the spec's ``select:`` does not name is refused)."""
 
     backend = "registry"
     spec = ""
     rules: Sequence[Any] = ()
-    select: tuple[str, ...] = ("default",)
+    levels: tuple[str, ...] = ("default",)
     transforms: Sequence[Any] = ()
     honours = frozenset(
-        {"name", "kind", "chain", "weight", "bias", "allows", "when", "annotate_node"}
+        {"name", "kind", "chain", "weight", "bias", "allows", "when", "annotate_node", "given"}
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self.selection = Select(self.select)
+        self.selection = Select(self.levels)
+        self.discard_nodes: set[str] = set()
+        self.last_matches: list[Match] = []
+        self.added: dict[Node, str] = {}
+        self.select()
+
+    def select(self, **params: Any) -> RegistryQuantizer:
+        """This instance's registry: the entries of the rules whose ``given`` (constructor
+        parameters and values) ``params`` match (``values.selected``; a rule without is in
+        every registry), the first rule of an op its entry. The generated constructor calls
+        it with the parameters the spec's ``given:`` name (Qualcomm's ``backend``)."""
+        self.rules = selected(type(self).rules, params)
+        self.params = params
         self.registry: dict[Any, Entry] = {}
         for rule in self.rules:
             for op in rule.chain[0]:
                 self.registry.setdefault(op, Entry(rule.annotate_node, rule.when, rule.name))
-        self.discard_nodes: set[str] = set()
-        self.params: dict[str, Any] = {}
-        self.last_matches: list[Match] = []
-        self.added: dict[Node, str] = {}
+        return self
 
     def set_node_name(self, name: str, config: Any) -> RegistryQuantizer:
         self.selection.add("node_name", name, config)

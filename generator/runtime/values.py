@@ -19,6 +19,7 @@ __all__ = [
     "Quant",
     "Rule",
     "unhonoured",
+    "selected",
     "STRUCTURAL",
 ]
 
@@ -134,6 +135,24 @@ class Rule:
 # The Rule fields every base reads: what the pattern and its dtype configs say (as the key
 # table's PATTERN_FIELDS read by every base).
 STRUCTURAL = frozenset({"name", "kind", "chain", "weight", "bias", "allows"})
+
+
+def selected(rules: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...]:
+    """An instance's support table (``given:``, under every scope that reads it): the rules
+    whose ``given`` values its constructor's ``params`` match; a rule without is in every
+    table. A flag compares as truth (ExecuTorch's ``if use_explicit_layout``), a string
+    with the argument or its ``str()`` (Qualcomm loads ``{str(backend)}_rules``: an enum
+    member whose str is a word), anything else by equality."""
+
+    def holds(name: str, value: Any) -> bool:
+        if name not in params:
+            return False
+        got = params[name]
+        if isinstance(value, bool):
+            return bool(got) == value
+        return got == value or (isinstance(value, str) and str(got) == value)
+
+    return tuple(r for r in rules if all(holds(k, v) for k, v in getattr(r, "given", ())))
 
 
 def unhonoured(rules: Sequence[Rule], honours: frozenset[str]) -> list[str]:

@@ -630,4 +630,4 @@ class Quantizer:
     config_type: str | None = None
     validation: Validate = Validate.NONE
     # Registry: the levels that choose a node's config, first first.
-    select: tuple[Level, ...] = (Level.DEFAULT,)
+    levels: tuple[Level, ...] = (Level.DEFAULT,)

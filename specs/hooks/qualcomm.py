@@ -130,11 +130,11 @@ def getitem(node: Any, q: Any = None) -> None:
         _set(node, None, _shared(node.args[0]) if shared else q.output_activation)
 
 
-def _items(node: Any, q: Any, out: bool = False) -> None:
+def _items(node: Any, q: Any, out: bool = False, htp: bool = True) -> None:
     """The input spec in; each item (and with ``out`` the node) sharing it."""
     x, i = node.args[0], q.input_activation
-    shared = _shared((x, node)) if i is not None else None
-    _set(node, {x: i} if i is not None else {}, shared if out else None)
+    shared = _shared((x, node)) if i is not None or not htp else None
+    _set(node, {x: i} if i is not None or not htp else {}, shared if out else None)
     for user in node.users:
         _set(user, None, shared)
 
@@ -144,28 +144,29 @@ def unbind(node: Any, q: Any = None) -> None:
         _items(node, q, out=True)
 
 
-def split(node: Any, q: Any = None) -> None:
+def split(node: Any, q: Any = None, htp: bool = True) -> None:
     if not _ann(node):
-        _items(node, q)
+        _items(node, q, htp=htp)
 
 
-def conv(node: Any, q: Any = None, inputs: Any = None) -> None:
+def conv(node: Any, q: Any = None, htp: bool = True) -> None:
     """Input, weight and bias (a callable bias: called with the node); a block size given to
     the weight's observer."""
     if _ann(node):
         return
     if q.block_size is not None:
         q.weight.observer_or_fake_quant_ctr.p.keywords.update({"block_size": q.block_size})
-    inputs = {node.args[0]: q.input_activation} if q.input_activation is not None else {}
+    i = q.input_activation
+    inputs = {node.args[0]: i} if i is not None or not htp else {}
     inputs[node.args[1]] = q.weight
     if len(node.args) > 2 and isinstance(node.args[2], _t()[0].fx.Node):
         inputs[node.args[2]] = q.bias(node) if callable(q.bias) else q.bias
     _set(node, inputs, q.output_activation)
 
 
-def linear(node: Any, q: Any = None) -> None:
+def linear(node: Any, q: Any = None, htp: bool = True) -> None:
     if not _ann(node):
-        conv(node, q)
+        conv(node, q, htp)
         node.meta["source_fn_stack"] = [(node, _t()[0].nn.Linear)]
 
 
@@ -179,12 +180,12 @@ def scatter(node: Any, q: Any = None) -> None:
     _set(node, inputs, _shared((x, node)) if _float(node) else None)
 
 
-def where(node: Any, q: Any = None) -> None:
+def where(node: Any, q: Any = None, htp: bool = True) -> None:
     """where, masked_fill: every float argument the input spec (each must be a node)."""
     if _ann(node):
         return
     i, inputs, out = q.input_activation, {}, None
-    if i is not None:
+    if i is not None or not htp:
         for a in node.args:
             assert isinstance(a, _t()[0].fx.Node)
             inputs.update({a: i} if _float(a) else {})
@@ -197,13 +198,13 @@ def _w16(i: Any) -> Any:
     return _qconfig().get_16a16w_qnn_ptq_config().weight if i.dtype == _t()[0].int32 else i
 
 
-def matmul(node: Any, q: Any = None) -> None:
+def matmul(node: Any, q: Any = None, htp: bool = True) -> None:
     if _ann(node):
         return
     i, (a, b) = q.input_activation, node.args[:2]
-    Node = _t()[0].fx.Node
-    inputs = {a: i} if isinstance(a, Node) and i is not None else {}
-    inputs.update({b: _w16(i)} if isinstance(b, Node) and i is not None else {})
+    Node, spec = _t()[0].fx.Node, i is not None or not htp
+    inputs = {a: i} if isinstance(a, Node) and spec else {}
+    inputs.update({b: _w16(i)} if isinstance(b, Node) and spec else {})
     _set(node, inputs, q.output_activation)
 
 
@@ -216,12 +217,13 @@ def _norm(node: Any, q: Any, specs: list, marked: list) -> None:
     _mark([node, *marked])
 
 
-def batch_norm(node: Any, q: Any = None) -> None:
+def batch_norm(node: Any, q: Any = None, htp: bool = True) -> None:
+    """LPAI's (``htp`` false): the weight the input spec at every width."""
     act, weight, bias = node.args[0:3]
     if _ann(node):
         return
     i = q.input_activation
-    w = (q.weight if i.dtype == _t()[0].int32 else i) if weight is not None else None
+    w = (q.weight if htp and i.dtype == _t()[0].int32 else i) if weight is not None else None
     parts = [(a, s) for a, s in ((weight, w), (bias, q.bias)) if a is not None]
     _norm(node, q, [(act, i), *parts], [act, *(a for a, _ in parts)])
 
@@ -263,17 +265,17 @@ def _fixed(o: Any, scale: float, zero_point: int, qmin: int, qmax: int, fake: bo
     return q.QuantizationSpec(dtype=o.dtype, quant_max=qmax, quant_min=qmin, observer_or_fake_quant_ctr=ctr, qscheme=torch.per_tensor_affine)  # fmt: skip
 
 
-def _fixed_io(node: Any, q: Any, out: Callable) -> None:
+def _fixed_io(node: Any, q: Any, out: Callable, htp: bool = True) -> None:
     if _ann(node):
         return
     inputs, spec = {}, None
-    if q.input_activation is not None:
+    if q.input_activation is not None or not htp:
         inputs, spec = {node.args[0]: q.input_activation}, out(q.output_activation)
     if _float(node):
         _set(node, inputs, spec)
 
 
-def fixed(node: Any, q: Any = None) -> None:
+def fixed(node: Any, q: Any = None, htp: bool = True) -> None:
     """sigmoid, hardsigmoid: scale 1 / 2^bits, zero point 0 (fake quantized in Qualcomm's two
     QAT configs)."""
 
@@ -284,10 +286,10 @@ def fixed(node: Any, q: Any = None) -> None:
         fake = q in (c.get_8a8w_qnn_qat_config(), c.get_16a4w_qnn_qat_config())
         return _fixed(o, 1 / (qmax - qmin + 1), 0, qmin, qmax, fake)
 
-    _fixed_io(node, q, out)
+    _fixed_io(node, q, out, htp)
 
 
-def tanh(node: Any, q: Any = None) -> None:
+def tanh(node: Any, q: Any = None, htp: bool = True) -> None:
     """16-bit: scale 1 / 32768, zero point 32768; else the output spec."""
     torch = _t()[0]
 
@@ -297,7 +299,7 @@ def tanh(node: Any, q: Any = None) -> None:
         fake = isinstance(o.observer_or_fake_quant_ctr, torch.ao.quantization.fake_quantize.FakeQuantizeBase)  # fmt: skip
         return _fixed(o, 1 / 32768.0, 32768, o.quant_min, o.quant_max, fake)
 
-    _fixed_io(node, q, out)
+    _fixed_io(node, q, out, htp)
 
 
 def shared_out(node: Any, q: Any = None) -> None:
@@ -310,11 +312,13 @@ def shared_out(node: Any, q: Any = None) -> None:
     _set(node, inputs, out)
 
 
-def index_copy(node: Any, q: Any = None, at: int = 3, check: bool = False) -> None:
+def index_copy(
+    node: Any, q: Any = None, at: int = 3, check: bool = False, htp: bool = True
+) -> None:
     """The value (argument ``at``) the input spec, the output sharing it (index_put: a float
     value, and only then annotated)."""
     value, i = node.args[at], q.input_activation
-    if i is not None and (_float(value) or not check):
+    if (i is not None or not htp) and (_float(value) or not check):
         _set(node, {value: i}, _shared((value, node)))
     elif not check:
         _set(node)
@@ -332,7 +336,7 @@ def embedding(node: Any, q: Any = None) -> None:
     _set(node, {w: q.weight if pcq else i}, i if pcq else _shared((w, node)))
 
 
-def cat(node: Any, q: Any = None) -> None:
+def cat(node: Any, q: Any = None, htp: bool = True) -> None:
     """Each input the input spec (an input whose output spec is shared: shared), the output
     observed by Qualcomm's ConcatObserver bound to the node."""
     from executorch.backends.qualcomm.quantizer.observers.concat_observer import ConcatObserver
@@ -340,7 +344,7 @@ def cat(node: Any, q: Any = None) -> None:
     if _ann(node) or not _float(node):
         return
     inputs, spec, o = {}, None, q.output_activation
-    if q.input_activation is not None:
+    if q.input_activation is not None or not htp:
         for x in node.args[0]:
             shared = isinstance(getattr(x.meta.get(KEY), "output_qspec", None), _t()[1].SharedQuantizationSpec)  # fmt: skip
             inputs[x] = _shared(x) if shared else q.input_activation
@@ -359,14 +363,48 @@ def stack(node: Any, q: Any = None) -> None:
     _set(node, inputs, shared)
 
 
-def slice_scatter(node: Any, q: Any = None) -> None:
+def slice_scatter(node: Any, q: Any = None, htp: bool = True) -> None:
     if _ann(node):
         return
     (x, value), inputs, out = node.args[:2], {}, None
-    if q.input_activation is not None:
+    if q.input_activation is not None or not htp:
         out = _shared((x, node))
         inputs = {x: q.input_activation, value: out}
     _set(node, inputs, out)
+
+
+# LPAI's kinds (annotators/lpai_rules.py): HTP's but that they take the config's activation
+# spec as it is, with none of HTP's checks for a float activation (fp16a8w's None lands in the
+# annotation, or raises where Qualcomm's does), and the norms' own reading of their arguments.
+def _lpai(kind: Callable) -> Callable:
+    def annotate(node: Any, q: Any = None) -> None:
+        kind(node, q, htp=False)
+
+    annotate.__name__ = annotate.__qualname__ = f"{kind.__name__}_lpai"
+    return annotate
+
+
+split_lpai, linear_lpai, where_lpai, matmul_lpai = map(_lpai, (split, linear, where, matmul))
+batch_norm_lpai, fixed_lpai, tanh_lpai, cat_lpai = map(_lpai, (batch_norm, fixed, tanh, cat))
+index_copy_lpai, slice_scatter_lpai = map(_lpai, (index_copy, slice_scatter))
+
+
+def layer_norm_lpai(node: Any, q: Any = None) -> None:
+    """A weight or bias that is a node (an absent one is none)."""
+    Node, (weight, bias) = _t()[0].fx.Node, (*node.args[2:4], None, None)[:2]
+    if _ann(node):
+        return
+    i = q.input_activation
+    parts = [(weight, _w16(i))] if isinstance(weight, Node) else []
+    parts += [(bias, q.bias)] if isinstance(bias, Node) else []
+    _norm(node, q, [(node.args[0], i), *parts], [a for a, _ in parts])
+
+
+def rms_norm_lpai(node: Any, q: Any = None) -> None:
+    """The weight (argument 2, which must be given) the input spec."""
+    if not _ann(node):
+        i = q.input_activation
+        _norm(node, q, [(node.args[0], i), (node.args[2], i)], [])
 
 
 def _conv_bn(gm: Any, conv: Any, q: Any) -> bool:
@@ -496,26 +534,20 @@ def _aten(name: str) -> Any:
     return functools.reduce(getattr, name.split("."), _t()[0].ops.aten)
 
 
-def init(self: Any, backend: Any = None, soc_model: Any = None, strict: bool = True) -> None:
-    """QnnQuantizer(backend=HTP, soc_model=SM8750, strict=True): the keys Qualcomm registers
-    beside the spec's ops (op packets, getitem, its custom op), the default config."""
-    import executorch.backends.qualcomm.builders.custom_ops  # noqa: F401 (qnn_custom ops)
+def init(self: Any, backend: Any, soc_model: Any = None, strict: bool = True) -> None:
+    """QnnQuantizer(backend=HTP, soc_model=SM8750, strict=True): the backend (its registry:
+    the spec's patterns given it, chosen by the constructor after this), the default config."""
     from executorch.backends.qualcomm.quantizer.backend_opinfo_adapter import get_backend_opinfo
     from executorch.backends.qualcomm.serialization import qc_schema as s
     from executorch.backends.qualcomm.utils.qnn_sdk_setup import disable_mkldnn_on_amd
 
-    torch = _t()[0]
-    self.backend = s.QnnExecuTorchBackendType.kHtpBackend if backend is None else backend
+    if str(backend) not in BACKENDS:  # as Qualcomm's import of {backend}_rules fails
+        name = f"executorch.backends.qualcomm.quantizer.annotators.{backend}_rules"
+        raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+    self.backend = backend
     soc_model = s.QcomChipset.SM8750 if soc_model is None else soc_model
     self.strict, self.soc_info = strict, s._soc_info_table[soc_model]
-    aten, Entry = torch.ops.aten, self.api.Entry
-    extra = {aten.add: binary, aten.sub: binary, aten.mul: binary, aten.div: div,
-             aten.sigmoid: fixed, operator.getitem: getitem,
-             torch.ops.qnn_custom.hadamard_transform.default: general}  # fmt: skip
-    self.registry.update({op: Entry(fn) for op, fn in extra.items()})
     self.conv_bn = {(_aten(a), _aten(b)) for a in CONV_BN[0] for b in CONV_BN[1]}
-    self.supported_ops = set(self.registry)
-    self.quant_ops = self.supported_ops.copy()
     disable_mkldnn_on_amd()
     self.backend_opinfo = get_backend_opinfo(str(self.backend), soc_model)
     self.default_quant_config = ModuleQConfig()
@@ -524,8 +556,32 @@ def init(self: Any, backend: Any = None, soc_model: Any = None, strict: bool = T
     self._select()
 
 
+# backend -> the keys Qualcomm registers beside the spec's ops (op packets, getitem, its
+# custom op), by the name of their kind.
+BACKENDS = {
+    "htp": {"add": "binary", "sub": "binary", "mul": "binary", "div": "div", "sigmoid": "fixed",
+            "getitem": "getitem", "qnn_custom.hadamard_transform.default": "general"},
+    "lpai": {"add": "binary", "sub": "binary", "mul": "binary", "div": "div",
+             "sigmoid": "fixed_lpai", "getitem": "getitem"},
+}  # fmt: skip
+
+
 class Qnn:
     """The mixin of the generated QnnQuantizer: Qualcomm's configs, order and passes."""
+
+    def select(self, **params: Any) -> Any:
+        """The runtime's registry for the backend (the spec's patterns it selects), and the
+        keys Qualcomm registers beside them; its supported and quant ops."""
+        import executorch.backends.qualcomm.builders.custom_ops  # noqa: F401 (qnn_custom ops)
+
+        super().select(**params)  # type: ignore[misc]
+        torch = _t()[0]
+        for name, kind in BACKENDS[str(params["backend"])].items() if params else ():
+            op = operator.getitem if name == "getitem" else functools.reduce(getattr, name.split("."), torch.ops if "." in name else torch.ops.aten)  # fmt: skip
+            self.registry[op] = self.api.Entry(globals()[kind])
+        self.supported_ops = set(self.registry)
+        self.quant_ops = self.supported_ops.copy()
+        return self
 
     @property
     def recipe(self) -> Any:
@@ -639,7 +695,10 @@ class Qnn:
 
     def _replace_inf(self, gm: Any) -> None:
         """Infinite (beyond float16) scalars of binary ops, masked_fill and scalar_tensor, and
-        of float constants, replaced by the quantized range."""
+        of float constants, replaced by the quantized range. The module is recompiled when a
+        scalar was (or a custom annotation, a user's function, ran), where Qualcomm's always
+        recompiles: its code is then the graph's as before (prepare_pt2e compiles the graph
+        into a module of its own after annotate, either way)."""
         import itertools
         from operator import attrgetter
 
@@ -651,9 +710,11 @@ class Qnn:
         aten = torch.ops.aten
         candidates = {p.nodes[0].target for p in partitions} | {aten.masked_fill.Scalar, aten.masked_fill.Tensor, aten.scalar_tensor.default}  # fmt: skip
         lo, hi = torch.finfo(torch.float16).min, torch.finfo(torch.float16).max
+        changed = bool(self.custom_quant_annotations)
         for node in gm.graph.nodes:
             if node.op == "call_function" and node.target in candidates and (r := self._quant_range(node)):  # fmt: skip
                 big = lambda a: isinstance(a, (int, float)) and (a >= hi or a <= lo)  # noqa: E731
+                changed = changed or any(big(a) for a in node.args)
                 node.args = tuple((r if a >= hi else -r) if big(a) else a for a in node.args)
             elif node.op == "get_attr":
                 t = attrgetter(node.target)(gm)
@@ -662,7 +723,8 @@ class Qnn:
                     if ranges:
                         with torch.no_grad():
                             t[t <= lo], t[t >= hi] = -max(ranges), max(ranges)
-        gm.recompile()
+        if changed:
+            gm.recompile()
 
     def transform_for_annotation(self, model: Any) -> Any:
         """Qualcomm's pass pipeline (it rewrites leaky_relu to prelu, among others)."""

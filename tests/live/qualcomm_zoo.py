@@ -7,10 +7,11 @@ sharing their input's spec, constants, getitem, split and unbind, conv and linea
 scatter, where and masked_fill, matmul, the norms, sigmoid's and tanh's fixed qparams,
 cat's ConcatObserver, stack, index_copy and index_put, embedding, topk and sort,
 slice_scatter; leaky_relu rewritten to prelu by Qualcomm's passes; infinities replaced
-by the quantized range) in small and mixed models; under each of the eight QuantDtype
-schemes, per-channel convs, linears and embeddings, QAT (conv and batch norm as one
-partition), a block size by node name, a submodule's config, a custom annotation and
-discarded nodes and ops. Qualcomm's modules are imported with ``QNN_SDK_ROOT`` set empty
+by the quantized range) in small and mixed models; for each backend (HTP, and LPAI with
+its own registry), under each of the eight QuantDtype schemes, per-channel convs, linears
+and embeddings, QAT (conv and batch norm as one partition), a block size by node name, a
+submodule's config, a custom annotation and discarded nodes and ops. Qualcomm's modules
+are imported with ``QNN_SDK_ROOT`` set empty
 (else building the class tries to download the QNN SDK).
 """
 
@@ -149,6 +150,20 @@ ZOO: list[tuple[str, Any, tuple]] = [
         lambda: Fn(lambda s, x: s.rms(s.ln(x)), ln=nn.LayerNorm(8), rms=nn.RMSNorm(8)),
         (r(2, 8),),
     ),
+    (
+        "norms unweighted",
+        lambda: Fn(
+            lambda s, x: s.rms(s.ln(x)),
+            ln=nn.LayerNorm(8, elementwise_affine=False),
+            rms=nn.RMSNorm(8, elementwise_affine=False),
+        ),
+        (r(2, 8),),
+    ),
+    (
+        "instance norm",
+        lambda: Fn(lambda s, x: s.n(x), n=nn.InstanceNorm2d(4, affine=True)),
+        (r(1, 4, 4, 4),),
+    ),
     ("cnn", _cnn, (r(1, 3, 8, 8),)),
     ("transformer block", _block, (torch.tensor([[1, 5, 7, 2, 9, 3]]),)),
 ]
@@ -200,8 +215,16 @@ def _custom(q: Any) -> Any:
 
 SCHEMES = ("16a16w", "16a8w", "16a4w", "16a4w_block", "8a8w", "8a4w", "fp16a8w", "16a2w")
 
+
+def _lpai(q: Any) -> Any:
+    """A quantizer of the same class for Qualcomm's LPAI backend (its own registry)."""
+    from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
+
+    return type(q)(backend=QnnExecuTorchBackendType.kLpaiBackend)
+
+
 # name -> fn(quantizer) -> the quantizer configured.
-SETUPS: dict[str, Any] = {
+HTP: dict[str, Any] = {
     "default": lambda q: q,
     **{s: _dtype(f"use_{s}") for s in SCHEMES},
     "8a8w per channel": _dtype("use_8a8w", is_conv_per_channel=True, is_linear_per_channel=True, is_embedding_per_channel=True),  # fmt: skip
@@ -212,3 +235,5 @@ SETUPS: dict[str, Any] = {
     "submodule": _then(_dtype("use_8a8w"), _submodule),
     "custom discard": _then(_dtype("use_8a8w", act_symmetric=True), _custom),
 }
+# Each setup for HTP (the default backend), then for LPAI.
+SETUPS: dict[str, Any] = {**HTP, **{f"lpai {k}": _then(_lpai, v) for k, v in HTP.items()}}

@@ -9,8 +9,9 @@ Qualcomm's ``QNN_SDK_ROOT`` set empty)::
         tests.live.vendor_compare:vulkan_generated
 
 ``python -m tests.live.vendor_compare [NAME ...]`` runs the comparison of each (default:
-all five) on every probe of the zoo, strict and non-strict exports, and prints each one's
-summary; ``tests/live/test_vendor_compare.py`` (the full tier) asserts the figures the
+all six; ``qualcomm_lpai`` is Qualcomm's classes built with ``backend=kLpaiBackend``) on
+every probe of the zoo, strict and non-strict exports, and prints each one's summary;
+``tests/live/test_vendor_compare.py`` (the full tier) asserts the figures the
 targets' docs pages state.
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-NAMES = ("vulkan", "enn", "neuropilot", "nxp", "qualcomm")
+NAMES = ("vulkan", "enn", "neuropilot", "nxp", "qualcomm", "qualcomm_lpai")
 
 
 def _made(name: str, side: str) -> Any:
@@ -101,6 +102,21 @@ def qualcomm_reference() -> Any:
 
 def qualcomm_generated() -> Any:
     return _made("qualcomm", "generated")
+
+
+def _lpai(side: str) -> Any:
+    """Qualcomm's class (ExecuTorch's or the generated one) for its LPAI backend."""
+    from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
+
+    return type(_made("qualcomm", side))(backend=QnnExecuTorchBackendType.kLpaiBackend)
+
+
+def qualcomm_lpai_reference() -> Any:
+    return _lpai("reference")
+
+
+def qualcomm_lpai_generated() -> Any:
+    return _lpai("generated")
 
 
 def compare(name: str, *extra: str) -> dict[str, Any]:

@@ -356,3 +356,30 @@ def test_the_recipe_for_a_new_key_without_a_part_that_reads_it_fails():
         check(row, "pattern", rule, Honouring)
     with pytest.raises(AssertionError, match="float_output: the row has no witness"):
         check(dataclasses.replace(row, witness=None), "pattern", rule, Honouring)
+
+
+def test_given_selects_the_registry_too():
+    """``given:`` means the same under the registry (Qualcomm's backend): the witness of its
+    row, on the registry's base, with a node annotator; a string compares with the
+    argument's ``str()`` (an enum member's word), a flag as truth."""
+    key = next(k for k in t.PT2E_TABLE if k.word == "given")
+    assert key.witness is not None
+    registry = dataclasses.replace(
+        key.witness,
+        base=t.Scopes.REGISTRY,
+        rule=(("chain", (("aten.linear.default",),)), ("annotate_node", "node_input")),
+        calls=(("set_default", ()),),
+    )
+    check(dataclasses.replace(key, witness=registry), "pattern")
+
+    class Word:
+        def __str__(self) -> str:
+            return "lpai"
+
+    rule = Rule("r", chain=[[torch.ops.aten.linear.default]], given=(("backend", "lpai"),))
+    flag = Rule("f", chain=[[torch.ops.aten.linear.default]], given=(("flag", True),))
+    q = type("Witnessed", (RegistryQuantizer,), {"rules": (rule, flag)})()
+    assert q.registry == {} and q.select(backend=Word(), flag=1).rules == (rule, flag)
+    assert q.select(backend="htp", flag=0).rules == () and q.registry == {}
+    assert q.select(backend="lpai").rules == (rule,)
+    assert torch.ops.aten.linear.default in q.registry

@@ -86,7 +86,7 @@ RULES = (
 
 class Qnnish(RegistryQuantizer):
     rules = RULES
-    select = ("node_name", "submodule", "op_set", "default")
+    levels = ("node_name", "submodule", "op_set", "default")
 
 
 def dtypes(model):
@@ -138,7 +138,7 @@ def test_discarded_nodes_and_ops_registered_by_a_mixin(model):
 def test_a_level_the_select_does_not_name_is_refused():
     class Torchao(RegistryQuantizer):
         rules = RULES
-        select = ("module_name", "module_type", "default")
+        levels = ("module_name", "module_type", "default")
 
     with pytest.raises(ValueError, match="selects a config by module_name, module_type, default"):
         Torchao().set_node_name("add", INT8)
