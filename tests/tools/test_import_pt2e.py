@@ -508,3 +508,25 @@ def test_the_on_demand_runs_figures_name_the_composition_kept(tmp_path) -> None:
         "scopes: composable: 2 of 9\nkept: scopes: composable (clusters)\n"
     )
     assert figures(tmp_path, "x", stdout, 1, 1)["composition"] == "composable (clusters)"
+
+
+def test_an_observer_argument_python_cannot_spell_leaves_valid_hooks_and_a_problem() -> None:
+    """Qualcomm's ConcatObserver takes the annotated graph: its repr in the hooks was a
+    SyntaxError, and the import ended in an internal error. Now the hooks pass None and the
+    import names it; a non-finite float is spelled so that it reads back."""
+    import ast
+    import math
+
+    import torch
+
+    from generator.tools.importer.pt2e_spec import Writer
+
+    writer = Writer("npu", "npu_hooks", "m:f", "NPUQuantizer")
+    imports: set[str] = set()
+    graph = writer.value(torch.fx.Graph(), imports)
+    ast.parse(graph, mode="eval")
+    assert graph == "None"
+    assert writer.problems and "Graph" in writer.problems[0]
+    for v in (math.inf, -math.inf):
+        assert eval(writer.value(v, imports)) == v
+    assert math.isnan(eval(writer.value(math.nan, imports)))

@@ -1172,10 +1172,16 @@ class Writer:
             return str(v)
         if isinstance(v, type):
             return self.ref(v, imports)
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"float({str(v)!r})"
         if isinstance(v, (int, float, str, bool)) or v is None:
             return repr(v)
-        self.problems.append(f"observer argument {v!r} cannot be written")
-        return repr(v)
+        # an object bound to what the original annotated (Qualcomm's ConcatObserver takes the
+        # graph): the hooks get None, which is valid Python, and the proof shows the difference
+        self.problems.append(
+            f"observer argument {type(v).__name__} {v!r} cannot be written: the hooks pass None"
+        )
+        return "None"
 
     def ref(self, obj: Any, imports: set[str]) -> str:
         module = getattr(obj, "__module__", None)
