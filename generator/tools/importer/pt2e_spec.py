@@ -776,6 +776,20 @@ def _number(v: float) -> str:
     return repr(float(v))
 
 
+def _literal(v: Any) -> str | None:
+    """An observer argument as Python source; None where Python cannot spell it (Qualcomm's
+    ConcatObserver takes the annotated graph: the hooks pass None, the proof shows it)."""
+    import torch
+
+    if isinstance(v, (torch.dtype, torch.qscheme)):
+        return str(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float({str(v)!r})"
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return repr(v)
+    return None
+
+
 class Writer:
     def __init__(self, name: str, hooks_module: str, target: str, class_name: str) -> None:
         self.name = name
@@ -1166,22 +1180,14 @@ class Writer:
         return f"{self.ref(f, imports)}.with_args({args})"
 
     def value(self, v: Any, imports: set[str]) -> str:
-        import torch
-
-        if isinstance(v, (torch.dtype, torch.qscheme)):
-            return str(v)
         if isinstance(v, type):
             return self.ref(v, imports)
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"float({str(v)!r})"
-        if isinstance(v, (int, float, str, bool)) or v is None:
-            return repr(v)
-        # an object bound to what the original annotated (Qualcomm's ConcatObserver takes the
-        # graph): the hooks get None, which is valid Python, and the proof shows the difference
-        self.problems.append(
-            f"observer argument {type(v).__name__} {v!r} cannot be written: the hooks pass None"
-        )
-        return "None"
+        text = _literal(v)
+        if text is None:  # an object bound to what the original annotated: see _literal
+            self.problems.append(
+                f"observer argument {type(v).__name__} {v!r} cannot be written: the hooks pass None"
+            )
+        return text or "None"
 
     def ref(self, obj: Any, imports: set[str]) -> str:
         module = getattr(obj, "__module__", None)
