@@ -1190,11 +1190,10 @@ class Writer:
         return text or "None"
 
     def ref(self, obj: Any, imports: set[str]) -> str:
-        module = getattr(obj, "__module__", None)
-        qual = getattr(obj, "__qualname__", "")
-        if not module or "<" in qual:
+        if not nameable(obj):
             self.problems.append(f"{obj!r} has no importable dotted path")
             return "None"
+        module, qual = obj.__module__, obj.__qualname__
         alias = f"_{re.sub(r'[^A-Za-z0-9]', '_', module)}"
         imports.add(f"import {module} as {alias}")
         return f"{alias}.{qual}"
